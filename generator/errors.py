@@ -1,0 +1,124 @@
+"""Diagnostics and errors: every problem in user input is a Diagnostic with a position.
+
+A Diagnostic prints as ``path:line:col: error[CODE]: message``; line and column are
+1-based, as editors and compilers print them. Errors carry their own user message
+(copier's style) and also inherit the built-in they resemble (pyinfra's style), so
+library callers can catch either.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes of ``gen``; documented in ``--help`` and the README."""
+
+    OK = 0
+    FINDINGS = 1  # invalid input, or differences for diff/check, or failed live checks
+    USAGE = 2  # bad command line (click's own usage errors exit 2 as well)
+
+
+class Severity(str, enum.Enum):
+    """How bad a diagnostic is; only errors stop a render."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a source file; line and col are 1-based, 0 means unknown."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.path}:{self.line}:{self.col or 1}"
+        return self.path
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding about user input, printable as ``path:line:col: error[CODE]: message``."""
+
+    pos: Position
+    code: str
+    message: str
+    severity: Severity = Severity.ERROR
+    hint: str | None = None  # e.g. "did you mean '--speculative-num-draft-tokens'?"
+
+    def sort_key(self) -> tuple:
+        """Order by file, then line and column, then code (stable, position first)."""
+        return (self.pos.path, self.pos.line, self.pos.col, self.code, self.message)
+
+    def __str__(self) -> str:
+        text = f"{self.pos}: {self.severity.value}[{self.code}]: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    @property
+    def is_error(self) -> bool:
+        """True when this diagnostic stops rendering."""
+        return self.severity is Severity.ERROR
+
+
+class GenError(Exception):
+    """Base of every error gen raises on purpose; ``str()`` is the user message."""
+
+    exit_code: ExitCode = ExitCode.FINDINGS
+
+
+class InputError(GenError, ValueError):
+    """User input is invalid; carries every diagnostic found, sorted by position."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics: list[Diagnostic] = sorted(diagnostics, key=Diagnostic.sort_key)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+class CatalogMissingError(GenError, LookupError):
+    """The host's SGLang pin has no committed catalog."""
+
+
+class TemplateError(GenError, RuntimeError):
+    """A template failed to render; the message names the template file and line."""
+
+
+@dataclass
+class Diagnostics:
+    """A collector: passes append findings, the pipeline raises once at the end."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        """Record one finding."""
+        self.items.append(diagnostic)
+
+    def error(self, pos: Position, code: str, message: str, hint: str | None = None) -> None:
+        """Record an error."""
+        self.add(Diagnostic(pos, code, message, Severity.ERROR, hint))
+
+    def warning(self, pos: Position, code: str, message: str, hint: str | None = None) -> None:
+        """Record a warning."""
+        self.add(Diagnostic(pos, code, message, Severity.WARNING, hint))
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any recorded finding is an error."""
+        return any(d.is_error for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        """All findings, ordered by position."""
+        return sorted(self.items, key=Diagnostic.sort_key)
+
+    def raise_if_errors(self) -> None:
+        """Raise InputError carrying every finding when any is an error."""
+        if self.has_errors:
+            raise InputError(self.items)

@@ -1,0 +1,68 @@
+"""Unit tests for generator.manifests: positions, duplicate keys, malformed YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import Diagnostics, Position
+from generator.manifests import load_file, load_text
+
+
+def _load(text: str) -> tuple[object, list[str]]:
+    diags = Diagnostics()
+    doc = load_text(text, "f.yaml", diags)
+    return doc, [str(d) for d in diags.sorted()]
+
+
+def test_positions_of_keys_and_values_are_one_based() -> None:
+    doc, errors = _load("a: 1\nb:\n  - x\n  - {c: 2}\n")
+    assert errors == []
+    assert doc.data == {"a": 1, "b": ["x", {"c": 2}]}
+    assert doc.pos(("a",)) == Position("f.yaml", 1, 4)
+    assert doc.pos(("a",), key=True) == Position("f.yaml", 1, 1)
+    assert doc.pos(("b", 1, "c")) == Position("f.yaml", 4, 9)
+    # A path that does not exist falls back to its nearest parent.
+    assert doc.pos(("b", 1, "missing")) == Position("f.yaml", 4, 5)
+
+
+def test_every_duplicate_key_is_reported_at_its_own_position() -> None:
+    doc, errors = _load("a: 1\nb: {c: 2, c: 3}\na: 4\n")
+    assert errors == [
+        "f.yaml:2:11: error[Y002]: duplicate key 'c' (first defined at line 2)",
+        "f.yaml:3:1: error[Y002]: duplicate key 'a' (first defined at line 1)",
+    ]
+    assert doc.data == {"a": 1, "b": {"c": 2}}  # the first definition wins, nothing silently replaced
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a: [1, 2\n", "f.yaml:2:1: error[Y001]: malformed YAML: expected ',' or ']', but got '<stream end>'"),
+        ("a: b: c\n", "f.yaml:1:5: error[Y001]: malformed YAML: mapping values are not allowed here"),
+        ("", "f.yaml:1:1: error[Y006]: the file is empty"),
+        ("a: &x 1\nb: *y\n", "f.yaml:2:4: error[Y001]: malformed YAML: found undefined alias 'y'"),
+        ("base: &b {x: 1}\nc:\n  <<: *b\n", "f.yaml:3:3: error[Y004]: YAML merge keys ('<<') are not supported"),
+        ("a: \x07\n", "f.yaml:1:4: error[Y001]: malformed YAML: character U+0007 is not allowed (special characters are not allowed)"),
+    ],
+)
+def test_malformed_yaml_is_one_positioned_diagnostic(text: str, expected: str) -> None:
+    doc, errors = _load(text)
+    assert errors == [expected]
+
+
+def test_non_utf8_file_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(b"a: \xff\n")
+    diags = Diagnostics()
+    assert load_file(path, "hosts/x.yaml", diags) is None
+    assert [str(d) for d in diags.items] == [
+        "hosts/x.yaml: error[Y007]: not UTF-8 text: invalid start byte at byte 3"
+    ]
+
+
+def test_scalars_follow_yaml_1_2() -> None:
+    doc, errors = _load("a: yes\nb: 0x10\nc: 1e3\nd: ~\ne: '0.5.9'\n")
+    assert errors == []
+    assert doc.data == {"a": "yes", "b": 16, "c": 1000.0, "d": None, "e": "0.5.9"}

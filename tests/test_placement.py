@@ -1,0 +1,129 @@
+"""Unit tests for generator.placement: GPUs, NUMA, ports, paths and memory fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo_builder import host_yaml, model_yaml, write_repo
+
+from generator.errors import Diagnostics
+from generator.placement import Placement, place_host
+from generator.resolve import load_sources
+
+
+def _place(tmp_path: Path, services: str, models: dict[str, str], **host_kw: object
+           ) -> tuple[tuple[Placement, ...], list[str]]:
+    write_repo(tmp_path, {"h": host_yaml(services=services, **host_kw)}, models)
+    diags = Diagnostics()
+    sources = load_sources(tmp_path, diags)
+    placements = place_host(sources.hosts["h"], sources.models, diags) if "h" in sources.hosts else ()
+    return placements, [str(d) for d in diags.sorted()]
+
+
+def test_automatic_placement_stays_in_one_numa_node(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m2, port: 1}\n  - {name: b, model: m4, port: 2}\n"
+    placed, errors = _place(tmp_path, svc, {"m2": model_yaml("m2", tp=2), "m4": model_yaml("m4", tp=4)})
+    assert errors == []
+    # a takes the fullest node that fits (node 0: GPUs 0,1); b cannot fit node 0 any more.
+    assert [(p.service.name, p.cuda_visible_devices, p.numa_nodes, p.cpus) for p in placed] == [
+        ("a", "0,1", (0,), "0-7"), ("b", "4,5,6,7", (1,), "8-15")]
+
+
+def test_vm_gpus_and_other_services_gpus_are_never_used(tmp_path: Path) -> None:
+    svc = ("  - {name: a, model: m, port: 1, gpus: [4]}\n"
+           "  - {name: b, model: m, port: 2, gpus: [0]}\n"
+           "  - {name: c, model: m, port: 3, gpus: [0]}\n"
+           "  - {name: d, model: m, port: 4, gpus: [9]}\n")
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m")}, vm=(4, 5, 6, 7))
+    assert errors == [
+        "hosts/h.yaml:22:41: error[P002]: GPU 4 is passed through to VM 'vm1' and cannot serve 'a'",
+        "hosts/h.yaml:24:41: error[P003]: GPU 0 is already used by service 'b'",
+        "hosts/h.yaml:25:41: error[P001]: GPU 9 is not in the inventory of host 'h' (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)",
+    ]
+
+
+def test_crossing_numa_is_an_error_when_one_node_could_hold_the_group(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m, port: 1, gpus: [2, 3, 4, 5]}\n"
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=4)})
+    assert errors == [
+        "hosts/h.yaml:20:40: error[P005]: GPUs 2, 3, 4, 5 span NUMA nodes 0, 1, but one node has 4 free GPUs "
+        "(pick GPUs of one node, or set allow_cross_numa: true)"]
+    svc = "  - {name: a, model: m, port: 1, gpus: [2, 3, 4, 5], allow_cross_numa: true}\n"
+    placed, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=4)})
+    assert errors == [] and placed[0].cpus is None
+
+
+def test_tp8_on_two_nodes_of_four_needs_the_manifest_to_allow_it(tmp_path: Path) -> None:
+    placed, errors = _place(tmp_path, "  - {name: a, model: m, port: 1}\n", {"m": model_yaml("m", tp=8)})
+    assert errors == ["hosts/h.yaml:20:22: error[P005]: service 'a' needs 8 GPUs; no NUMA node has that many "
+                      "free, so they span nodes 0, 1 (set allow_cross_numa: true to accept that)"]
+    placed, errors = _place(tmp_path, "  - {name: a, model: m, port: 1, allow_cross_numa: true}\n",
+                            {"m": model_yaml("m", tp=8)})
+    assert errors == [] and placed[0].cuda_visible_devices == "0,1,2,3,4,5,6,7"
+
+
+def test_not_enough_gpus_and_wrong_count(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m, port: 1}\n  - {name: b, model: m, port: 2, gpus: [0, 1]}\n"
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=4)}, vm=(4, 5, 6, 7))
+    assert errors == [
+        "hosts/h.yaml:22:22: error[P006]: service 'a' needs 4 GPU(s), but host 'h' has only 2 free "
+        "(4 passed through to VMs, 2 used by other services)",
+        "hosts/h.yaml:23:40: error[P004]: service 'b' lists 2 GPU(s), but model 'm' needs 4 (tp 4 x pp 1)",
+    ]
+
+
+def test_same_port_twice(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m, port: 30000}\n  - {name: b, model: m, port: 30000}\n"
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m")})
+    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 30000 is already used by service 'a' on host 'h'"]
+
+
+def test_retired_paths_and_model_root(tmp_path: Path) -> None:
+    model = ("name: m\nweights: {path: /data/m, size_gb: 1}\n"
+             "speculative: {algorithm: EAGLE3, draft_model_path: /srv/d}\n"
+             "args: {--download-dir: /data/cache}\nenv: {HF_HOME: /data/hf}\n")
+    _, errors = _place(tmp_path, "  - {name: a, model: m, port: 1}\n", {"m": model})
+    assert errors == [
+        "models/m.yaml:2:17: error[P008]: '/data/m' is on the retired volume /data of host 'h' (service 'a') "
+        "(move it under /shared/models)",
+        "models/m.yaml:3:52: error[P009]: '/srv/d' is not under the model root /shared/models of host 'h' "
+        "(service 'a')",
+        "models/m.yaml:4:24: error[P008]: '/data/cache' is on the retired volume /data of host 'h' (service 'a') "
+        "(move it under /shared/models)",
+        "models/m.yaml:5:16: error[P008]: '/data/hf' is on the retired volume /data of host 'h' (service 'a') "
+        "(move it under /shared/models)",
+    ]
+
+
+def test_memory_fit_error_and_thin_kv_warning(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: big, port: 1}\n  - {name: b, model: thin, port: 2}\n"
+    models = {"big": model_yaml("big", tp=2, size_gb=180),
+              "thin": model_yaml("thin", tp=4, size_gb=320, extra="memory: {mem_fraction_static: 0.87}\n")}
+    _, errors = _place(tmp_path, svc, models)
+    assert errors == [
+        "hosts/h.yaml:20:22: error[P010]: model 'big' does not fit: 180 GB of weights on 2 GPU(s) x 96 GB at "
+        "mem_fraction_static 0.85 leaves no room (163.2 GB static pool) (use more GPUs or a smaller checkpoint)",
+        "hosts/h.yaml:21:22: warning[P011]: thin KV cache for 'thin': 320 GB of weights on 4 GPU(s) x 96 GB at "
+        "mem_fraction_static 0.87 leaves 14.1 GB (3.5 GB per GPU)",
+    ]
+
+
+def test_qwen_example_leaves_about_92_gb_of_kv(repo_root: Path) -> None:
+    diags = Diagnostics()
+    sources = load_sources(repo_root, diags)
+    (p,) = place_host(sources.hosts["llm-two"], sources.models, diags)
+    pool = sum(g.memory_gb for g in p.gpus) * p.model.mem_fraction_static
+    assert round(pool - p.model.weights.size_gb, 1) == 92.4
+    assert [str(d) for d in diags.items] == []
+
+
+def test_inventory_index_must_match_pci_order(tmp_path: Path) -> None:
+    host = host_yaml().replace("index: 0,", "index: 99,").replace("index: 1,", "index: 0,").replace(
+        "index: 99,", "index: 1,")
+    write_repo(tmp_path, {"h": host}, {})
+    diags = Diagnostics()
+    sources = load_sources(tmp_path, diags)
+    place_host(sources.hosts["h"], sources.models, diags)
+    assert [str(d) for d in diags.items] == [
+        "hosts/h.yaml:4:13: error[P012]: GPU with PCI bus id 00000000:01:00.0 is CUDA device 0 in PCI bus "
+        "order, but the inventory calls it 1"]

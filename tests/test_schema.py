@@ -1,0 +1,125 @@
+"""Unit tests for generator.schema: every cerberus error mapped to a position and a code."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.errors import Diagnostics
+from generator.manifests import load_text
+from generator.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, validate
+
+MODEL_OK = """\
+name: m
+weights: {path: /shared/models/m, size_gb: 10}
+"""
+
+
+def _errors(text: str, schema: dict = MODEL_SCHEMA) -> list[str]:
+    diags = Diagnostics()
+    doc = load_text(text, "models/m.yaml", diags)
+    assert doc is not None
+    check_strings(doc, diags)
+    validate(doc, schema, diags)
+    return [str(d) for d in diags.sorted()]
+
+
+def test_minimal_model_is_valid() -> None:
+    assert _errors(MODEL_OK) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("weigths: {}\n", "models/m.yaml:3:1: error[S001]: unknown key 'weigths' (did you mean 'weights'?)"),
+        ("parallel: {tp: four}\n", "models/m.yaml:3:16: error[S002]: 'parallel.tp' must be an integer, got str 'four'"),
+        ("parallel: {tp: 0}\n", "models/m.yaml:3:16: error[S005]: 'parallel.tp' must be at least 1, got 0"),
+        ("parallel: {tensor_parallel: 4}\n",
+         "models/m.yaml:3:12: error[S001]: unknown key 'parallel.tensor_parallel'"),
+        ("speculative: {num_steps: 3}\n",
+         "models/m.yaml:3:1: error[S003]: required key 'speculative.algorithm' is missing"),
+        ("speculative: {algorithm: EAGLE3, draft_model_path: drafts/x}\n",
+         "models/m.yaml:3:52: error[S006]: 'speculative.draft_model_path' must be an absolute path, got 'drafts/x'"),
+        ("args: {num-speculative-tokens: 16}\n",
+         "models/m.yaml:3:8: error[S009]: key 'num-speculative-tokens' at 'args' is not a flag: "
+         "write SGLang flags in full, with the leading '--'"),
+        ("args: {--x: null}\n", "models/m.yaml:3:13: error[S002]: 'args.--x' must not be null"),
+        ("env: {FLAG: true}\n", "models/m.yaml:3:13: error[S002]: 'env.FLAG' must be a string or a number, "
+         "not a boolean (quote it), got True"),
+        ("env: {1X: a}\n", "models/m.yaml:3:7: error[S009]: key '1X' at 'env' is not a valid environment "
+         "variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        ("served_model_name: \"a\\nb\"\n", "models/m.yaml:3:20: error[S008]: 'served_model_name' contains a "
+         "control character (newline, tab, NUL, ...): 'a\\nb'"),
+        ("description: \"nul\\0\"\n", "models/m.yaml:3:14: error[S008]: 'description' contains a "
+         "control character (newline, tab, NUL, ...): 'nul\\x00'"),
+        ("weights: []\n", "models/m.yaml:3:1: error[Y002]: duplicate key 'weights' (first defined at line 2)"),
+    ],
+)
+def test_model_errors(extra: str, expected: str) -> None:
+    assert _errors(MODEL_OK + extra) == [expected]
+
+
+def test_bad_name_and_top_level_type() -> None:
+    assert _errors("name: ../etc\nweights: {path: /m, size_gb: 1}\n") == [
+        "models/m.yaml:1:7: error[S007]: 'name' is not a safe name: use only [A-Za-z0-9:_.-], "
+        "without '..', got '../etc'"
+    ]
+    assert _errors("- a\n- b\n") == ["models/m.yaml:1:1: error[S002]: expected a mapping at the top, got a list"]
+
+
+def test_all_errors_of_a_file_are_reported_in_position_order() -> None:
+    text = "name: m\nweights: {path: rel, size_gb: x}\nparallel: {tpp: 2}\n"
+    assert _errors(text) == [
+        "models/m.yaml:2:17: error[S006]: 'weights.path' must be an absolute path, got 'rel'",
+        "models/m.yaml:2:31: error[S002]: 'weights.size_gb' must be a number, got str 'x'",
+        "models/m.yaml:3:12: error[S001]: unknown key 'parallel.tpp' (did you mean 'tp'?)",
+    ]
+
+
+HOST_OK = """\
+name: h
+address: h.lan
+gpus:
+  - {index: 0, pci_bus_id: "00000000:01:00.0", memory_gb: 96, numa_node: 0}
+numa:
+  - {node: 0, cpus: "0-7"}
+storage: {model_root: /models}
+sglang: {pin: "0.5.9", python: /opt/sglang/bin/python}
+"""
+
+
+def test_minimal_host_is_valid() -> None:
+    assert _errors(HOST_OK, HOST_SCHEMA) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("services:\n  - {name: q, model: m}\n",
+         "models/m.yaml:10:5: error[S003]: required key 'services[0].port' is missing"),
+        ("services:\n  - {name: 'a b', model: m, port: 1}\n",
+         "models/m.yaml:10:12: error[S007]: 'services[0].name' is not a safe name: use only "
+         "[A-Za-z0-9:_.-], without '..', got 'a b'"),
+        ("vm_passthrough: [{vm: v, gpus: []}]\n",
+         "models/m.yaml:9:32: error[S005]: 'vm_passthrough[0].gpus' must have at least 1 item(s)"),
+    ],
+)
+def test_host_errors(extra: str, expected: str) -> None:
+    assert _errors(HOST_OK + extra, HOST_SCHEMA) == [expected]
+
+
+def test_misspelt_required_key_reports_both_sides() -> None:
+    assert _errors(HOST_OK + "services:\n  - {name: q, model: m, prot: 1}\n", HOST_SCHEMA) == [
+        "models/m.yaml:10:5: error[S003]: required key 'services[0].port' is missing",
+        "models/m.yaml:10:25: error[S001]: unknown key 'services[0].prot' (did you mean 'port'?)",
+    ]
+
+
+def test_host_value_patterns() -> None:
+    text = HOST_OK.replace('"00000000:01:00.0"', "'1:0'").replace('"0-7"', "'0-7,a'").replace('"0.5.9"', "main")
+    assert _errors(text, HOST_SCHEMA) == [
+        "models/m.yaml:4:28: error[S009]: value '1:0' at 'gpus[0].pci_bus_id' is not a PCI bus id "
+        "like '00000000:01:00.0' (as nvidia-smi prints it)",
+        "models/m.yaml:6:21: error[S009]: value '0-7,a' at 'numa[0].cpus' is not a CPU list like '0-31,64-95'",
+        "models/m.yaml:8:15: error[S009]: value 'main' at 'sglang.pin' is not an SGLang pin: "
+        "a release like '0.5.9' or 'git-<40 hex digits>'",
+    ]

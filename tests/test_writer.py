@@ -1,0 +1,100 @@
+"""Unit tests for generator.writer: plans, atomic writes, ownership, removal, diffs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from generator.writer import (MANAGED_LIST, MARKER, Action, HostTree, RenderedFile, WriteError, apply,
+                              atomic_write, plan, plan_orphans, unified_diff)
+
+HEAD = f"# {MARKER} test\n"
+
+
+def _tree(**files: str) -> HostTree:
+    return HostTree("h", tuple(RenderedFile(k.replace("__", "/"), HEAD + v) for k, v in files.items()))
+
+
+def _actions(changes: list) -> list[tuple[str, str]]:
+    return [(c.path, c.action.value) for c in changes]
+
+
+def test_create_then_unchanged_then_update_then_remove(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    first = plan(out, _tree(etc__a="1\n", etc__b="2\n"))
+    assert _actions(first) == [("h/.gen-managed", "created"), ("h/etc/a", "created"), ("h/etc/b", "created")]
+    apply(out, first)
+    assert (out / "h/etc/a").read_text() == HEAD + "1\n"
+    assert (out / "h" / MANAGED_LIST).read_text().splitlines()[1:] == ["etc/a", "etc/b"]
+    assert {c.action for c in plan(out, _tree(etc__a="1\n", etc__b="2\n"))} == {Action.UNCHANGED}
+    second = plan(out, _tree(etc__a="1 changed\n"))
+    assert _actions(second) == [("h/.gen-managed", "updated"), ("h/etc/a", "updated"), ("h/etc/b", "removed")]
+    apply(out, second)
+    assert not (out / "h/etc/b").exists()
+    assert (out / "h/etc/a").read_text() == HEAD + "1 changed\n"
+
+
+def test_files_gen_did_not_write_are_never_touched(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(etc__a="1\n")))
+    (out / "h/etc/notes.txt").write_text("mine\n")
+    (out / "README").parent.mkdir(exist_ok=True)
+    (out / "README").write_text("mine too\n")
+    apply(out, plan(out, _tree(etc__z="2\n")))  # etc/a removed; etc/notes.txt is not gen's
+    assert (out / "h/etc/notes.txt").read_text() == "mine\n"
+    assert (out / "README").read_text() == "mine too\n"
+    # A hand-written file where gen wants to write: refused, nothing written.
+    (out / "h/etc/c").write_text("hand made\n")
+    with pytest.raises(WriteError, match="output/h/etc/c exists but gen did not write it"):
+        plan(out, _tree(etc__z="2\n", etc__c="3\n"))
+    assert (out / "h/etc/c").read_text() == "hand made\n"
+
+
+def test_removal_prunes_empty_folders_but_not_the_output_root(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(a__b__c="1\n", x="2\n")))
+    apply(out, plan(out, _tree(x="2\n")))
+    assert not (out / "h/a").exists()
+    assert (out / "h/x").exists()
+
+
+def test_orphaned_host_trees_are_planned_for_removal(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(a="1\n")))
+    (out / "other").mkdir()
+    (out / "other/keep").write_text("not gen's\n")
+    assert _actions(plan_orphans(out, ["h"])) == []
+    assert _actions(plan_orphans(out, [])) == [("h/a", "removed"), ("h/.gen-managed", "removed")]
+
+
+def test_atomic_write_leaves_no_temp_files_and_sets_mode(tmp_path: Path) -> None:
+    target = tmp_path / "d" / "f"
+    atomic_write(target, "x\n", 0o600)
+    atomic_write(target, "y\n", 0o644)
+    assert target.read_text() == "y\n"
+    assert oct(target.stat().st_mode & 0o777) == "0o644"
+    assert os.listdir(target.parent) == ["f"]
+
+
+def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "f"
+    target.write_text("old\n")
+    with pytest.raises(TypeError):
+        atomic_write(target, None, 0o644)  # type: ignore[arg-type]
+    assert target.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["f"]
+
+
+def test_paths_outside_the_tree_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(WriteError, match="refusing to write outside"):
+        plan(tmp_path, HostTree("h", (RenderedFile("../evil", "x"),)))
+
+
+def test_unified_diff_shows_one_changed_line(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(u="a\nb\nc\n")))
+    text = unified_diff(plan(out, _tree(u="a\nB\nc\n")))
+    assert text.splitlines() == [
+        "--- a/output/h/u", "+++ b/output/h/u", "@@ -1,4 +1,4 @@", f" {HEAD.strip()}", " a", "-b", "+B", " c"]
