@@ -101,6 +101,7 @@ class SglangInstall:
     python: str
     source_dir: str | None = None
     commit: str | None = None
+    user: str = "sglang"
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,8 @@ def _host(doc: Document) -> Host:
         vm_gpus=tuple((gi, vm["vm"]) for vm in d.get("vm_passthrough") or [] for gi in vm["gpus"]),
         model_root=d["storage"]["model_root"].rstrip("/") or "/",
         retired=tuple(p.rstrip("/") or "/" for p in d["storage"].get("retired") or []),
-        sglang=SglangInstall(sg["pin"], sg["python"], sg.get("source_dir"), sg.get("commit")),
+        sglang=SglangInstall(sg["pin"], sg["python"], sg.get("source_dir"), sg.get("commit"),
+                             sg.get("user", "sglang")),
         services=services,
     )
 
@@ -229,7 +231,7 @@ def _check_name_matches_file(doc: Document, stem: str, kind: str, diags: Diagnos
                     f"{kind} name '{name}' does not match its file name '{stem}.yaml'")
 
 
-def _check_host_refs(host: Host, models: dict[str, Model], diags: Diagnostics) -> None:
+def _check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
     """Inventory-internal consistency: unique indexes, services, units and model references."""
     seen_idx: dict[int, int] = {}
     seen_pci: dict[str, int] = {}
@@ -251,6 +253,14 @@ def _check_host_refs(host: Host, models: dict[str, Model], diags: Diagnostics) -
         if gi not in seen_idx:
             diags.error(host.pos("vm_passthrough"), "R006",
                         f"VM '{vm}' is given GPU {gi}, which is not in the inventory")
+    sg = host.sglang
+    if sg.user != "root":
+        for key, path in (("python", sg.python), ("source_dir", sg.source_dir)):
+            if path and (path.startswith("/root/") or path.startswith("/home/")):
+                diags.error(host.pos("sglang", key), "R008",
+                            f"the service user '{sg.user}' cannot read {path}: home folders are "
+                            "hidden from services (ProtectHome=)",
+                            "install SGLang outside /root and /home, or set sglang.user: root")
     names: dict[str, int] = {}
     for i, svc in enumerate(host.services):
         if svc.name in names:
@@ -258,13 +268,15 @@ def _check_host_refs(host: Host, models: dict[str, Model], diags: Diagnostics) -
                         f"service '{svc.name}' is defined twice on host '{host.name}' "
                         f"(first at line {host.services[names[svc.name]].pos('name').line})")
         names.setdefault(svc.name, i)  # the unit name is derived from it: one check covers both
-        if svc.model not in models:
+        if svc.model not in models and svc.model not in broken:  # a broken one is reported already
             hint = suggest(svc.model, models)
             diags.error(svc.pos("model"), "R002", f"unknown model '{svc.model}' (no models/{svc.model}.yaml)",
                         f"did you mean '{hint}'?" if hint else None)
 
 
-def _load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics) -> list[Document]:
+def _load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics,
+              invalid: set[str]) -> list[Document]:
+    """Load every YAML file of a folder; names of files that failed go into ``invalid``."""
     docs: list[Document] = []
     directory = root / folder
     if not directory.is_dir():
@@ -274,12 +286,13 @@ def _load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostic
             continue
         display = f"{folder}/{path.name}"
         doc = load_file(path, display, diags)
-        if doc is None:
-            continue
-        check_strings(doc, diags)
-        if validate(doc, schema, diags):
+        clean = doc is not None and check_strings(doc, diags)
+        # Schema errors are worth reporting even when the strings were bad.
+        if doc is not None and validate(doc, schema, diags) and clean:
             _check_name_matches_file(doc, path.stem, "model" if folder == "models" else "host", diags)
             docs.append(doc)
+        else:
+            invalid.add(path.stem)
     return docs
 
 
@@ -290,13 +303,14 @@ def load_sources(root: Path, diags: Diagnostics) -> Sources:
     still checked in the same run.
     """
     models: dict[str, Model] = {}
-    for doc in _load_dir(root, "models", MODEL_SCHEMA, diags):
+    broken: set[str] = set()
+    for doc in _load_dir(root, "models", MODEL_SCHEMA, diags, broken):
         model = _model(doc)
         models[model.name] = model
     hosts: dict[str, Host] = {}
-    for doc in _load_dir(root, "hosts", HOST_SCHEMA, diags):
+    for doc in _load_dir(root, "hosts", HOST_SCHEMA, diags, set()):
         host = _host(doc)
-        _check_host_refs(host, models, diags)
+        _check_host_refs(host, models, broken, diags)
         hosts[host.name] = host
     return Sources(root=root, models=dict(sorted(models.items())), hosts=dict(sorted(hosts.items())))
 

@@ -24,6 +24,7 @@ FLAG_RE = r"^--[A-Za-z0-9][A-Za-z0-9_.-]*$"
 PCI_RE = r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$"
 CPULIST_RE = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 COMMIT_RE = r"^[0-9a-f]{7,40}$"
+USER_RE = r"^[a-z_][a-z0-9_-]{0,31}$"
 PIN_RE = r"^([0-9]+\.[0-9]+\.[0-9]+([.a-z0-9]*)|git-[0-9a-f]{40})$"
 
 
@@ -182,6 +183,7 @@ HOST_SCHEMA: dict[str, Any] = {
             "python": _abs_path(required=True),
             "source_dir": _abs_path(),
             "commit": {"type": "string", "regex": COMMIT_RE},
+            "user": {"type": "string", "regex": USER_RE},
         },
     },
     "services": {"type": "list", "schema": {"type": "dict", "schema": SERVICE_SCHEMA}},
@@ -217,8 +219,15 @@ _PATTERN_TEXT = {
     PCI_RE: "is not a PCI bus id like '00000000:01:00.0' (as nvidia-smi prints it)",
     CPULIST_RE: "is not a CPU list like '0-31,64-95'",
     COMMIT_RE: "is not a git commit (7 to 40 lowercase hex digits)",
+    USER_RE: "is not a system user name ([a-z_][a-z0-9_-]*, at most 32 characters)",
     PIN_RE: "is not an SGLang pin: a release like '0.5.9' or 'git-<40 hex digits>'",
 }
+
+def _either(words: list[str]) -> str:
+    """'a', 'a or b', 'a, b or c' without repeats (integer and float both read 'a number')."""
+    unique = list(dict.fromkeys(words))
+    return unique[0] if len(unique) == 1 else ", ".join(unique[:-1]) + " or " + unique[-1]
+
 
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "float": "a number",
                "number": "a number", "boolean": "true or false", "dict": "a mapping",
@@ -260,18 +269,26 @@ def suggest(word: str, candidates: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def check_strings(doc: Document, diags: Diagnostics, data: Any = None, path: DocPath = ()) -> None:
-    """Refuse control characters (newline, NUL, ...) in every key and value of a document."""
-    data = doc.data if not path and data is None else data
+def check_strings(doc: Document, diags: Diagnostics, data: Any = None, path: DocPath = ()) -> bool:
+    """Refuse control characters (newline, NUL, ...) in every key and value of a document.
+
+    Returns True when the document holds none.
+    """
+    before = len(diags.items)
+    _check_strings(doc, diags, doc.data if data is None and not path else data, path)
+    return len(diags.items) == before
+
+
+def _check_strings(doc: Document, diags: Diagnostics, data: Any, path: DocPath) -> None:
     if isinstance(data, dict):
         for key, value in data.items():
             if isinstance(key, str) and _has_control(key):
                 diags.error(doc.pos(path + (key,), key=True), "S008",
                             f"key {key!r} contains a control character")
-            check_strings(doc, diags, value, path + (key,))
+            _check_strings(doc, diags, value, path + (key,))
     elif isinstance(data, list):
         for i, value in enumerate(data):
-            check_strings(doc, diags, value, path + (i,))
+            _check_strings(doc, diags, value, path + (i,))
     elif isinstance(data, str) and _has_control(data):
         diags.error(doc.pos(path), "S008",
                     f"'{_dotted(path)}' contains a control character (newline, tab, NUL, ...): {data!r}")
@@ -315,7 +332,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
             diags.error(doc.pos(parent, key=bool(parent)), "S003", f"required key '{where}' is missing")
         elif err.code == cerrors.BAD_TYPE.code:
             wanted = err.constraint if isinstance(err.constraint, list) else [err.constraint]
-            names = " or ".join(_TYPE_NAMES.get(w, w) for w in wanted)
+            names = _either([_TYPE_NAMES.get(w, w) for w in wanted])
             diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {_describe(err.value)}")
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"

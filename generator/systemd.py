@@ -1,0 +1,269 @@
+"""Pure helpers that write values systemd reads back exactly as meant.
+
+Every function here is pure (no I/O) and either returns text that systemd 252 parses back to
+the input, or raises ``ValueError`` naming what cannot be written (``TypeError`` for a value
+that is not a string at all). The rules implemented, and where they come from:
+
+* ExecStart= (systemd.service(5) "Command lines"; src/core/load-fragment.c
+  ``config_parse_exec``): the value is split into words by ``extract_first_word()`` with
+  ``EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE`` (systemd.syntax(7) quoting: ``"..."``/``'...'`` group,
+  backslash escapes as in C), then each word gets specifier expansion (systemd.unit(5):
+  ``%%`` is a literal ``%``), and at exec time ``$VAR``/``${VAR}`` are substituted, ``$$``
+  being a literal ``$``. A lone unquoted ``;`` separates commands.
+* Unit-file lines (src/shared/conf-parser.c): a line whose last backslash is unescaped
+  continues on the next line; a physical line whose first non-blank character is ``#`` or
+  ``;`` is a comment, even in the middle of a continuation.
+* Environment= (systemd.exec(5)): words split like ExecStart=, specifiers expanded, but
+  ``$`` has no meaning.
+* EnvironmentFile= (systemd.exec(5); src/basic/env-file.c ``parse_env_file_internal``):
+  shell-like ``KEY=VALUE`` lines; inside ``"..."`` a backslash escapes only the double
+  quote, backslash, backtick and dollar; no specifier or variable expansion.
+* Unit names (systemd.unit(5); src/basic/unit-name.c ``unit_name_is_valid``).
+
+The tests read every escaped value back through the real systemd (``systemd --test`` dumps
+the argv and environment it parsed; the environment.d generator runs the real env-file
+parser), not by comparing strings.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+# Characters that never need quoting in an ExecStart= word. Everything else (spaces, quotes,
+# backslash, '#', ';', glob or shell characters, non-ASCII) is written inside double quotes.
+# '%' and '$' are in the set because they are doubled rather than quoted.
+_EXEC_BARE = re.compile(r"[A-Za-z0-9_@%$+=:,./-]+")
+
+# Environment variable names systemd accepts (src/basic/env-util.c env_name_is_valid):
+# ASCII letters, digits and '_', not starting with a digit.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Unit types systemd knows (systemd.unit(5)); the suffix decides the unit's type.
+UNIT_TYPES: frozenset[str] = frozenset(
+    {"service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer",
+     "slice", "scope"}
+)
+
+# The stem of a unit name gen writes: systemd's VALID_CHARS minus '\\' (gen never writes
+# escaped names), '@' (gen writes no templates) and ':' (systemd-analyze verify, which
+# operators and testinfra's is_valid use, reads FILE:ALIAS and fails on such a file).
+_UNIT_STEM = re.compile(r"[A-Za-z0-9_.-]+")
+
+UNIT_NAME_MAX = 255  # UNIT_NAME_MAX is 256 including the terminating NUL
+
+
+def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
+    """Raise ValueError if ``s`` holds a control character (Unicode Cc) or a lone surrogate.
+
+    NUL cannot be stored in a C string, a newline would end the unit-file line, and the other
+    control characters are never meant in a command line or a variable; refusing them keeps
+    the rendered files printable and reviewable in a diff.
+    """
+    for i, ch in enumerate(s):
+        if ch == "\t" and allow_tab:
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cs"):
+            raise ValueError(
+                f"{what} contains control character U+{ord(ch):04X} at offset {i}: {s!r}"
+            )
+
+
+def exec_word(s: str) -> str:
+    """Quote one argv word for ExecStart= so that systemd splits it back to exactly ``s``.
+
+    Implements systemd.service(5) "Command lines" and systemd.syntax(7) quoting:
+
+    * ``%`` becomes ``%%``: systemd.unit(5) specifiers are expanded in every word.
+    * ``$`` becomes ``$$``: ``$VAR`` is substituted at exec time; ``$$`` is a literal ``$``.
+    * A word with any character outside ``[A-Za-z0-9_@%$+=:,./-]``, or the empty word, is
+      wrapped in ``"..."`` with ``\\`` -> ``\\\\``, ``"`` -> ``\\"`` and TAB -> ``\\t``
+      (``EXTRACT_CUNESCAPE`` decodes them). This also covers a word that begins with ``#``
+      or ``;`` (a continuation line starting with those is a comment) and a lone ``;``
+      (the command separator), since quoting hides both from the line-level checks.
+    * Control characters other than TAB (NUL, newline, ESC, ...) raise ValueError.
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"argv word must be a string, got {type(s).__name__}: {s!r}")
+    _refuse_control(s, "ExecStart word", allow_tab=True)
+    doubled = s.replace("%", "%%").replace("$", "$$")
+    if _EXEC_BARE.fullmatch(s):
+        return doubled
+    inner = doubled.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+    return f'"{inner}"'
+
+
+def _check_program(program: str) -> None:
+    """Refuse an ExecStart= program systemd would reject or run differently than written.
+
+    config_parse_exec() requires an absolute path (or a bare file name; gen always writes
+    absolute paths), refuses paths with quotes, backslashes or control characters
+    (``string_is_safe``) and paths ending in ``/``, and would read a leading ``-@:+!`` as a
+    prefix. ``$`` is refused because the executed path is not variable-expanded while
+    argv[0] is, so the two would differ.
+    """
+    if not isinstance(program, str) or not program.startswith("/"):
+        raise ValueError(f"ExecStart program must be an absolute path: {program!r}")
+    if program.endswith("/"):
+        raise ValueError(f"ExecStart program must not end with '/': {program!r}")
+    bad = sorted({c for c in program if c in "\\\"'$"})
+    if bad:
+        raise ValueError(f"ExecStart program contains {''.join(bad)!r}: {program!r}")
+    _refuse_control(program, "ExecStart program", allow_tab=False)
+
+
+def exec_line(argv: Sequence[str]) -> str:
+    """Return the value of an ExecStart= line (without the key) for the given argv.
+
+    argv[0] is the program and must be an absolute path (systemd.service(5) "Command
+    lines"); every word is quoted with :func:`exec_word` and joined with single spaces.
+    """
+    if isinstance(argv, str) or not argv:
+        raise ValueError(f"argv must be a non-empty list of strings: {argv!r}")
+    _check_program(argv[0])
+    return " ".join(exec_word(w) for w in argv)
+
+
+def exec_lines(groups: Sequence[Sequence[str]], key: str = "ExecStart") -> str:
+    """Render ``key=`` with one group of words per physical line, joined by continuations.
+
+    ``groups[0]`` holds the program and its leading words (e.g. ``[python, "-m",
+    "sglang.launch_server"]``); every later group is one flag with its values (e.g.
+    ``["--model-path", "/x"]`` or ``["--trust-remote-code"]``). The result, without a
+    trailing newline, reads::
+
+        ExecStart=/usr/bin/python3 -m sglang.launch_server \\
+          --model-path /x \\
+          --trust-remote-code
+
+    conf-parser.c joins a line ending in an unescaped backslash with the next one, replacing
+    the backslash by a space; no word of :func:`exec_word` ends in a bare backslash, and a
+    continuation line never starts with ``#`` or ``;`` unquoted (those would be comments).
+    """
+    if not re.fullmatch(r"Exec[A-Za-z]+", key):
+        raise ValueError(f"not an Exec*= setting name: {key!r}")
+    if isinstance(groups, str) or not groups:
+        raise ValueError("groups must be a non-empty list of word lists")
+    for g in groups:
+        if isinstance(g, str) or not g:
+            raise ValueError(f"every group must be a non-empty list of words: {g!r}")
+    first = exec_line(list(groups[0]))
+    rest = [" ".join(exec_word(w) for w in g) for g in groups[1:]]
+    return " \\\n  ".join([f"{key}={first}", *rest])
+
+
+def check_env_name(name: str) -> str:
+    """Return ``name`` if it is a valid environment variable name, else raise ValueError.
+
+    systemd's env_name_is_valid() (systemd.exec(5) Environment=) accepts ASCII letters,
+    digits and ``_``, not starting with a digit; assignments with other names are dropped
+    with a warning, so gen refuses them up front.
+    """
+    if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+        raise ValueError(
+            f"invalid environment variable name {name!r} (want [A-Za-z_][A-Za-z0-9_]*)"
+        )
+    return name
+
+
+def environment_assignment(name: str, value: str) -> str:
+    """Return one quoted ``"NAME=value"`` word for an Environment= line.
+
+    systemd.exec(5) Environment=: the line is split like a command line
+    (``EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE``), then specifiers are expanded, so ``%`` is
+    doubled and ``\\``, ``"``, TAB are escaped inside double quotes. ``$`` has no meaning in
+    Environment= and is written as is. Control characters other than TAB raise ValueError.
+    """
+    check_env_name(name)
+    if not isinstance(value, str):
+        raise TypeError(f"value of {name} must be a string, got {type(value).__name__}")
+    _refuse_control(value, f"value of {name}", allow_tab=True)
+    inner = (
+        f"{name}={value}".replace("%", "%%")
+        .replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\t", "\\t")
+    )
+    return f'"{inner}"'
+
+
+def environment_line(name: str, value: str) -> str:
+    """Return a whole ``Environment="NAME=value"`` line (no newline); see environment_assignment."""
+    return f"Environment={environment_assignment(name, value)}"
+
+
+def env_file_line(name: str, value: str) -> str:
+    """Return one ``NAME="value"`` line (no newline) for a file read by EnvironmentFile=.
+
+    src/basic/env-file.c: inside double quotes a backslash escapes the double quote,
+    backslash, backtick and dollar (and is kept before any other character); leading and
+    trailing blanks are kept; ``#`` is literal; nothing is expanded (no specifiers, no
+    variables). Escaping the dollar and backtick as well makes the same line safe for a POSIX
+    shell's ``.`` too. TAB is written as is (env files have no ``\\t`` escape); other control
+    characters raise ValueError.
+    """
+    check_env_name(name)
+    if not isinstance(value, str):
+        raise TypeError(f"value of {name} must be a string, got {type(value).__name__}")
+    _refuse_control(value, f"value of {name}", allow_tab=True)
+    inner = re.sub(r'(["\\`$])', r"\\\1", value)
+    return f'{name}="{inner}"'
+
+
+def path_value(path: str) -> str:
+    """Write one absolute path for ReadOnlyPaths=/ReadWritePaths= (and similar) settings.
+
+    systemd.exec(5) "Sandboxing": each entry is one word split with ``EXTRACT_UNQUOTE``
+    (no C escapes), then specifiers are expanded, and the result must be an absolute,
+    normalized path; a leading ``-`` or ``+`` would be a prefix. So: the path must be
+    absolute and normalized (no ``//``, ``.``, ``..``, trailing ``/``), must not hold quotes,
+    backslashes or control characters; ``%`` is doubled and a path with blanks is quoted.
+    """
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError(f"path must be absolute: {path!r}")
+    _refuse_control(path, "path", allow_tab=False)
+    if posixpath.normpath(path) != path or path.startswith("//"):
+        raise ValueError(f"path must be normalized (no //, ., .. or trailing /): {path!r}")
+    bad = sorted({c for c in path if c in "\\\"'"})
+    if bad:
+        raise ValueError(f"path contains {''.join(bad)!r}: {path!r}")
+    doubled = path.replace("%", "%%")
+    return f'"{doubled}"' if re.search(r"\s", path) else doubled
+
+
+def unit_name_ok(name: str) -> bool:
+    """True when ``name`` is a unit name gen may write, e.g. ``sglang-qwen.service``.
+
+    A subset of systemd's unit_name_is_valid() (systemd.unit(5)): a stem of
+    ``[A-Za-z0-9_.-]``, then ``.`` and a known unit type; at most 255 characters.
+    Stricter than systemd on purpose: no ``..``, no leading ``.`` or ``-`` (a hidden file,
+    or an argument systemctl would take for an option), no ``@`` templates, no ``\\`` escapes,
+    and no ``:`` (systemd accepts it, but ``systemd-analyze verify x:y.service`` reads the
+    argument as FILE:ALIAS and fails with "Couldn't process aliases").
+    """
+    if not isinstance(name, str) or not 0 < len(name) <= UNIT_NAME_MAX:
+        return False
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or suffix not in UNIT_TYPES or not stem:
+        return False
+    return bool(_UNIT_STEM.fullmatch(stem)) and ".." not in name and stem[0] not in ".-"
+
+
+def check_unit_name(name: str) -> str:
+    """Return ``name`` if :func:`unit_name_ok` accepts it, else raise ValueError saying why."""
+    if unit_name_ok(name):
+        return name
+    raise ValueError(
+        f"invalid unit name {name!r}: want [A-Za-z0-9_.-] then a unit type suffix such as"
+        f" '.service', no '..', not starting with '.' or '-', at most {UNIT_NAME_MAX} characters"
+    )
+
+
+# Filters for the Jinja environment that renders units: templates/hardening.j2 uses
+# ``systemd_path``; the renderer registers them with ``env.filters.update(JINJA_FILTERS)``.
+JINJA_FILTERS: dict[str, Callable[[str], str]] = {
+    "systemd_path": path_value,
+    "exec_word": exec_word,
+}
