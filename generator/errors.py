@@ -110,6 +110,11 @@ class Diagnostics:
         self.add(Diagnostic(pos, code, message, Severity.WARNING, hint))
 
     @property
+    def error_count(self) -> int:
+        """How many recorded findings are errors."""
+        return sum(d.is_error for d in self.items)
+
+    @property
     def has_errors(self) -> bool:
         """True when any recorded finding is an error."""
         return any(d.is_error for d in self.items)

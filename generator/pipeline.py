@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Diagnostic, Diagnostics, GenError, Position
-from .render import render_host
+from .render import HostRender, render_host
 from .resolve import Host, Sources, load_sources
 from .schema import suggest
 from .writer import Change, HostTree, plan, plan_orphans
@@ -30,13 +30,18 @@ class RenderResult:
     """Diagnostics of a run, the rendered trees, and the plan against ``output/``."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    trees: list[HostTree] = field(default_factory=list)
+    renders: list[HostRender] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """True when no diagnostic is an error."""
         return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def trees(self) -> list[HostTree]:
+        """The rendered tree of each selected host."""
+        return [r.tree for r in self.renders]
 
     @property
     def dirty(self) -> list[Change]:
@@ -58,11 +63,12 @@ def select_hosts(sources: Sources, names: list[str] | None) -> list[Host]:
     return chosen
 
 
-def run(root: Path, host_names: list[str] | None) -> RenderResult:
+def run(root: Path, host_names: list[str] | None, pin: str | None = None) -> RenderResult:
     """Validate every source, render the selected hosts, and plan the writes.
 
     ``host_names=None`` means every host, and then managed files of hosts that no longer
-    exist are planned for removal too.
+    exist are planned for removal too. ``pin`` checks every host against that SGLang
+    catalog instead of its own (the plan then means nothing and is left empty).
     """
     diags = Diagnostics()
     sources = load_sources(root, diags)
@@ -71,11 +77,11 @@ def run(root: Path, host_names: list[str] | None) -> RenderResult:
         diags.error(Position("hosts/"), "R007", f"no hosts/ folder under {root}")
     hosts = select_hosts(sources, host_names)
     for host in hosts:
-        tree = render_host(sources, host, diags)
-        if tree is not None:
-            result.trees.append(tree)
+        rendered = render_host(sources, host, diags, pin)
+        if rendered is not None:
+            result.renders.append(rendered)
     result.diagnostics = diags.sorted()
-    if not result.ok:
+    if not result.ok or pin is not None:
         return result
     output = root / OUTPUT_DIR
     for tree in result.trees:

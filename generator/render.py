@@ -34,8 +34,19 @@ class RenderedService:
 
     placement: Placement
     argv: ServiceArgv
-    unit_path: str
+    unit_path: str  # relative to the host's /
     env_path: str
+    environment: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class HostRender:
+    """A host's rendered tree plus what each service was rendered from."""
+
+    host: Host
+    catalog: Catalog
+    tree: HostTree
+    services: tuple[RenderedService, ...]
 
 
 def unit_path(service_name: str) -> str:
@@ -141,9 +152,9 @@ def _environment_vars(p: Placement) -> list[tuple[str, str]]:
     return list(merged.items())
 
 
-def _load_host_catalog(sources: Sources, host: Host, diags: Diagnostics) -> Catalog | None:
+def _load_host_catalog(sources: Sources, host: Host, pin: str, diags: Diagnostics) -> Catalog | None:
     try:
-        return load_catalog(sources.root, host.sglang.pin)
+        return load_catalog(sources.root, pin)
     except CatalogMissingError as exc:
         diags.error(host.pos("sglang", "pin"), "C001", str(exc))
         return None
@@ -160,21 +171,28 @@ def _other_catalogs(sources: Sources, pin: str) -> list[Catalog]:
     return out
 
 
-def render_host(sources: Sources, host: Host, diags: Diagnostics) -> HostTree | None:
-    """Place, check and render every service of one host. None when anything is wrong."""
-    before = len([d for d in diags.items if d.is_error])
+def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | None = None) -> HostRender | None:
+    """Place, check and render every service of one host. None when anything is wrong.
+
+    ``pin`` checks the flags against another SGLang pin than the host's own (upgrade
+    impact: ``gen check --sglang PIN``).
+    """
+    before = diags.error_count
+    pin = pin or host.sglang.pin
     placements = place_host(host, sources.models, diags)
-    catalog = _load_host_catalog(sources, host, diags)
+    catalog = _load_host_catalog(sources, host, pin, diags)
     if catalog is None:
         return None
-    others = _other_catalogs(sources, host.sglang.pin)
+    others = _other_catalogs(sources, pin)
     templates = sources.root / "templates"
     files: list[RenderedFile] = []
+    rendered: list[RenderedService] = []
     for p in placements:
         svc, model = p.service, p.model
         argv = build_argv(p, host.sglang.python, catalog, diags, others)
-        if len([d for d in diags.items if d.is_error]) > before:
+        if diags.error_count > before:
             continue  # keep checking the other services; render nothing for this one
+        environment = _environment_vars(p)
         head = header(host, [host.doc.path, model.doc.path], catalog)
         context = {
             "header": head,
@@ -184,7 +202,7 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics) -> HostTree | 
             "placement": p,
             "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups],
             "env_file": "/" + env_path(svc.name),
-            "environment": _environment_vars(p),
+            "environment": environment,
             "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
             "wait_ready": "/" + WAIT_READY,
             "health_url": f"http://{health_address(svc.listen)}:{svc.port}/health",
@@ -198,10 +216,12 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics) -> HostTree | 
         }
         files.append(RenderedFile(unit_path(svc.name), render_template(templates, "sglang.service.j2", context)))
         files.append(RenderedFile(env_path(svc.name), render_template(templates, "sglang.env.j2", context)))
-    if len([d for d in diags.items if d.is_error]) > before:
+        rendered.append(RenderedService(p, argv, unit_path(svc.name), env_path(svc.name), tuple(environment)))
+    if diags.error_count > before:
         return None
     if placements:
         wait_head = header(host, [host.doc.path], catalog)
         files.append(RenderedFile(WAIT_READY, render_template(templates, "sglang-wait-ready.py.j2",
                                                               {"header": wait_head})))
-    return HostTree(host.name, tuple(sorted(files, key=lambda f: f.relpath)))
+    tree = HostTree(host.name, tuple(sorted(files, key=lambda f: f.relpath)))
+    return HostRender(host, catalog, tree, tuple(rendered))
