@@ -45,33 +45,32 @@ def guard(fn: Callable[..., int]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             code = fn(*args, **kwargs)
-        except InputError as exc:
-            report(exc.diagnostics)
-            code = ExitCode.FINDINGS
-        except KeyError as exc:  # GenErrors that are lookups (unknown host, service, pin)
-            if not isinstance(exc, GenError):
-                raise
-            click.echo(f"gen: {exc}", err=True)
-            code = ExitCode.USAGE
-        except (OSError, TemplateError) as exc:
-            if not isinstance(exc, GenError):
-                raise
-            click.echo(f"gen: {exc}", err=True)
-            code = ENV_FAILURE
-        except GenError as exc:
-            click.echo(f"gen: {exc}", err=True)
-            code = int(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a bug: one clear line, the traceback only on request
-            if os.environ.get("GEN_DEBUG"):
-                traceback.print_exc()
-            click.echo(f"gen: internal error: {type(exc).__name__}: {exc} "
-                       "(set GEN_DEBUG=1 for the traceback)", err=True)
-            code = INTERNAL
+        except Exception as exc:  # noqa: BLE001 - every exception ends in a code, deliberately
+            code = _exit_code_for(exc)
         sys.exit(int(code))
 
     return functools.wraps(fn)(wrapper)
+
+
+def _exit_code_for(exc: Exception) -> int:
+    """Print one message for ``exc`` and pick its documented exit code."""
+    if isinstance(exc, InputError):
+        report(exc.diagnostics)
+        return ExitCode.FINDINGS
+    if isinstance(exc, GenError):
+        click.echo(f"gen: {exc}", err=True)
+        if isinstance(exc, KeyError):  # lookups by name: unknown host, service, pin
+            return ExitCode.USAGE
+        if isinstance(exc, (OSError, TemplateError)):
+            return ENV_FAILURE
+        return int(exc.exit_code)
+    # Anything else is a bug in gen: one clear line, the traceback only on request.
+    if os.environ.get("GEN_DEBUG"):
+        traceback.print_exception(exc)
+    click.echo(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)", err=True)
+    return INTERNAL
 
 
 root_option = click.option(

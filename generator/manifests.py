@@ -21,8 +21,8 @@ from .errors import Diagnostics, Position
 
 DocPath = tuple[Any, ...]
 
-# One safe, pure-Python loader: the composer keeps marks; no arbitrary object construction.
-_YAML = YAML(typ="safe", pure=True)
+# One safe loader: the composer keeps marks; no arbitrary object construction.
+_YAML = YAML(typ="safe")  # libyaml (ruamel.yaml.clib) when installed: same marks, ~6x faster
 
 
 @dataclass

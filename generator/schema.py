@@ -305,6 +305,18 @@ def _dotted(path: DocPath) -> str:
     return out or "(document)"
 
 
+_VALIDATORS: dict[int, _Validator] = {}
+
+
+def _validator_for(schema: dict[str, Any]) -> _Validator:
+    """One validator per schema: cerberus checks the schema itself on construction, which
+    costs more than validating a small document; the module-level schemas never change."""
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None:
+        validator = _VALIDATORS[id(schema)] = _Validator(schema)
+    return validator
+
+
 def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: DocPath = ()) -> bool:
     """Validate ``doc.data`` (or the part at ``base``) against a schema; record diagnostics.
 
@@ -316,7 +328,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
     if not isinstance(data, dict):
         diags.error(doc.pos(base), "S002", f"expected a mapping at the top, got {_describe(data)}")
         return False
-    validator = _Validator(schema)
+    validator = _validator_for(schema)
     if validator.validate(data):
         return True
     for err in _leaves(validator._errors):

@@ -89,10 +89,12 @@ def read_managed(host_dir: Path) -> list[str]:
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: no such file
         return None
     except UnicodeDecodeError:
         return "\ufffd(binary)"
+    except OSError as exc:
+        raise WriteError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def plan(output_root: Path, tree: HostTree) -> list[Change]:
