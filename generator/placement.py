@@ -5,14 +5,23 @@ is passed through to a VM, or belongs to another service; a tensor-parallel grou
 inside one NUMA node whenever a node has enough free GPUs (crossing then needs
 ``allow_cross_numa``); one port per service; no path under a retired volume; weights
 under the host's model root; weights plus KV cache fit the GPUs' memory.
+
+CPU and memory binding: a service whose GPUs share one NUMA node runs with that node's
+CPUs and memory (systemd's CPUAffinity=/NUMAPolicy=bind, in the unit). When the service
+passes SGLang's own ``--numa-node`` (one node per GPU; SGLang binds each GPU's scheduler
+process itself), gen leaves the binding to SGLang and emits none: a unit-wide mask would
+only narrow SGLang's per-process choice, and 0.5.23 fails to bind a process whose allowed
+CPUs miss the requested node. Each ``--numa-node`` entry must name its GPU's node (P013).
+SGLang 0.5.23's automatic binding (SGLANG_AUTO_NUMA_BIND) picks each GPU's own node, a
+subset of the unit's mask, so the two agree.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence
 
-from .errors import Diagnostics
+from .errors import Diagnostics, Position
 from .resolve import Gpu, Host, Model, ServiceSpec
 
 # SGLang picks mem_fraction_static itself when unset; for the fit check we assume the
@@ -74,6 +83,57 @@ def _choose(free: list[Gpu], count: int, allow_cross: bool) -> tuple[Gpu, ...] |
     order = sorted(by_node.items(), key=lambda item: (-len(item[1]), item[0]))
     picked = [g for _, gs in order for g in sorted(gs, key=lambda g: g.index)][:count]
     return tuple(picked)
+
+
+MAX_SEARCH_SERVICES = 12  # beyond this many automatic services, no exhaustive search
+
+
+def plan_nodes(free_by_node: dict[int, int], needs: Sequence[int]) -> list[int | None]:
+    """A NUMA node for each need (None: must cross nodes), keeping as many inside one node as possible.
+
+    An exhaustive search (with pruning), so a greedy order never strands a group that
+    another order could have kept local. Among the best plans the first found wins, and
+    nodes are tried fullest-that-fits first: the same choice best fit makes.
+    """
+    best: list[int | None] = [None] * len(needs)
+    best_score = -1
+    caps = dict(free_by_node)
+    chosen: list[int | None] = []
+
+    def search(i: int, score: int) -> None:
+        nonlocal best, best_score
+        if score + (len(needs) - i) <= best_score:
+            return  # even keeping every remaining group local cannot beat the best plan
+        if i == len(needs):
+            best, best_score = list(chosen), score
+            return
+        for node in sorted((n for n, c in caps.items() if c >= needs[i]), key=lambda n: (caps[n], n)):
+            caps[node] -= needs[i]
+            chosen.append(node)
+            search(i + 1, score + 1)
+            chosen.pop()
+            caps[node] += needs[i]
+        chosen.append(None)
+        search(i + 1, score)
+        chosen.pop()
+
+    if len(needs) <= MAX_SEARCH_SERVICES:
+        search(0, 0)
+    return best
+
+
+def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, tuple[Gpu, ...]]:
+    """GPUs for each automatic service that the plan keeps inside one node (lowest indexes first)."""
+    by_node: dict[int, list[Gpu]] = {}
+    for gpu in sorted(free, key=lambda g: g.index):
+        by_node.setdefault(gpu.numa_node, []).append(gpu)
+    plan = plan_nodes({n: len(gs) for n, gs in by_node.items()}, [n for _, n in needs])
+    out: dict[str, tuple[Gpu, ...]] = {}
+    for (name, count), node in zip(needs, plan):
+        if node is not None:
+            out[name] = tuple(by_node[node][:count])
+            del by_node[node][:count]
+    return out
 
 
 def _under(path: str, root: str) -> bool:
@@ -148,6 +208,7 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
 
     explicit = [s for s in host.services if s.gpus is not None]
     automatic = [s for s in host.services if s.gpus is None]
+    reserved: dict[str, tuple[Gpu, ...]] | None = None
     for svc in explicit + automatic:
         model = models.get(svc.model)
         if model is None:
@@ -189,7 +250,12 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
                                 "pick GPUs of one node, or set allow_cross_numa: true")
             gpus = tuple(chosen)
         else:
-            picked = _choose(free, model.gpu_count, svc.allow_cross_numa)
+            if reserved is None:  # first automatic service: plan all of them at once
+                reserved = _reserve_local(free, [(s.name, models[s.model].gpu_count)
+                                                 for s in automatic if s.model in models])
+            taken = {g.index for name, gs in reserved.items() if name != svc.name for g in gs}
+            picked = reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
+                                                       model.gpu_count, svc.allow_cross_numa)
             if picked is None:
                 diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpu_count} GPU(s), "
                             f"but host '{host.name}' has only {len(free)} free "
@@ -211,3 +277,24 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
         placed[svc.name] = placement
     # Inventory order, not placement order: output must not depend on which were explicit.
     return tuple(placed[s.name] for s in host.services if s.name in placed)
+
+
+def defer_numa_to_sglang(placement: Placement, numa_nodes: Sequence[int] | None, pos: Position,
+                         diags: Diagnostics) -> Placement:
+    """The placement without gen's CPU/memory binding when SGLang's ``--numa-node`` is given.
+
+    ``numa_nodes`` is the flag's value (entry i for CUDA device i of the service, i.e. the
+    i-th GPU in PCI order); None when the flag is not written (gen binds as usual).
+    """
+    if numa_nodes is None:
+        return placement
+    wanted = [g.numa_node for g in placement.gpus]
+    if len(numa_nodes) < len(wanted):
+        diags.error(pos, "P013", f"--numa-node lists {len(numa_nodes)} node(s) for {len(wanted)} GPU(s) "
+                    f"of service '{placement.service.name}'; SGLang indexes it by GPU",
+                    f"write {' '.join(map(str, wanted))}")
+    elif list(numa_nodes[:len(wanted)]) != wanted:
+        diags.error(pos, "P013", f"--numa-node {' '.join(map(str, numa_nodes))} does not match the NUMA nodes "
+                    f"of GPUs {placement.cuda_visible_devices} ({' '.join(map(str, wanted))})",
+                    f"write {' '.join(map(str, wanted))}, or drop the flag and let gen bind the unit")
+    return replace(placement, cpus=None)

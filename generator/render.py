@@ -19,8 +19,9 @@ from . import __version__, systemd
 from .argv import ServiceArgv, build_argv
 from .catalog import Catalog, known_pins, load_catalog
 from .errors import CatalogMissingError, Diagnostics, TemplateError
-from .placement import Placement, place_host
+from .placement import Placement, defer_numa_to_sglang, place_host
 from .resolve import Host, Sources, default_timeout_start_min
+from .rules import check_rules, sglang_numa_flag
 from .writer import MARKER, HostTree, RenderedFile
 
 UNIT_DIR = "etc/systemd/system"
@@ -190,6 +191,8 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
     for p in placements:
         svc, model = p.service, p.model
         argv = build_argv(p, host.sglang.python, catalog, diags, others)
+        check_rules(catalog, p, argv, _environment_vars(p), diags)
+        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)
         if diags.error_count > before:
             continue  # keep checking the other services; render nothing for this one
         environment = _environment_vars(p)
@@ -200,7 +203,8 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
             "service": svc,
             "model": model,
             "placement": p,
-            "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups],
+            # A switch turned off (``false``) renders no words at all.
+            "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups if g.words],
             "env_file": "/" + env_path(svc.name),
             "environment": environment,
             "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from cerberus import Validator, errors as cerrors
 
+from . import systemd
 from .errors import Diagnostics
 from .manifests import Document, DocPath
 
@@ -34,6 +35,11 @@ def _name() -> dict[str, Any]:
 
 def _abs_path(required: bool = False) -> dict[str, Any]:
     return {"type": "string", "required": required, "empty": False, "check_with": "abs_path"}
+
+
+def _unit_path(required: bool = False) -> dict[str, Any]:
+    """A host path gen writes into unit settings (ExecStart program, sandbox paths)."""
+    return {"type": "string", "required": required, "empty": False, "check_with": "unit_path"}
 
 
 ARG_VALUE = {"type": ["string", "integer", "float", "boolean", "list"],
@@ -171,7 +177,7 @@ HOST_SCHEMA: dict[str, Any] = {
         "type": "dict",
         "required": True,
         "schema": {
-            "model_root": _abs_path(required=True),
+            "model_root": _unit_path(required=True),
             "retired": {"type": "list", "schema": _abs_path()},
         },
     },
@@ -180,8 +186,8 @@ HOST_SCHEMA: dict[str, Any] = {
         "required": True,
         "schema": {
             "pin": {"type": "string", "required": True, "regex": PIN_RE},
-            "python": _abs_path(required=True),
-            "source_dir": _abs_path(),
+            "python": _unit_path(required=True),
+            "source_dir": _unit_path(),
             "commit": {"type": "string", "regex": COMMIT_RE},
             "user": {"type": "string", "regex": USER_RE},
         },
@@ -204,6 +210,20 @@ class _Validator(Validator):  # type: ignore[misc]
     def _check_with_abs_path(self, field: str, value: Any) -> None:
         if isinstance(value, str) and not value.startswith("/"):
             self._error(field, "abs_path")
+
+    def _check_with_unit_path(self, field: str, value: Any) -> None:
+        """Paths written into unit settings as they are (program, sandbox paths)."""
+        if not isinstance(value, str):
+            return
+        if not value.startswith("/"):
+            self._error(field, "abs_path")
+            return
+        try:
+            systemd.path_value(value)
+            if "$" in value:  # an ExecStart program path is not variable-expanded, argv[0] is
+                raise ValueError(f"path contains '$': {value!r}")
+        except ValueError as exc:
+            self._error(field, "unit_path:" + str(exc))
 
 
 _CUSTOM = {
@@ -365,6 +385,9 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
                         f"{err.value!r} at '{_dotted(path[:-1]) if is_key else where}' {text}")
         elif err.code == cerrors.NOT_NULLABLE.code:
             diags.error(doc.pos(path), "S002", f"'{where}' must not be null")
+        elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).startswith("unit_path:"):
+            diags.error(doc.pos(path), "S010", f"'{where}' cannot be written into a unit file: "
+                        f"{str(err.info[0]).split(':', 1)[1]}")
         elif err.code == cerrors.CUSTOM.code and err.info and err.info[0] in _CUSTOM:
             code, text = _CUSTOM[err.info[0]]
             diags.error(doc.pos(path), code, f"'{where}' {text}, got {err.value!r}")

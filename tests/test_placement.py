@@ -127,3 +127,33 @@ def test_inventory_index_must_match_pci_order(tmp_path: Path) -> None:
     assert [str(d) for d in diags.items] == [
         "hosts/h.yaml:4:13: error[P012]: GPU with PCI bus id 00000000:01:00.0 is CUDA device 0 in PCI bus "
         "order, but the inventory calls it 1"]
+
+
+def _render_qwen(repo: Path, numa_args: str) -> tuple[str, list[str]]:
+    from generator.pipeline import run
+
+    host = repo / "hosts" / "llm-two.yaml"
+    host.write_text(host.read_text().replace("    gpus: [0, 1, 2, 3]\n", f"    gpus: [0, 1, 2, 3]\n{numa_args}"))
+    result = run(repo, ["llm-two"])
+    unit = next((f.text for t in result.trees for f in t.files if f.relpath.endswith("sglang-qwen.service")), "")
+    return unit, [str(d) for d in result.diagnostics]
+
+
+def test_gen_binds_the_unit_to_the_gpus_numa_node(repo_copy: Path) -> None:
+    unit, diags = _render_qwen(repo_copy, "")
+    assert diags == []
+    assert "CPUAffinity=0-31,64-95\nNUMAPolicy=bind\nNUMAMask=0\n" in unit
+
+
+def test_sglang_numa_flag_replaces_the_units_binding(repo_copy: Path) -> None:
+    """SGLang binds each GPU's process itself: the unit must not narrow it further."""
+    unit, diags = _render_qwen(repo_copy, "    args: {--numa-node: [0, 0, 0, 0]}\n")
+    assert diags == []
+    assert "--numa-node 0 0 0 0" in unit.replace(" \\\n", " ")
+    assert "CPUAffinity=" not in unit and "NUMAPolicy=" not in unit
+
+
+def test_sglang_numa_flag_must_name_each_gpus_node(repo_copy: Path) -> None:
+    _, diags = _render_qwen(repo_copy, "    args: {--numa-node: [0, 1]}\n")
+    assert diags == ["hosts/llm-two.yaml:40:12: error[P013]: --numa-node lists 2 node(s) for 4 GPU(s) of "
+                     "service 'qwen'; SGLang indexes it by GPU (write 0 0 0 0)"]

@@ -1,0 +1,186 @@
+"""Unit tests for generator.rules: the rules file, version ranges, and a table of argvs per pin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.errors import Severity
+from generator.pipeline import run
+from generator.rules import (PREDICATES, RulesFormatError, VersionRange, dist_init_addr_ok, evaluate,
+                             load_rules, rules_path, settings_from_argv)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _codes(pin: str, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
+    catalog = load_catalog(ROOT, pin)
+    settings = settings_from_argv(catalog, argv, env or {})
+    return [f.rule.code for f in evaluate(settings, load_rules(rules_path(catalog)))]
+
+
+SPEC = ["--speculative-algorithm"]
+# (pin, argv, env, expected codes in rules.yaml order)
+TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
+    # all-or-none of steps / top-k / draft tokens
+    ("0.5.9", SPEC + ["EAGLE"], {}, []),
+    ("0.5.9", SPEC + ["EAGLE3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "16",
+                      "--speculative-draft-model-path", "/m/d"], {}, ["X002"]),
+    ("0.5.23", SPEC + ["EAGLE", "--speculative-num-draft-tokens", "4"], {}, ["X002"]),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3"], {}, ["X003"]),
+    ("0.5.9", SPEC + ["NGRAM", "--speculative-num-draft-tokens", "4"], {}, []),
+    # top-k 1 forces draft tokens = steps + 1
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                      "--speculative-num-draft-tokens", "4"], {}, []),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                      "--speculative-num-draft-tokens", "16"], {}, ["X102"]),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1"], {}, []),
+    # top-k > 1 with page size > 1: attention backend per version
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                      "--speculative-num-draft-tokens", "8", "--page-size", "16", "--attention-backend", "fa3"],
+     {}, []),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                      "--speculative-num-draft-tokens", "8", "--page-size", "16", "--attention-backend", "triton"],
+     {}, ["X004"]),
+    ("0.5.23", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                       "--speculative-num-draft-tokens", "8", "--page-size", "16", "--attention-backend", "triton"],
+     {}, []),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                      "--speculative-num-draft-tokens", "8", "--page-size", "16"], {}, ["X101"]),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                      "--speculative-num-draft-tokens", "8", "--page-size", "1", "--attention-backend", "triton"],
+     {}, []),
+    # trtllm_mha needs top-k 1, on any of the three backend flags
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+                      "--speculative-num-draft-tokens", "8", "--decode-attention-backend", "trtllm_mha"],
+     {}, ["X005"]),
+    # SGLANG_ENABLE_SPEC_V2: top-k 1 on 0.5.9, ignored later
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+                      "--speculative-num-draft-tokens", "8"], {"SGLANG_ENABLE_SPEC_V2": "True"}, ["X006"]),
+    ("0.5.9", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+                      "--speculative-num-draft-tokens", "8"], {"SGLANG_ENABLE_SPEC_V2": "0"}, []),
+    ("0.5.23", SPEC + ["EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+                       "--speculative-num-draft-tokens", "8"], {"SGLANG_ENABLE_SPEC_V2": "1"}, ["X104"]),
+    # STANDALONE / NGRAM with DP attention
+    ("0.5.9", SPEC + ["STANDALONE", "--tensor-parallel-size", "4", "--data-parallel-size", "2",
+                      "--enable-dp-attention"], {}, ["X007"]),
+    ("0.5.9", SPEC + ["NGRAM", "--tensor-parallel-size", "4", "--data-parallel-size", "1",
+                      "--enable-dp-attention"], {}, ["X106"]),
+    ("0.5.23", SPEC + ["ngram", "--tp-size", "4", "--attn-dp-size", "2"], {}, ["X008"]),
+    # draft paths
+    ("0.5.9", SPEC + ["EAGLE3"], {}, ["X009"]),
+    ("0.5.23", SPEC + ["dflash"], {}, ["X010"]),
+    ("0.5.23", SPEC + ["DFLASH", "--speculative-draft-model-path", "/m/d"], {}, []),
+    # speculative with pipeline parallel
+    ("0.5.9", SPEC + ["EAGLE", "--pipeline-parallel-size", "2"], {}, ["X011"]),
+    ("0.5.23", SPEC + ["EAGLE", "--pp-size", "2", "--disaggregation-mode", "prefill"], {}, []),
+    # algorithm names: choices on 0.5.9 (flags.py), free text from 0.5.15
+    ("0.5.23", SPEC + ["MTP"], {}, ["X001"]),
+    ("0.5.23", SPEC + ["nextn"], {}, ["X103"]),
+    ("0.5.9", SPEC + ["NEXTN"], {}, ["X103"]),
+    # parallel sizes
+    ("0.5.9", ["--tensor-parallel-size", "3", "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000"], {},
+     ["X012"]),
+    ("0.5.9", ["--tensor-parallel-size", "4", "--pipeline-parallel-size", "2", "--nnodes", "4",
+               "--dist-init-addr", "10.0.0.1:5000"], {}, []),
+    ("0.5.9", ["--tensor-parallel-size", "8", "--data-parallel-size", "2", "--nnodes", "2",
+               "--dist-init-addr", "10.0.0.1:5000"], {}, ["X013"]),
+    ("0.5.9", ["--tensor-parallel-size", "8", "--data-parallel-size", "2", "--enable-dp-attention",
+               "--nnodes", "2", "--dist-init-addr", "h:5000"], {}, []),
+    ("0.5.23", ["--tp-size", "8", "--dp-size", "2", "--nnodes", "2", "--dist-init-addr", "h:5000"], {},
+     ["X013"]),
+    ("0.5.23", ["--tp-size", "8", "--attn-dp-size", "2", "--nnodes", "2", "--dist-init-addr", "h:5000"], {}, []),
+    ("0.5.9", ["--tensor-parallel-size", "4", "--data-parallel-size", "3", "--enable-dp-attention"], {},
+     ["X014"]),
+    ("0.5.23", ["--tp-size", "4", "--attn-dp-size", "3"], {}, ["X014"]),
+    ("0.5.9", ["--enable-dp-lm-head"], {}, ["X015"]),
+    ("0.5.23", ["--tp-size", "4", "--dp-size", "2", "--attn-dp-size", "2"], {}, ["X016"]),
+    ("0.5.23", ["--tp-size", "4", "--dp-size", "2", "--enable-dp-attention"], {}, ["X105"]),
+    ("0.5.9", ["--tensor-parallel-size", "4", "--enable-dp-attention"], {}, ["X106"]),
+    # multi-node addresses and ranks
+    ("0.5.9", ["--tensor-parallel-size", "2", "--nnodes", "2", "--dist-init-addr", "[fd00::1]:5000", "--node-rank", "1"], {}, []),
+    ("0.5.9", ["--tensor-parallel-size", "2", "--nnodes", "2", "--dist-init-addr", "fd00::1:5000"], {}, ["X017"]),
+    ("0.5.9", ["--tensor-parallel-size", "2", "--nnodes", "2"], {}, ["X018"]),
+    ("0.5.9", ["--tensor-parallel-size", "2", "--nnodes", "2", "--dist-init-addr", "h:1", "--node-rank", "2"], {}, ["X019"]),
+    # values SGLang does not check
+    ("0.5.9", ["--served-model-name", "qwen:122b"], {}, ["X020"]),
+    ("0.5.9", ["--mem-fraction-static", "1.7"], {}, ["X021"]),
+    ("0.5.9", ["--mem-fraction-static", "0"], {}, ["X021"]),
+    ("0.5.9", ["--mem-fraction-static", "0.9"], {}, []),
+    ("0.5.9", ["--port", "70000"], {}, ["X022"]),
+    ("0.5.9", ["--port", "60000"], {}, []),
+    ("0.5.23", ["--tool-call-parser", "qwen3"], {}, ["X024"]),
+]
+
+
+@pytest.mark.parametrize(("pin", "argv", "env", "expected"), TABLE,
+                         ids=[f"{t[0]}:{' '.join(t[1])}:{t[2]}" for t in TABLE])
+def test_rule_table(pin: str, argv: list[str], env: dict[str, str], expected: list[str]) -> None:
+    assert _codes(pin, argv, env) == expected
+
+
+def test_every_rule_of_the_file_has_a_predicate_and_a_table_row() -> None:
+    rules = load_rules(ROOT / "catalogs" / "rules.yaml")
+    assert sorted(r.id for r in rules) == sorted(PREDICATES)
+    covered = {code for row in TABLE for code in row[3]}
+    # X023 is the 0.5.15 gRPC port quirk: no catalog of that pin is committed.
+    assert {r.code for r in rules} - covered == {"X023"}
+    for r in rules:
+        assert r.code.startswith("X0" if r.severity is Severity.ERROR else "X1"), r.id
+
+
+def test_rules_file_errors_are_reported(tmp_path: Path) -> None:
+    text = (ROOT / "catalogs" / "rules.yaml").read_text()
+    bad = tmp_path / "rules.yaml"
+    bad.write_text(text.replace("code: X002", "code: X102"))  # an error rule with a warning code
+    with pytest.raises(RulesFormatError, match="X102"):
+        load_rules(bad)
+    bad.write_text(text.replace("id: mem-fraction", "id: mem-fraction-typo"))
+    with pytest.raises(RulesFormatError, match="mem-fraction-typo"):
+        load_rules(bad)
+
+
+@pytest.mark.parametrize(("text", "version", "inside"), [
+    ("all", None, True), ("all", (0, 5, 9), True), (">=0.5.15", (0, 5, 9), False),
+    (">=0.5.15", (0, 5, 23), True), ("<=0.5.9", (0, 5, 9), True), ("<=0.5.9", (0, 5, 15), False),
+    (">=0.5.15,<0.5.23", (0, 5, 15), True), (">=0.5.15,<0.5.23", (0, 5, 23), False),
+    (">=0.5.15", None, False),
+])
+def test_version_ranges(text: str, version: tuple[int, ...] | None, inside: bool) -> None:
+    assert VersionRange.parse(text).contains(version) is inside
+
+
+def test_bad_version_range_is_refused() -> None:
+    with pytest.raises(RulesFormatError):
+        VersionRange.parse("0.5.9+")
+
+
+@pytest.mark.parametrize(("addr", "ok"), [
+    ("10.0.0.1:50000", True), ("node-a.lan:29500", True), ("[fd00::1]:50000", True),
+    ("fd00::1:50000", False), ("10.0.0.1", False), ("10.0.0.1:0", False), ("10.0.0.1:70000", False),
+    ("tcp://10.0.0.1:5000", False),
+])
+def test_dist_init_addr_form(addr: str, ok: bool) -> None:
+    assert dist_init_addr_ok(addr) is ok
+
+
+def test_settings_read_dests_across_pins() -> None:
+    for pin, flag in (("0.5.9", "--tensor-parallel-size"), ("0.5.23", "--tp-size")):
+        s = settings_from_argv(load_catalog(ROOT, pin), [flag, "4", "--enable-mixed-chunk"], {})
+        assert s.get("tp_size") == 4 and s.flag("tp_size") == flag and s.is_set("tp_size")
+        assert s.get("enable_mixed_chunk") is True and s.get("pp_size") == 1 and not s.is_set("pp_size")
+
+
+def test_model_card_flags_of_incident_2_warn_and_still_render(repo_copy: Path) -> None:
+    """The card's '--speculative-algo NEXTN' works on 0.5.9 but is written twice wrong."""
+    model = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
+    text = model.read_text().split("speculative:")[0].rstrip() + (
+        "\nparsers: {reasoning: qwen3, tool_call: qwen3_coder}\nargs:\n  --speculative-algo: NEXTN\n"
+        "  --speculative-num-steps: 3\n  --speculative-eagle-topk: 1\n  --speculative-num-draft-tokens: 4\n")
+    model.write_text(text)
+    result = run(repo_copy, ["llm-two"])
+    assert [(d.code, d.pos.line) for d in result.diagnostics] == [("F101", 18), ("X103", 18)]
+    assert result.ok
+

@@ -1,0 +1,252 @@
+"""gen's rules against the real SGLang's own validation, on a generated corpus of flag sets.
+
+For each committed release pin, a deterministic corpus of speculative-decoding and
+parallelism settings is checked by gen (flags.py's catalog check, then rules.py) and
+rendered to argv; the same argv goes through the real SGLang (one subprocess per pin
+runs the whole corpus: tests/rules_differential_runner.py). Outcomes must agree:
+gen refuses a case with an error from the flag check or from a rule SGLang enforces in
+its argument validation (``enforced: args`` in catalogs/rules.yaml) exactly when SGLang
+raises. Rules SGLang enforces later or never (``runtime``/``none``) make gen stricter by
+design and are left out of the comparison.
+
+A disagreement is allowed only when tests/fixtures/differential-allow.yaml lists it with
+its reason; an entry that no longer matches any disagreement fails the test too (stale).
+Where gen warns that SGLang overrides the draft-token count (X102), SGLang's resolved
+value must be the one gen announced.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+from sglang_env import sglang_python
+
+from generator.catalog import Catalog, load_catalog
+from generator.errors import Diagnostics, Position, Severity
+from generator.flags import Arg, check_args
+from generator.rules import Finding, evaluate, load_rules, rules_path, settings_from_words
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
+ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
+PINS = ("0.5.9", "0.5.23")
+CASES_PER_PIN = 260  # sampled, plus the hand-written base cases below
+SEED = 20261130
+RUN_TIMEOUT = 300
+
+pytestmark = pytest.mark.sglang
+
+# The axes of the corpus; None means "not written".
+ALGOS = [None, "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
+ALGOS_NEW = ["eagle", "MTP", "DFLASH"]  # free text from 0.5.15
+SPEC_TRIPLES = [(None, None, None), (3, 1, 4), (3, 1, 16), (None, 1, 16), (3, None, None), (5, 4, 8),
+                (None, None, 4), (3, 4, None), (2, 2, 6)]
+PAGES = [None, 16]
+BACKENDS = [None, "flashinfer", "fa3", "triton", "trtllm_mha"]
+# (tp, pp, dp, dp attention, nnodes)
+PARALLEL = [(1, 1, 1, False, 1), (4, 1, 1, False, 1), (4, 1, 2, True, 1), (4, 1, 3, True, 1),
+            (2, 2, 1, False, 1), (4, 1, 1, True, 1), (8, 1, 2, False, 2), (8, 1, 2, True, 2),
+            (3, 1, 1, False, 2), (4, 2, 1, False, 2), (4, 1, 2, False, 1)]
+SPEC_V2 = [None, "1"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus entry: its axes (for allow-list matching) and what each side said."""
+
+    id: str
+    fields: dict[str, Any]
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    gen_errors: tuple[str, ...]  # codes of errors that count for the comparison
+    findings: tuple[Finding, ...]
+
+
+def _fields(rng: random.Random, pin: str) -> dict[str, Any]:
+    algos = ALGOS + (ALGOS_NEW if pin != "0.5.9" else [])
+    steps, topk, draft = rng.choice(SPEC_TRIPLES)
+    tp, pp, dp, dpa, nnodes = rng.choice(PARALLEL)
+    algo = rng.choice(algos)
+    return {"algorithm": algo, "steps": steps, "topk": topk, "draft": draft,
+            "draft_path": algo in ("EAGLE3", "STANDALONE", "DFLASH") and rng.random() < 0.7,
+            "page": rng.choice(PAGES), "backend": rng.choice(BACKENDS), "tp": tp, "pp": pp, "dp": dp,
+            "dp_attention": dpa, "attn_dp_form": pin != "0.5.9" and dpa and rng.random() < 0.5,
+            "nnodes": nnodes, "spec_v2": rng.choice(SPEC_V2)}
+
+
+def _base_fields() -> list[dict[str, Any]]:
+    """Hand-picked cases that must always be in the corpus (the incidents, the recipes)."""
+    plain = {"algorithm": None, "steps": None, "topk": None, "draft": None, "draft_path": False,
+             "page": None, "backend": None, "tp": 1, "pp": 1, "dp": 1, "dp_attention": False,
+             "attn_dp_form": False, "nnodes": 1, "spec_v2": None}
+    return [
+        plain,
+        {**plain, "algorithm": "EAGLE3", "topk": 1, "draft": 16, "draft_path": True},  # incident 1
+        {**plain, "algorithm": "NEXTN", "steps": 3, "topk": 1, "draft": 4, "tp": 4},  # incident 2's card
+        {**plain, "algorithm": "EAGLE3", "steps": 3, "topk": 1, "draft": 4, "draft_path": True, "tp": 8},
+    ]
+
+
+def _args(pin: str, f: dict[str, Any]) -> tuple[list[Arg], dict[str, str]]:
+    where = Position("corpus")
+    out: list[Arg] = []
+
+    def add(dest: str, value: Any) -> None:
+        if value is not None and value is not False:
+            out.append(Arg(dest, value, where, by_dest=True))
+
+    add("speculative_algorithm", f["algorithm"])
+    add("speculative_num_steps", f["steps"] if f["algorithm"] else None)
+    add("speculative_eagle_topk", f["topk"] if f["algorithm"] else None)
+    add("speculative_num_draft_tokens", f["draft"] if f["algorithm"] else None)
+    # The runner puts its stand-in drafter where this word stands.
+    add("speculative_draft_model_path", "fake_draft_model" if f["draft_path"] else None)
+    add("page_size", f["page"])
+    add("attention_backend", f["backend"])
+    add("tp_size", f["tp"] if f["tp"] != 1 else None)
+    add("pp_size", f["pp"] if f["pp"] != 1 else None)
+    if f["attn_dp_form"]:
+        add("attn_dp_size", f["dp"])
+    else:
+        add("dp_size", f["dp"] if f["dp"] != 1 else None)
+        add("enable_dp_attention", f["dp_attention"])
+    if f["nnodes"] > 1:
+        add("nnodes", f["nnodes"])
+        add("node_rank", 0)
+        add("dist_init_addr", "127.0.0.1:29500")
+    env = {"SGLANG_ENABLE_SPEC_V2": f["spec_v2"]} if f["spec_v2"] else {}
+    return out, env
+
+
+def _gen_side(catalog: Catalog, index: int, f: dict[str, Any]) -> Case:
+    args, env = _args(catalog.pin, f)
+    diags = Diagnostics()
+    groups = check_args(catalog, args, diags)
+    settings = settings_from_words(catalog, [(g.action, g.words, g.pos) for g in groups], env)
+    findings = tuple(evaluate(settings, load_rules(rules_path(catalog))))
+    errors = [d.code for d in diags.items if d.is_error]
+    errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
+    argv = tuple(w for g in groups for w in g.words)
+    return Case(f"{catalog.pin}#{index}", f, argv, env, tuple(errors), findings)
+
+
+def corpus(catalog: Catalog) -> list[Case]:
+    """The pin's corpus: base cases, then seeded samples without duplicates."""
+    rng = random.Random(f"{SEED}-{catalog.pin}")
+    seen: set[str] = set()
+    picked: list[dict[str, Any]] = []
+    for f in itertools.chain(_base_fields(), (_fields(rng, catalog.pin) for _ in range(CASES_PER_PIN * 4))):
+        key = json.dumps(f, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            picked.append(f)
+        if len(picked) >= CASES_PER_PIN:
+            break
+    return [_gen_side(catalog, i, f) for i, f in enumerate(picked)]
+
+
+def _sglang_side(pin: str, cases: list[Case]) -> dict[str, dict[str, Any]]:
+    payload = json.dumps([{"id": c.id, "argv": list(c.argv), "env": c.env} for c in cases])
+    proc = subprocess.run([sglang_python(pin), str(RUNNER)], input=payload, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {r["id"]: r for r in json.loads(proc.stdout)}
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """A reviewed disagreement: which cases (by their axes), what each side says, and why."""
+
+    name: str
+    pins: tuple[str, ...]
+    when: dict[str, Any]
+    gen: str  # accept | reject
+    sglang_error: str  # a substring of SGLang's error ("" when SGLang accepts)
+    reason: str
+
+    def matches(self, pin: str, case: Case, sglang: dict[str, Any]) -> bool:
+        """True when this entry explains the disagreement on ``case``."""
+        if pin not in self.pins or any(case.fields.get(k) != v for k, v in self.when.items()):
+            return False
+        gen_rejects = bool(case.gen_errors)
+        if (self.gen == "reject") != gen_rejects:
+            return False
+        return sglang["ok"] if not self.sglang_error else self.sglang_error in (sglang["error"] or "")
+
+
+def load_allow_list() -> list[Allowed]:
+    """tests/fixtures/differential-allow.yaml."""
+    data = YAML(typ="safe").load(ALLOW.read_text(encoding="utf-8")) or []
+    return [Allowed(e["name"], tuple(e["pins"]), e.get("when") or {}, e["gen"], e.get("sglang_error") or "",
+                    e["reason"]) for e in data]
+
+
+def test_allow_list_entries_have_reasons() -> None:
+    for entry in load_allow_list():
+        assert entry.gen in ("accept", "reject") and len(entry.reason) > 20, entry.name
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]:
+    """Both sides' outcomes for each pin's corpus (one SGLang process per pin)."""
+    out = {}
+    for pin in PINS:
+        cases = corpus(load_catalog(ROOT, pin))
+        out[pin] = (cases, _sglang_side(pin, cases))
+    return out
+
+
+def test_corpus_is_big_enough(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    sizes = {pin: len(cases) for pin, (cases, _) in outcomes.items()}
+    assert all(n >= 200 for n in sizes.values()), sizes
+    for pin, (cases, sglang) in outcomes.items():
+        rejected = sum(not sglang[c.id]["ok"] for c in cases)
+        # Both outcomes must be well represented, or the comparison says little.
+        assert 0.2 < rejected / len(cases) < 0.8, (pin, rejected, len(cases))
+
+
+def test_gen_agrees_with_sglang(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    allow = load_allow_list()
+    used: set[str] = set()
+    unexplained: list[str] = []
+    summary: list[str] = []
+    for pin, (cases, sglang) in outcomes.items():
+        agree = allowed = 0
+        for case in cases:
+            said = sglang[case.id]
+            if bool(case.gen_errors) != (not said["ok"]):
+                entry = next((a for a in allow if a.matches(pin, case, said)), None)
+                if entry is None:
+                    unexplained.append(f"{case.id} {' '.join(case.argv)} env={case.env}: gen "
+                                       f"{list(case.gen_errors) or 'accepts'}; SGLang {said['error'] or 'accepts'}")
+                else:
+                    used.add(entry.name)
+                    allowed += 1
+            else:
+                agree += 1
+        summary.append(f"{pin}: {agree}/{len(cases)} agree, {allowed} allowed")
+    print("differential:", "; ".join(summary))
+    stale = sorted({a.name for a in allow} - used)
+    assert not unexplained, "\n".join(summary + unexplained)
+    assert not stale, f"stale allow-list entries (no disagreement matches them any more): {stale}"
+
+
+def test_forced_draft_tokens_are_what_gen_announces(
+        outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    checked = 0
+    for pin, (cases, sglang) in outcomes.items():
+        for case in cases:
+            said = sglang[case.id]
+            warned = [f for f in case.findings if f.rule.id == "spec-topk1-draft-tokens"]
+            if said["ok"] and warned:
+                checked += 1
+                assert said["draft_tokens"] == case.fields["steps"] + 1, (case.id, said)
+    assert checked >= 3
