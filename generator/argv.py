@@ -51,6 +51,12 @@ def _structured(p: Placement) -> list[Arg]:
     add("dp_size", m.dp if m.dp != 1 else None, m, "parallel", "dp")
     add("ep_size", m.ep, m, "parallel", "ep")
     add("enable_dp_attention", m.dp_attention or None, m, "parallel", "dp_attention")
+    if p.cluster is not None:
+        # Derived per node from the model's multinode list and rank 0's inventory; positioned
+        # at this host's service so each node's findings are reported once, in its own file.
+        add("nnodes", p.cluster.nnodes, s, "model")
+        add("node_rank", p.cluster.rank, s, "model")
+        add("dist_init_addr", p.cluster.dist_init_addr, s, "model")
     add("mem_fraction_static", m.mem_fraction_static, m, "memory", "mem_fraction_static")
     if m.speculative:
         sp = m.speculative

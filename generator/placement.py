@@ -14,6 +14,10 @@ only narrow SGLang's per-process choice, and 0.5.23 fails to bind a process whos
 CPUs miss the requested node. Each ``--numa-node`` entry must name its GPU's node (P013).
 SGLang 0.5.23's automatic binding (SGLANG_AUTO_NUMA_BIND) picks each GPU's own node, a
 subset of the unit's mask, so the two agree.
+
+A multi-node model (``multinode`` in its manifest) takes ``tp x pp / nnodes`` GPUs on each
+of its hosts (``Model.gpus_per_node``) and holds that share of the weights; the node's
+rank and rendezvous address are set afterwards by :mod:`generator.cluster`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,17 @@ THIN_KV_GB_PER_GPU = 4.0
 
 
 @dataclass(frozen=True)
+class ClusterNode:
+    """This service's part in a multi-node deployment (set by :mod:`generator.cluster`)."""
+
+    nnodes: int
+    rank: int
+    dist_init_addr: str  # rank 0's network.address:multinode.port ([v6]:port)
+    interface: str  # this host's network.interface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME
+    peers: tuple[str, ...]  # the inventories this node's render read (rank 0's address)
+
+
+@dataclass(frozen=True)
 class Placement:
     """Where one service runs: its GPUs (PCI bus order) and the NUMA nodes they sit on."""
 
@@ -39,6 +54,7 @@ class Placement:
     gpus: tuple[Gpu, ...]
     numa_nodes: tuple[int, ...]
     cpus: str | None  # the NUMA CPU list when the GPUs share one node
+    cluster: ClusterNode | None = None  # None: a single-node service
 
     @property
     def cuda_visible_devices(self) -> str:
@@ -179,9 +195,11 @@ def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
     if not 0 < fraction < 1:
         return  # the rules pass reports the out-of-range value itself
     pool = sum(g.memory_gb for g in gpus) * fraction
-    kv = pool - model.weights.size_gb
+    weights = model.weights.size_gb / model.nnodes  # a multi-node replica splits them evenly
+    kv = pool - weights
     where = placement.service.pos("model")
-    text = (f"{model.weights.size_gb:g} GB of weights on {len(gpus)} GPU(s) "
+    share = f" ({weights:g} GB per node of {model.nnodes})" if model.nnodes > 1 else ""
+    text = (f"{model.weights.size_gb:g} GB of weights{share} on {len(gpus)} GPU(s) "
             f"x {min(g.memory_gb for g in gpus):g} GB at mem_fraction_static {fraction:g}")
     if kv <= 0:
         diags.error(where, "P010", f"model '{model.name}' does not fit: {text} leaves no room "
@@ -233,38 +251,39 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
                     diags.error(pos, "P003", f"GPU {index} is listed twice")
                 else:
                     chosen.append(gpu)
-            if len(svc.gpus) != model.gpu_count:
+            if len(svc.gpus) != model.gpus_per_node:
                 diags.error(svc.pos("gpus"), "P004", f"service '{svc.name}' lists {len(svc.gpus)} GPU(s), "
-                            f"but model '{model.name}' needs {model.gpu_count} "
+                            f"but model '{model.name}' needs {model.gpus_per_node} "
                             f"(tp {model.tp} x pp {model.pp}"
-                            + ("" if model.dp_attention or model.dp == 1 else f" x dp {model.dp}") + ")")
+                            + ("" if model.dp_attention or model.dp == 1 else f" x dp {model.dp}")
+                            + (f" over {model.nnodes} nodes" if model.nnodes > 1 else "") + ")")
             nodes = sorted({g.numa_node for g in chosen})
             if len(nodes) > 1 and not svc.allow_cross_numa:
                 counts: dict[int, int] = {}
                 for g in free:
                     counts[g.numa_node] = counts.get(g.numa_node, 0) + 1
-                if any(c >= model.gpu_count for c in counts.values()):
+                if any(c >= model.gpus_per_node for c in counts.values()):
                     diags.error(svc.pos("gpus"), "P005", f"GPUs {', '.join(str(g.index) for g in chosen)} "
                                 f"span NUMA nodes {', '.join(map(str, nodes))}, but one node has "
-                                f"{model.gpu_count} free GPUs",
+                                f"{model.gpus_per_node} free GPUs",
                                 "pick GPUs of one node, or set allow_cross_numa: true")
             gpus = tuple(chosen)
         else:
             if reserved is None:  # first automatic service: plan all of them at once
-                reserved = _reserve_local(free, [(s.name, models[s.model].gpu_count)
+                reserved = _reserve_local(free, [(s.name, models[s.model].gpus_per_node)
                                                  for s in automatic if s.model in models])
             taken = {g.index for name, gs in reserved.items() if name != svc.name for g in gs}
             picked = reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
-                                                       model.gpu_count, svc.allow_cross_numa)
+                                                       model.gpus_per_node, svc.allow_cross_numa)
             if picked is None:
-                diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpu_count} GPU(s), "
+                diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpus_per_node} GPU(s), "
                             f"but host '{host.name}' has only {len(free)} free "
                             f"({len(vm_of)} passed through to VMs, {len(owner)} used by other services)")
                 continue
             gpus = picked
             nodes = sorted({g.numa_node for g in gpus})
             if len(nodes) > 1 and not svc.allow_cross_numa:
-                diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpu_count} GPUs; "
+                diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpus_per_node} GPUs; "
                             f"no NUMA node has that many free, so they span nodes "
                             f"{', '.join(map(str, nodes))}", "set allow_cross_numa: true to accept that")
         for g in gpus:

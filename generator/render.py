@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import jinja2
 
-from . import __version__, systemd
+from . import __version__, cluster, systemd
 from .argv import ServiceArgv, build_argv
 from .catalog import Catalog, known_pins, load_catalog
 from .errors import CatalogMissingError, Diagnostics, TemplateError
@@ -148,6 +148,9 @@ def _environment_vars(p: Placement) -> list[tuple[str, str]]:
         "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "CUDA_VISIBLE_DEVICES": p.cuda_visible_devices,
     }
+    if p.cluster is not None:  # the NIC the nodes of a multi-node deployment talk over
+        merged["NCCL_SOCKET_IFNAME"] = p.cluster.interface
+        merged["GLOO_SOCKET_IFNAME"] = p.cluster.interface
     for name, value in p.model.env + p.service.env:
         merged[name] = value
     return list(merged.items())
@@ -180,7 +183,7 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
     """
     before = diags.error_count
     pin = pin or host.sglang.pin
-    placements = place_host(host, sources.models, diags)
+    placements = cluster.join(sources, host, place_host(host, sources.models, diags), diags)
     catalog = _load_host_catalog(sources, host, pin, diags)
     if catalog is None:
         return None
@@ -192,11 +195,13 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
         svc, model = p.service, p.model
         argv = build_argv(p, host.sglang.python, catalog, diags, others)
         check_rules(catalog, p, argv, _environment_vars(p), diags)
+        cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)
         if diags.error_count > before:
             continue  # keep checking the other services; render nothing for this one
         environment = _environment_vars(p)
-        head = header(host, [host.doc.path, model.doc.path], catalog)
+        peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
+        head = header(host, [host.doc.path, model.doc.path, *peers], catalog)
         context = {
             "header": head,
             "host": host,

@@ -54,6 +54,14 @@ class Speculative:
 
 
 @dataclass(frozen=True)
+class Multinode:
+    """One model served by several hosts: their names in node-rank order, and the init port."""
+
+    hosts: tuple[str, ...]
+    port: int
+
+
+@dataclass(frozen=True)
 class Model(Sourced):
     """One model deployment manifest (models/<name>.yaml)."""
 
@@ -75,11 +83,22 @@ class Model(Sourced):
     mem_fraction_static: float | None = None
     args: tuple[tuple[str, Any], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    multinode: Multinode | None = None
 
     @property
     def gpu_count(self) -> int:
         """GPUs one replica needs: tp x pp, times dp unless DP attention shares the TP group."""
         return self.tp * self.pp * (1 if self.dp_attention else self.dp)
+
+    @property
+    def nnodes(self) -> int:
+        """How many hosts one replica spans (1 unless ``multinode`` lists hosts)."""
+        return len(self.multinode.hosts) if self.multinode else 1
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs each node gives; SGLang splits tp x pp evenly over the nodes (rule X012)."""
+        return max(1, self.gpu_count // self.nnodes)
 
 
 @dataclass(frozen=True)
@@ -102,6 +121,14 @@ class SglangInstall:
     source_dir: str | None = None
     commit: str | None = None
     user: str = "sglang"
+
+
+@dataclass(frozen=True)
+class Network:
+    """How other nodes reach a host: the address of its cluster NIC and that NIC's name."""
+
+    address: str
+    interface: str
 
 
 @dataclass(frozen=True)
@@ -141,6 +168,7 @@ class Host(Sourced):
     retired: tuple[str, ...] = ()
     sglang: SglangInstall = SglangInstall("", "")
     services: tuple[ServiceSpec, ...] = ()
+    network: Network | None = None
 
     def gpu(self, index: int) -> Gpu | None:
         """The inventory GPU with this index, if any."""
@@ -188,6 +216,8 @@ def _model(doc: Document) -> Model:
         reasoning_parser=parsers.get("reasoning"), tool_call_parser=parsers.get("tool_call"),
         mem_fraction_static=(d.get("memory") or {}).get("mem_fraction_static"),
         args=tuple((d.get("args") or {}).items()), env=_env(d.get("env")),
+        multinode=Multinode(tuple(d["multinode"]["hosts"]), d["multinode"]["port"])
+        if d.get("multinode") else None,
     )
 
 
@@ -221,6 +251,7 @@ def _host(doc: Document) -> Host:
         sglang=SglangInstall(sg["pin"], sg["python"], sg.get("source_dir"), sg.get("commit"),
                              sg.get("user", "sglang")),
         services=services,
+        network=Network(d["network"]["address"], d["network"]["interface"]) if d.get("network") else None,
     )
 
 

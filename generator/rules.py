@@ -157,6 +157,9 @@ class Settings:
     written: Mapping[str, Position | None]  # dests the manifest set (position when known)
     env: Mapping[str, str]
     env_pos: Mapping[str, Position] = field(default_factory=dict)
+    # name -> the pin's dest; filled on first use (predicates ask for the same few names,
+    # and resolving one reads the flag tables).
+    _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def version(self) -> tuple[int, ...] | None:
@@ -169,10 +172,15 @@ class Settings:
 
     def dest(self, name: str) -> str:
         """The pin's dest for a setting name (``tp_size`` -> ``tensor_parallel_size`` on 0.5.9)."""
-        for candidate in load_flag_tables(self.catalog.source_file).dest_names(name):
-            if candidate in self.values or self.catalog.by_dest(candidate) is not None:
-                return candidate
-        return name
+        found = self._dests.get(name)
+        if found is None:
+            found = name
+            for candidate in load_flag_tables(self.catalog.source_file).dest_names(name):
+                if candidate in self.values or self.catalog.by_dest(candidate) is not None:
+                    found = candidate
+                    break
+            self._dests[name] = found
+        return found
 
     def get(self, name: str, default: Any = None) -> Any:
         """The setting's value (SGLang's default when the manifest left it out)."""

@@ -27,6 +27,10 @@ CPULIST_RE = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 COMMIT_RE = r"^[0-9a-f]{7,40}$"
 USER_RE = r"^[a-z_][a-z0-9_-]{0,31}$"
 PIN_RE = r"^([0-9]+\.[0-9]+\.[0-9]+([.a-z0-9]*)|git-[0-9a-f]{40})$"
+# A Linux interface name (IFNAMSIZ: at most 15 characters), as NCCL_SOCKET_IFNAME takes it.
+IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"
+# What other nodes dial for --dist-init-addr: an IPv4/IPv6 literal or a DNS name (no port).
+NET_ADDRESS_RE = r"^([0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$"
 
 
 def _name() -> dict[str, Any]:
@@ -109,6 +113,15 @@ MODEL_SCHEMA: dict[str, Any] = {
     },
     "args": ARGS,
     "env": ENV,
+    # One replica over several hosts: the list order is the node rank (rank 0 first).
+    "multinode": {
+        "type": "dict",
+        "schema": {
+            "hosts": {"type": "list", "required": True, "minlength": 2,
+                      "schema": {"type": "string", "empty": False, "check_with": "unit_name"}},
+            "port": {"type": "integer", "required": True, "min": 1, "max": 65535},
+        },
+    },
 }
 
 SERVICE_SCHEMA: dict[str, Any] = {
@@ -193,6 +206,14 @@ HOST_SCHEMA: dict[str, Any] = {
         },
     },
     "services": {"type": "list", "schema": {"type": "dict", "schema": SERVICE_SCHEMA}},
+    # For multi-node models: the address other nodes reach this host at, and its NIC.
+    "network": {
+        "type": "dict",
+        "schema": {
+            "address": {"type": "string", "required": True, "empty": False, "regex": NET_ADDRESS_RE},
+            "interface": {"type": "string", "required": True, "empty": False, "regex": IFNAME_RE},
+        },
+    },
 }
 
 
@@ -241,6 +262,8 @@ _PATTERN_TEXT = {
     COMMIT_RE: "is not a git commit (7 to 40 lowercase hex digits)",
     USER_RE: "is not a system user name ([a-z_][a-z0-9_-]*, at most 32 characters)",
     PIN_RE: "is not an SGLang pin: a release like '0.5.9' or 'git-<40 hex digits>'",
+    IFNAME_RE: "is not a network interface name like 'enp65s0f0' (at most 15 characters)",
+    NET_ADDRESS_RE: "is not an IP address or a DNS name (write the port in multinode.port)",
 }
 
 def _either(words: list[str]) -> str:
