@@ -1,0 +1,181 @@
+"""``gen import``'s library: splitting pasted commands, grouping flags, the manifest it prints.
+
+Uses the committed catalogs of the real SGLang 0.5.9 and 0.5.23; the real parser's view
+of the same commands is in tests/test_sglang_oracle.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repo_builder import host_yaml, write_repo
+from ruamel.yaml import YAML
+
+from generator.catalog import Catalog, known_pins, load_catalog
+from generator.cmdline import split_command
+from generator.errors import Diagnostics, Position
+from generator.importer import ImportResult, import_command
+from generator.manifests import load_file
+from generator.pipeline import run
+from generator.schema import MODEL_SCHEMA, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+WRONG = ROOT / "tests" / "fixtures" / "wrong-commands.yaml"
+
+
+def catalogs(pin: str) -> tuple[Catalog, list[Catalog]]:
+    return load_catalog(ROOT, pin), [load_catalog(ROOT, p) for p in known_pins(ROOT) if p != pin]
+
+
+def do_import(text: str, pin: str = "0.5.9", source: str = "<command>", **kw: object) -> ImportResult:
+    cat, others = catalogs(pin)
+    return import_command(text, source, cat, others, **kw)  # type: ignore[arg-type]
+
+
+def words(text: str, path: str = "t") -> tuple[list[str], list[str]]:
+    diags = Diagnostics()
+    cmd = split_command(text, path, diags)
+    return [w.text for w in cmd.words], [f"{d.code}@{d.pos.line}:{d.pos.col}" for d in diags.items]
+
+
+# ----- splitting -----
+
+
+def test_split_shell_forms() -> None:
+    text = ("CUDA_VISIBLE_DEVICES=0,1 python3 -m sglang.launch_server \\\n"
+            "  --model-path '/m/a b' \\\n"
+            "  --served-model-name \"x \\\"y\\\"\" # a comment\n")
+    assert words(text) == (["CUDA_VISIBLE_DEVICES=0,1", "python3", "-m", "sglang.launch_server",
+                            "--model-path", "/m/a b", "--served-model-name", 'x "y"'], [])
+
+
+def test_split_reports_what_it_cannot_read() -> None:
+    assert words("python -m x --a $MODEL\n--b 1 | tee log")[1] == ["I002@1:17", "I003@2:1", "I004@2:7"]
+    assert words("--a 'open")[1] == ["I001@1:5"]
+
+
+def test_split_unit_takes_exec_start_and_environment() -> None:
+    unit = ("[Service]\nEnvironment=A=1 \"B=two words\"\nExecStart=-/usr/bin/python -m sglang.launch_server \\\n"
+            "  --model-path /m --served-model-name 100%%-$$x\nRestart=always\n")
+    diags = Diagnostics()
+    cmd = split_command(unit, "old.service", diags)
+    assert [w.text for w in cmd.words] == ["/usr/bin/python", "-m", "sglang.launch_server",
+                                           "--model-path", "/m", "--served-model-name", "100%-$x"]
+    assert [w.text for w in cmd.unit_env] == ["A=1", "B=two words"]
+    assert cmd.words[3].pos == Position("old.service", 4, 3) and not diags.items
+
+
+# ----- importing -----
+
+
+def test_model_card_line_becomes_structured_manifest() -> None:
+    r = do_import("SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1,2,3 python -m sglang.launch_server "
+                  "--model-path /shared/models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN "
+                  "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
+                  "--reasoning-parser qwen3 --tool-call-parser qwen3_coder --mem-fraction-static 0.85 "
+                  "--trust-remote-code --dtype bfloat16 --context-length 262144 --served-model-name q "
+                  "--port 30000 --host 0.0.0.0 --chunked-prefill-size=8192 --enable-metrics",
+                  size_gb=234)
+    assert r.ok and r.manifest is not None
+    data = YAML(typ="safe").load(r.manifest)
+    assert data == {
+        "name": "q",
+        "weights": {"path": "/shared/models/Qwen3.5-122B-A10B", "size_gb": 234},
+        "served_model_name": "q", "dtype": "bfloat16", "trust_remote_code": True,
+        "context_length": 262144, "parallel": {"tp": 4},
+        "speculative": {"algorithm": "NEXTN", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+        "parsers": {"reasoning": "qwen3", "tool_call": "qwen3_coder"},
+        "memory": {"mem_fraction_static": 0.85},
+        "args": {"--chunked-prefill-size": 8192, "--enable-metrics": True},
+        "env": {"SGLANG_ENABLE_SPEC_V2": "1"},
+    }
+    # Every normalization is a comment in the manifest and a warning on stderr.
+    assert "# F101: '--tp' is an abbreviation of '--tp-size'" in r.manifest
+    assert "# F101: '--speculative-algo' is an abbreviation of '--speculative-algorithm'" in r.manifest
+    assert "# written as '--chunked-prefill-size=8192'" in r.manifest
+    assert "'--port 30000' dropped" in r.manifest and "'CUDA_VISIBLE_DEVICES=0,1,2,3' dropped" in r.manifest
+    # X103 (catalogs/rules.yaml): SGLang rewrites NEXTN to EAGLE; a comment too.
+    assert sorted(d.code for d in r.diagnostics) == ["F101", "F101", "I008", "I008", "I008", "X103"]
+    assert "# X103: speculative algorithm NEXTN is rewritten by SGLang to EAGLE" in r.manifest
+
+
+def test_cross_flag_rules_apply() -> None:
+    """Every rule that needs no host runs on the imported command (generator/rules.py)."""
+    r = do_import("python -m sglang.launch_server --model-path /m --speculative-algorithm EAGLE3 "
+                  "--speculative-eagle-topk 1 --speculative-num-draft-tokens 16", pin="0.5.9")
+    assert r.manifest is None
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.is_error] == [("X009", 48), ("X002", 79)]
+    r = do_import("sglang serve --model-path /m --speculative-algorithm MTP --served-model-name a:b",
+                  pin="0.5.23")
+    assert [d.code for d in r.diagnostics if d.is_error] == ["X001", "X020"]
+
+
+def test_unknown_size_and_repo_id_are_left_to_fill_in(tmp_path: Path) -> None:
+    r = do_import("sglang serve --model-path moonshotai/Kimi-K2.5 --tp 8", pin="0.5.23")
+    assert r.ok and r.manifest is not None
+    data = YAML(typ="safe").load(r.manifest)
+    assert data["weights"] == {"path": None, "size_gb": None} and data["name"] == "kimi-k2.5"
+    assert "# REQUIRED: 'moonshotai/Kimi-K2.5' is not an absolute path" in r.manifest
+    assert "# REQUIRED: size of the weights on disk in GB" in r.manifest
+    assert sorted(d.code for d in r.diagnostics) == ["F101", "I007", "I007"]  # --tp abbreviates
+    # Until filled in, the manifest does not validate: it cannot be deployed by accident.
+    diags = Diagnostics()
+    path = tmp_path / "m.yaml"
+    path.write_text(r.manifest)
+    doc = load_file(path, "m.yaml", diags)
+    assert doc is not None and not validate(doc, MODEL_SCHEMA, diags)
+    assert {d.code for d in diags.items} == {"S002"}  # null where a path and a number belong
+
+
+@pytest.mark.parametrize("pin", ["0.5.9", "0.5.23"])
+def test_imported_manifest_renders_the_same_flags(pin: str, tmp_path: Path) -> None:
+    """Round trip: the printed manifest, rendered by gen, passes the same flags as the command."""
+    command = ("python -m sglang.launch_server --model-path /shared/models/m --tp-size 2 "
+               "--speculative-algorithm EAGLE3 --speculative-draft-model-path /shared/models/d "
+               "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
+               "--schedule-conservativeness 0.3 --chat-template=-odd.jinja --log-level warning "
+               "--json-model-override-args '{\"a\": [1, 2]}' --served-model-name 'has space'")
+    r = do_import(command, pin=pin, name="m", size_gb=10)
+    assert r.ok and r.manifest is not None, [str(d) for d in r.diagnostics]
+    root = write_repo(tmp_path, {"h": host_yaml("h", pin=pin, services=(
+        "  - {name: s, model: m, port: 30000, gpus: [0, 1]}\n"))}, {"m": r.manifest})
+    for part in ("templates", "catalogs"):
+        (root / part).symlink_to(ROOT / part)
+    result = run(root, None)
+    assert result.ok, [str(d) for d in result.diagnostics]
+    [svc] = result.renders[0].services
+    rendered = dict((g.words[0].split("=")[0], g.words[1:] or g.words[0].split("=")[1:])
+                    for g in svc.argv.groups)
+    tp = "--tensor-parallel-size" if pin == "0.5.9" else "--tp-size"
+    assert rendered == {
+        "--model-path": ("/shared/models/m",), "--served-model-name": ("has space",),
+        "--host": ("127.0.0.1",), "--port": ("30000",), tp: ("2",),
+        "--speculative-algorithm": ("EAGLE3",), "--speculative-draft-model-path": ("/shared/models/d",),
+        "--speculative-num-steps": ("3",), "--speculative-eagle-topk": ("1",),
+        "--speculative-num-draft-tokens": ("4",), "--schedule-conservativeness": ("0.3",),
+        "--chat-template": ["-odd.jinja"], "--log-level": ("warning",),
+        "--json-model-override-args": ('{"a": [1, 2]}',),
+    }
+
+
+def test_errors_print_no_manifest_and_all_findings() -> None:
+    r = do_import("python -m sglang.launch_server --model-path /m --num-speculative-tokens 16 "
+                  "--tool-call-parser qwen3 --tp-size x extra", pin="0.5.9")
+    assert r.manifest is None
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.is_error] == [
+        ("F001", 48), ("F003", 76), ("F004", 101), ("I006", 113)]
+
+
+def test_not_a_server_command() -> None:
+    r = do_import("python train.py --lr 1")
+    assert r.manifest is None and [d.code for d in r.diagnostics] == ["I005"]
+
+
+def test_wrong_commands_corpus_is_refused() -> None:
+    cases = YAML(typ="safe", pure=True).load(WRONG.read_text())
+    assert len(cases) >= 20
+    for case in cases:
+        r = do_import(case["command"], pin=case["pin"])
+        errors = [d.code for d in r.diagnostics if d.is_error]
+        assert r.manifest is None and case["code"] in errors, (case["why"], [str(d) for d in r.diagnostics])
