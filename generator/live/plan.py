@@ -1,0 +1,138 @@
+"""What the live host must look like, derived from a render (the same data gen wrote).
+
+``host_plan(render)`` turns a :class:`generator.render.HostRender` into plain frozen
+dataclasses the checks read: every managed file with its text, and per service the
+unit, port, URLs, argv, environment, model folders and GPUs. Nothing here talks to
+the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..render import ENV_DIR, UNIT_DIR, HostRender, RenderedService, health_address
+from ..writer import MANAGED_LIST
+
+SECRET_SUFFIX = ".secret.env"
+
+
+@dataclass(frozen=True)
+class ExpectedFile:
+    """A managed file: absolute path on the host and the exact text gen rendered."""
+
+    path: str
+    text: str
+    mode: int
+
+
+@dataclass(frozen=True)
+class ServicePlan:
+    """One service as rendered: what systemd must run and where it must answer."""
+
+    name: str
+    unit: str
+    unit_path: str
+    env_path: str
+    secret_env_path: str
+    enabled: bool
+    listen: str
+    port: int
+    base_url: str
+    served_model_name: str
+    argv: tuple[str, ...]
+    environment: tuple[tuple[str, str], ...]
+    model_path: str
+    draft_path: str | None
+    speculative_algorithm: str | None
+    gpu_bus_ids: tuple[str, ...]
+    cuda_visible_devices: str
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    """One host as rendered: its files, services, GPUs and SGLang install."""
+
+    name: str
+    address: str
+    ssh_user: str | None  # None: left to the operator's ssh config
+    ssh_port: int | None
+    python: str
+    sglang_version: str
+    sglang_commit: str | None
+    source_dir: str | None
+    files: tuple[ExpectedFile, ...]
+    services: tuple[ServicePlan, ...]
+    host_gpus: tuple[tuple[int, str], ...]  # (index, bus id) of GPUs the host keeps
+    vm_gpus: tuple[tuple[int, str, str], ...]  # (index, bus id, vm) given to VMs
+    retired: tuple[str, ...]
+
+    def service(self, name: str) -> ServicePlan:
+        """The service called NAME (KeyError when the host has none)."""
+        for svc in self.services:
+            if svc.name == name:
+                return svc
+        raise KeyError(name)
+
+
+def _service_plan(rs: RenderedService) -> ServicePlan:
+    """Expectations for one rendered service."""
+    spec, model = rs.placement.service, rs.placement.model
+    spec_alg = model.speculative.algorithm if model.speculative else None
+    draft = model.speculative.draft_model_path if model.speculative else None
+    return ServicePlan(
+        name=spec.name,
+        unit=spec.unit,
+        unit_path="/" + rs.unit_path,
+        env_path="/" + rs.env_path,
+        secret_env_path=f"/{ENV_DIR}/{spec.name}{SECRET_SUFFIX}",
+        enabled=spec.enabled,
+        listen=spec.listen,
+        port=spec.port,
+        base_url=f"http://{health_address(spec.listen)}:{spec.port}",
+        # SGLang names the model by --served-model-name, else by its --model-path.
+        served_model_name=model.served_model_name or model.weights.path,
+        argv=rs.argv.argv,
+        environment=rs.environment,
+        model_path=model.weights.path,
+        draft_path=draft,
+        speculative_algorithm=spec_alg,
+        gpu_bus_ids=tuple(g.pci_bus_id for g in rs.placement.gpus),
+        cuda_visible_devices=rs.placement.cuda_visible_devices,
+    )
+
+
+def _explicit_ssh(render: HostRender, key: str) -> object:
+    """An ssh setting only when the inventory writes it, so an ssh config can supply it."""
+    ssh = render.host.doc.data.get("ssh") or {}
+    return ssh.get(key)
+
+
+def host_plan(render: HostRender) -> HostPlan:
+    """Everything the live checks compare against, from one host's render."""
+    host = render.host
+    vm = dict(host.vm_gpus)
+    files = tuple(
+        ExpectedFile("/" + f.relpath, f.text, f.mode)
+        for f in render.tree.files
+        if f.relpath != MANAGED_LIST  # the list lives in output/ only, never on the host
+    )
+    user = _explicit_ssh(render, "user")
+    port = _explicit_ssh(render, "port")
+    return HostPlan(
+        name=host.name,
+        address=host.address,
+        ssh_user=str(user) if user else None,
+        ssh_port=int(port) if port else None,  # type: ignore[call-overload]
+        python=host.sglang.python,
+        sglang_version=render.catalog.version,
+        sglang_commit=host.sglang.commit or render.catalog.commit,
+        source_dir=host.sglang.source_dir,
+        files=files,
+        services=tuple(_service_plan(rs) for rs in render.services),
+        host_gpus=tuple((g.index, g.pci_bus_id) for g in host.gpus if g.index not in vm),
+        vm_gpus=tuple((g.index, g.pci_bus_id, vm[g.index]) for g in host.gpus if g.index in vm),
+        retired=host.retired,
+    )
+
+
+MANAGED_GLOBS = ((f"/{UNIT_DIR}", "sglang-*.service"), (f"/{ENV_DIR}", "*.env"))

@@ -1,0 +1,54 @@
+"""One result per live check: PASS or FAIL, for a host and a service, with evidence.
+
+Printed one line each (``PASS llm-two qwen unit-file /etc/...``); a failure's
+evidence (a diff, journal lines, a traceback) follows, indented, in full.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+HOST_WIDE = "-"  # the service column of checks about the whole host
+
+
+class Status(str, enum.Enum):
+    """Outcome of one check."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check; ``detail`` is one line, ``evidence`` any number."""
+
+    status: Status
+    host: str
+    service: str
+    check: str
+    detail: str = ""
+    evidence: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """True for a FAIL."""
+        return self.status is Status.FAIL
+
+    def line(self) -> str:
+        """The one-line form: status, host, service, check, detail."""
+        text = f"{self.status.value} {self.host} {self.service} {self.check}"
+        return text + (f": {self.detail}" if self.detail else "")
+
+    def render(self) -> str:
+        """The line plus the evidence, indented by four spaces (failures only)."""
+        if not (self.failed and self.evidence):
+            return self.line()
+        body = "\n".join("    " + ln if ln else "" for ln in self.evidence.rstrip("\n").split("\n"))
+        return f"{self.line()}\n{body}"
+
+
+def result(ok: bool, host: str, service: str, check: str, detail: str = "",
+           evidence: str = "") -> CheckResult:
+    """Build a CheckResult from a boolean (PASS when OK)."""
+    return CheckResult(Status.PASS if ok else Status.FAIL, host, service, check, detail, evidence)

@@ -1,0 +1,108 @@
+"""How gen reaches a host: the inventory's address over SSH, with the operator's ssh config.
+
+The inventory gives ``address`` and, optionally, ``ssh.user``/``ssh.port``; an ssh
+config (``--ssh-config FILE``) supplies the rest (identity, jump hosts, a real port
+for an alias). Only settings the inventory writes are passed on the command line,
+so an ssh config's ``Host`` block is never overridden by a default.
+
+Two ways out, both plain ``ssh``: a pytest-testinfra host (``testinfra_host``) for the
+checks, and ``run_with_stdin`` for scripts sent on stdin (preflight). An Ansible
+inventory can later become another Target with a different testinfra backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import testinfra
+from testinfra.host import Host as InfraHost
+
+from ..errors import GenError
+from .plan import HostPlan
+
+CONNECT_TIMEOUT_S = 10
+CONTROL_PERSIST_S = 30  # an upper bound only: the master is closed explicitly
+
+
+class HostUnreachableError(GenError, ConnectionError):
+    """SSH to the host failed (exit status 255): no check could run (``gen`` exits 3)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """An SSH destination: address (or ssh-config alias), optional user/port, config file."""
+
+    address: str
+    user: str | None = None
+    port: int | None = None
+    ssh_config: Path | None = None
+
+    @property
+    def spec(self) -> str:
+        """The testinfra host spec, ``ssh://[user@]address[:port]``."""
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        return f"ssh://{user}{self.address}{port}"
+
+    def ssh_argv(self) -> list[str]:
+        """``ssh`` with this target's options, up to and including the destination."""
+        argv = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"]
+        if self.ssh_config:
+            argv += ["-F", str(self.ssh_config)]
+        if self.user:
+            argv += ["-l", self.user]
+        if self.port:
+            argv += ["-p", str(self.port)]
+        return argv + ["--", self.address]
+
+
+def target_for(plan: HostPlan, ssh_config: Path | None) -> Target:
+    """The target of a host plan, with the operator's ssh config if given."""
+    return Target(plan.address, plan.ssh_user, plan.ssh_port, ssh_config)
+
+
+def testinfra_host(target: Target, control_path: Path | None = None) -> InfraHost:
+    """A pytest-testinfra host over ssh; with CONTROL_PATH all commands share one connection."""
+    kwargs: dict[str, object] = {"timeout": CONNECT_TIMEOUT_S, "ssh_extra_args": "-o BatchMode=yes"}
+    if control_path is not None:
+        kwargs.update(controlpersist=CONTROL_PERSIST_S, controlpath=str(control_path))
+    else:
+        kwargs["controlpersist"] = 0
+    if target.ssh_config:
+        kwargs["ssh_config"] = str(target.ssh_config)
+    return testinfra.get_host(target.spec, **kwargs)
+
+
+@contextlib.contextmanager
+def shared_connection(target: Target) -> Iterator[InfraHost]:
+    """A testinfra host whose commands share one ssh master, closed on exit.
+
+    Each check is a command; a new ssh handshake per command cost ~0.3 s on a loopback
+    container. The master is started by the first command and stopped here with
+    ``ssh -O exit``, so no ssh process outlives gen.
+    """
+    with tempfile.TemporaryDirectory(prefix="gen-ssh-") as tmp:
+        control = Path(tmp) / "master"
+        try:
+            yield testinfra_host(target, control)
+        finally:
+            if control.exists():
+                subprocess.run([*target.ssh_argv()[:-2], "-o", f"ControlPath={control}", "-O", "exit",
+                                "--", target.address], capture_output=True, timeout=30)
+
+
+def run_with_stdin(target: Target, command: Sequence[str], stdin: bytes,
+                   timeout: float = 300.0) -> subprocess.CompletedProcess[bytes]:
+    """Run COMMAND (argv, quoted for the remote shell) on TARGET with STDIN; 255 raises."""
+    proc = subprocess.run([*target.ssh_argv(), shlex.join(command)], input=stdin,
+                          capture_output=True, timeout=timeout)
+    if proc.returncode == 255:
+        raise HostUnreachableError(f"ssh {target.address} failed: "
+                                   f"{proc.stderr.decode('utf-8', 'replace').strip()}")
+    return proc

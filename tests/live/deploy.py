@@ -1,0 +1,158 @@
+"""Put the fixture deployment on a booted test host: stand-ins, fake model, rendered files.
+
+Everything goes over SSH as a tar stream (``tar -x -C /`` on the host), the way an
+operator's deploy would copy the rendered tree. The stand-ins (named so) replace what
+this machine cannot have: SGLang with a GPU (``standin_sglang_server.py`` as
+``sglang.launch_server`` in a stand-in venv), ``nvidia-smi``, and model weights.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from generator.live.plan import HostPlan, host_plan
+from generator.pipeline import run
+
+from .host import TestHost
+from .standins.fake_model import write_eagle3_draft, write_model
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+FIXTURE = HERE / "fixtures" / "repo"
+STANDINS = HERE / "standins"
+HOST = "live-test"
+ALIAS = "gen-live-test"  # the fixture inventory's address: an alias in the test ssh config
+VENV = "/opt/standin-sglang"
+FIXTURE_PORT_LINE = "    port: 30000\n"
+MODEL_DIR = "/shared/models/standin-llama"
+DRAFT_DIR = "/shared/models/standin-llama-eagle3"
+GPUS_CSV = "/etc/standin-nvidia-smi/gpus.csv"
+FAULT = "/etc/standin-sglang/fault"
+PIN = "0.5.9"  # the fixture inventory's sglang.pin: the stand-in parses with its catalog
+PYTHON_MINOR = "3.11"  # Debian bookworm's python3, the test image's
+RETIRED_FILE = "/data/old-weights.bin"
+
+
+def fixture_repo(dest: Path, port: int) -> Path:
+    """A deployment repo: the fixture's hosts/ and models/, the real templates/ and catalogs/."""
+    for part in ("hosts", "models"):
+        shutil.copytree(FIXTURE / part, dest / part)
+    for part in ("templates", "catalogs"):
+        shutil.copytree(ROOT / part, dest / part)
+    inventory = dest / "hosts" / f"{HOST}.yaml"
+    text = inventory.read_text()
+    assert FIXTURE_PORT_LINE in text, "the fixture inventory's port line moved"
+    inventory.write_text(text.replace(FIXTURE_PORT_LINE, f"    port: {port}\n"))
+    return dest
+
+
+def render_plan(root: Path) -> tuple[HostPlan, dict[str, tuple[bytes, int]]]:
+    """Render the fixture host in memory: its plan and its files (absolute path -> bytes, mode)."""
+    result = run(root, [HOST])
+    assert result.ok, "\n".join(str(d) for d in result.diagnostics)
+    render = result.renders[0]
+    return host_plan(render), {f.path: (f.text.encode(), f.mode) for f in host_plan(render).files}
+
+
+def write_ssh_config(test_host: TestHost, path: Path) -> Path:
+    """An operator-style ssh config: the inventory's address as an alias for the container."""
+    path.write_text(
+        f"Host {ALIAS}\n    HostName 127.0.0.1\n    Port {test_host.port}\n"
+        f"    IdentityFile {test_host.key}\n    IdentitiesOnly yes\n"
+        "    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n    LogLevel ERROR\n")
+    return path
+
+
+def push(test_host: TestHost, files: dict[str, tuple[bytes, int]]) -> None:
+    """Copy FILES (absolute path -> content, mode) to the host over ssh as one tar stream."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, (data, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+    proc = subprocess.run(["ssh", "-F", str(test_host.ssh_config), test_host.name,
+                           "tar -x --no-same-owner -C /"], input=buf.getvalue(), capture_output=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
+def _tree(folder: Path, dest: str) -> dict[str, tuple[bytes, int]]:
+    """Every file under FOLDER, mapped to DEST on the host, mode 0644."""
+    return {f"{dest}/{p.relative_to(folder)}": (p.read_bytes(), 0o644) for p in folder.rglob("*") if p.is_file()}
+
+
+def standin_files(pin: str, version: str, gpus_csv: str) -> dict[str, tuple[bytes, int]]:
+    """The stand-in venv, stand-in nvidia-smi, its GPU list and the fake model folders."""
+    site = f"{VENV}/lib/python{PYTHON_MINOR}/site-packages"
+    files: dict[str, tuple[bytes, int]] = {
+        f"{VENV}/pyvenv.cfg": (b"home = /usr/bin\ninclude-system-site-packages = false\n", 0o644),
+        f"{site}/sglang/__init__.py": (b'"""STAND-IN sglang package for the live tests."""\n', 0o644),
+        f"{site}/sglang/launch_server.py": ((STANDINS / "standin_sglang_server.py").read_bytes(), 0o644),
+        f"{site}/standin_catalog.json": ((ROOT / "catalogs" / "sglang" / f"{pin}.json").read_bytes(), 0o644),
+        "/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
+        GPUS_CSV: (gpus_csv.encode(), 0o644),
+    }
+    return files | dist_info(version) | standin_model_files()
+
+
+def dist_info(version: str) -> dict[str, tuple[bytes, int]]:
+    """A stand-in ``sglang-<version>.dist-info`` so importlib.metadata reports VERSION."""
+    site = f"{VENV}/lib/python{PYTHON_MINOR}/site-packages"
+    meta = f"Metadata-Version: 2.1\nName: sglang\nVersion: {version}\nSummary: STAND-IN\n"
+    return {f"{site}/sglang-{version}.dist-info/METADATA": (meta.encode(), 0o644)}
+
+
+def gpus_csv(plan: HostPlan) -> str:
+    """nvidia-smi's answer on a host whose VM GPUs are passed through: the host's GPUs only."""
+    return "".join(f"{i}, {bus}\n" for i, (_, bus) in enumerate(sorted(plan.host_gpus, key=lambda g: g[1])))
+
+
+def sh(test_host: TestHost, script: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a shell script as root on the host; with CHECK, a failure fails the test."""
+    proc = subprocess.run(["ssh", "-F", str(test_host.ssh_config), test_host.name, script],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    if check:
+        assert proc.returncode == 0, f"{script}\n{proc.stdout}{proc.stderr}"
+    return proc
+
+
+def provision(test_host: TestHost, plan: HostPlan) -> None:
+    """Once per host: service user, stand-ins, fake model, a retired /data with a file in it."""
+    minor = sh(test_host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip()
+    assert minor == PYTHON_MINOR, f"test image python is {minor}, the stand-in venv layout says {PYTHON_MINOR}"
+    push(test_host, standin_files(PIN, plan.sglang_version, gpus_csv(plan)))
+    sh(test_host, f"id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin sglang;"
+                  f" mkdir -p {VENV}/bin; ln -sfn /usr/bin/python3 {VENV}/bin/python; mkdir -p /data;"
+                  f" head -c 4096 /dev/zero > {RETIRED_FILE}")
+
+
+def deploy(test_host: TestHost, plan: HostPlan, files: dict[str, tuple[bytes, int]]) -> None:
+    """Reset every drift, copy the rendered files, daemon-reload, enable and (re)start the units.
+
+    ``reset-failed`` first: every test restarts the units, and StartLimitBurst=3 would
+    otherwise refuse the fourth start within 30 minutes.
+    """
+    push(test_host, files | dist_info(plan.sglang_version) | {GPUS_CSV: (gpus_csv(plan).encode(), 0o644)})
+    units = " ".join(s.unit for s in plan.services)
+    sh(test_host, f"rm -f {FAULT} /etc/sglang/*.secret.env; rm -rf /etc/systemd/system/sglang-*.service.d;"
+                  f" find {VENV}/lib -maxdepth 3 -name 'sglang-*.dist-info' ! -name 'sglang-{plan.sglang_version}.dist-info'"
+                  " -exec rm -rf {} +; systemctl daemon-reload")
+    push(test_host, standin_model_files())
+    started = sh(test_host, f"systemctl enable -q {units} && systemctl reset-failed {units};"
+                            f" systemctl restart {units}", check=False)
+    if started.returncode != 0:
+        journal = sh(test_host, f"systemctl status --no-pager -l {units}; journalctl -b --no-pager "
+                                + " ".join(f"-u {s.unit}" for s in plan.services), check=False)
+        raise AssertionError(f"start failed: {started.stderr}\n{journal.stdout}")
+
+
+def standin_model_files() -> dict[str, tuple[bytes, int]]:
+    """The fake model folders alone (restored after a shard is removed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return _tree(write_model(Path(tmp) / "m"), MODEL_DIR) | _tree(write_eagle3_draft(Path(tmp) / "d"), DRAFT_DIR)

@@ -1,0 +1,133 @@
+"""STAND-IN for ``python -m sglang.launch_server`` in the live tests (no GPU, no model here).
+
+Installed in the test container as ``sglang/launch_server.py`` of a stand-in venv, so
+the rendered unit's ExecStart runs it unchanged. It does what the live checks can see
+of a real SGLang server, and nothing more:
+
+* builds an argparse parser from the pinned catalog (``catalog.json`` beside the
+  package, copied from ``catalogs/sglang/<pin>.json``) and parses its argv with it: an
+  unknown flag or a bad choice exits 2 with argparse's usage text, as SGLang does;
+* refuses to start (exit 1, a traceback-like message) without ``config.json`` in
+  ``--model-path``, or when the fault file ``/etc/standin-sglang/fault`` says ``crash``
+  (how the tests make a restart loop); ``hold PATH`` there makes it keep PATH open;
+* serves ``/health`` (503 while "loading" for ``LOAD_SECONDS``, then 200) and
+  ``/v1/models`` (naming ``--served-model-name``, else ``--model-path``, like SGLang)
+  on ``--host``/``--port``.
+
+Standard library only: the container's Python has nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+CATALOG = Path(__file__).resolve().parent.parent / "standin_catalog.json"
+FAULT_FILE = Path("/etc/standin-sglang/fault")
+LOAD_SECONDS = 1.0
+TYPES = {"int": int, "float": float, "str": str, None: None}
+
+
+def build_parser(catalog: dict) -> argparse.ArgumentParser:
+    """An ArgumentParser with every action of the catalog, as SGLang's own would have."""
+    parser = argparse.ArgumentParser(prog="sglang.launch_server",
+                                     allow_abbrev=catalog["parser"]["allow_abbrev"])
+    for action in catalog["actions"]:
+        kind, opts = action["kind"], action["option_strings"]
+        if kind == "help":
+            continue  # argparse adds -h/--help itself
+        kwargs: dict = {"dest": action["dest"], "default": action["default"]}
+        if kind in ("store_true", "store_false"):
+            kwargs["action"] = kind
+        elif kind == "boolean_optional":
+            kwargs["action"] = argparse.BooleanOptionalAction
+            opts = [o for o in opts if not o.startswith("--no-")]
+        elif action["nargs"] == 0:  # deprecated and other flags that take no value
+            kwargs.update(action="store_const", const=True)
+        else:
+            kwargs["type"] = TYPES.get(action["type"], str)
+            if action["nargs"] is not None:
+                kwargs["nargs"] = action["nargs"]
+            if action["choices"] is not None:
+                kwargs["choices"] = action["choices"]
+        if (action.get("deprecated") or {}).get("fatal"):
+            kwargs["action"] = _refuse(action["deprecated"]["message"])
+            kwargs.pop("type", None)
+            kwargs.pop("choices", None)
+        parser.add_argument(*opts, **kwargs)
+    return parser
+
+
+def _refuse(message: str) -> type[argparse.Action]:
+    """An action that rejects its flag the way SGLang's fatal DeprecatedAction does (exit 2)."""
+
+    class Refuse(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+            parser.error(message)
+
+    return Refuse
+
+
+def served_name(args: argparse.Namespace) -> str:
+    """What /v1/models names: --served-model-name, else the model path (SGLang's rule)."""
+    return getattr(args, "served_model_name", None) or args.model_path
+
+
+def make_handler(name: str, started: float) -> type[BaseHTTPRequestHandler]:
+    """A request handler answering /health and /v1/models for model NAME."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/health":
+                ready = time.monotonic() - started >= LOAD_SECONDS
+                self._send(200 if ready else 503, b"" if ready else b"loading")
+            elif self.path == "/v1/models":
+                body = {"object": "list", "data": [
+                    {"id": name, "object": "model", "owned_by": "sglang", "root": name}]}
+                self._send(200, json.dumps(body).encode())
+            else:
+                self._send(404, b"not found")
+
+        def _send(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass  # the journal would fill with health polls
+
+    return Handler
+
+
+def main(argv: list[str]) -> int:
+    """Parse like SGLang, then serve until stopped."""
+    catalog = json.loads(CATALOG.read_text())
+    args = build_parser(catalog).parse_args(argv)  # exits 2 on a flag the catalog lacks
+    print(f"stand-in sglang {catalog['sglang']['version']}: argv accepted, pid {os.getpid()}", flush=True)
+    fault = FAULT_FILE.read_text().strip() if FAULT_FILE.exists() else ""
+    if fault.startswith("hold "):
+        # Keep a file open the way a server reading old weights would (retired-path test).
+        held = open(fault.split(" ", 1)[1], "rb")  # noqa: SIM115 (held for the process's life)
+        print(f"stand-in sglang: holding {held.name} open", flush=True)
+    if fault == "crash":
+        print("Traceback (most recent call last):\n  stand-in fault injected by the live tests\n"
+              "RuntimeError: stand-in crash (restart-loop test)", file=sys.stderr, flush=True)
+        return 1
+    if not (Path(args.model_path) / "config.json").is_file():
+        print(f"OSError: {args.model_path} does not appear to have a file named config.json",
+              file=sys.stderr, flush=True)
+        return 1
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(served_name(args), time.monotonic()))
+    print(f"stand-in sglang: serving {served_name(args)} on {args.host}:{args.port}", flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,241 @@
+"""`gen ansible` for real: ansible-core rolls the rendered tree out to two systemd hosts.
+
+Two containers (scripts/test-host) share this machine's network namespace, so each gets
+its own sshd port and the services get distinct ports; both inventories say 127.0.0.1
+with their own ssh port, exactly what `gen ansible` turns into ``ansible_host`` /
+``ansible_port``. SGLang itself is the live suite's stand-in server (tests/live/standins:
+it parses argv with the pinned catalog and answers /health and /v1/models).
+
+One rollout, in order: first apply; a no-change run (changed=0, nothing restarted);
+``--check --diff`` of a one-flag change (shows the diff, changes nothing); the real
+one-flag change (exactly one service restarted); and a unit that fails
+``systemd-analyze verify`` (old file stays, nothing restarted, the rollout stops before
+the second host).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .deploy import FIXTURE, PIN, VENV, push, sh, standin_files, standin_model_files
+from .host import TestHost, boot_test_host, free_port, stop_test_host
+
+pytestmark = pytest.mark.live
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MODEL = "standin-llama-eagle3"
+UNIT_DIR = "etc/systemd/system"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Two booted hosts, the deployment repo rendering them, and each service's port."""
+
+    hosts: dict[str, TestHost]
+    repo: Path
+    ports: dict[str, int]  # service name -> port
+    services: dict[str, tuple[str, ...]]  # host -> its service names
+
+
+def _host_yaml(name: str, ssh_port: int, services: dict[str, int], extra: dict[str, str]) -> str:
+    svc = "".join(
+        f"  - name: {s}\n    model: {MODEL}\n    port: {port}\n    listen: 127.0.0.1\n    gpus: [{i}]\n"
+        + (f"    args:\n      {extra[s]}\n" if s in extra else "")
+        for i, (s, port) in enumerate(services.items()))
+    return (f"name: {name}\ndescription: ansible live-test host {name} (stand-in SGLang)\n"
+            f"address: 127.0.0.1\nssh:\n  user: root\n  port: {ssh_port}\n"
+            "gpus:\n"
+            '  - {index: 0, pci_bus_id: "00000000:01:00.0", memory_gb: 96, numa_node: 0, model: stand-in GPU}\n'
+            '  - {index: 1, pci_bus_id: "00000000:21:00.0", memory_gb: 96, numa_node: 0, model: stand-in GPU}\n'
+            'numa:\n  - {node: 0, cpus: "0-1"}\n'
+            "storage:\n  model_root: /shared/models\n  retired: [/data]\n"
+            f'sglang:\n  pin: "{PIN}"\n  python: {VENV}/bin/python\n  user: sglang\n'
+            f"services:\n{svc}")
+
+
+def write_hosts(fleet: Fleet, extra: dict[str, str] | None = None) -> None:
+    """(Re)write both inventories; ``extra`` adds one ``--flag: value`` line to a service."""
+    for name, host in fleet.hosts.items():
+        services = {s: fleet.ports[s] for s in fleet.services[name]}
+        (fleet.repo / "hosts" / f"{name}.yaml").write_text(_host_yaml(name, host.port, services, extra or {}))
+
+
+def gen(repo: Path, *args: str) -> str:
+    """Run the real `gen` command line; a non-zero exit fails the test."""
+    proc = subprocess.run([str(BIN / "gen"), *args, "--root", str(repo)], capture_output=True, text=True, check=False,
+                          timeout=300)
+    assert proc.returncode == 0, f"gen {' '.join(args)}: {proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook on the generated inventory and playbook; its own state stays in the repo."""
+    key = next(iter(fleet.hosts.values())).key
+    home = fleet.repo / ".ansible-home"
+    env = os.environ | {
+        "LC_ALL": "C.UTF-8",
+        "ANSIBLE_HOME": str(home),
+        "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
+        "ANSIBLE_PRIVATE_KEY_FILE": str(key),
+        "ANSIBLE_HOST_KEY_CHECKING": "False",
+        # Every container is new, with host keys from a shared image: never record them.
+        "ANSIBLE_SSH_ARGS": "-o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes -o ControlMaster=no",
+        "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
+    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(fleet.repo / "ansible" / "inventory.yml"),
+                           str(fleet.repo / "ansible" / "site.yml"), *args],
+                          capture_output=True, text=True, env=env, check=False, timeout=900)
+
+
+def recap(output: str) -> dict[str, dict[str, int]]:
+    """PLAY RECAP counters per host: ``{'ansible-a': {'ok': 7, 'changed': 3, ...}}``."""
+    counts = {}
+    for host, rest in re.findall(r"^(\S+)\s+:\s+(ok=.*)$", output, re.MULTILINE):
+        counts[host] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", rest)}
+    return counts
+
+
+def invocations(fleet: Fleet) -> dict[str, str]:
+    """systemd's InvocationID of every service: it changes exactly when the unit (re)starts."""
+    ids = {}
+    for name, host in fleet.hosts.items():
+        for svc in fleet.services[name]:
+            ids[svc] = sh(host, f"systemctl show -p InvocationID --value sglang-{svc}.service").stdout.strip()
+    return ids
+
+
+def remote_text(host: TestHost, path: str) -> str:
+    """A file's text on the host."""
+    return sh(host, f"cat {path}").stdout
+
+
+def healthy(host: TestHost, port: int) -> bool:
+    """True when the stand-in on PORT answers /health with 200 (asked from inside the host)."""
+    probe = sh(host, f"python3 -c \"import urllib.request; print(urllib.request.urlopen("
+                     f"'http://127.0.0.1:{port}/health', timeout=5).status)\"", check=False)
+    return probe.stdout.strip() == "200"
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """Boot two hosts (one shared ssh key), provision the stand-ins, write the repo."""
+    base = tmp_path_factory.mktemp("ansible-fleet")
+    hosts: dict[str, TestHost] = {}
+    try:
+        for name in ("ansible-a", "ansible-b"):
+            folder = base / name
+            folder.mkdir()
+            if hosts:  # reuse the first host's key, so one ANSIBLE_PRIVATE_KEY_FILE reaches both
+                first = next(iter(hosts.values())).key
+                shutil.copy(first, folder / "id_ed25519")
+                shutil.copy(f"{first}.pub", folder / "id_ed25519.pub")
+            hosts[name] = boot_test_host(folder, name=f"gen-{name}-{os.getpid()}")
+        for host in hosts.values():
+            push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n")
+                 | standin_model_files())
+            sh(host, "id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "
+                     f"sglang; mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python")
+        repo = base / "repo"
+        shutil.copytree(FIXTURE / "models", repo / "models")
+        for part in ("templates", "catalogs"):
+            shutil.copytree(ROOT / part, repo / part)
+        (repo / "hosts").mkdir()
+        services = {"ansible-a": ("alpha", "beta"), "ansible-b": ("gamma",)}
+        ports: dict[str, int] = {}
+        for svc in ("alpha", "beta", "gamma"):
+            port = free_port()
+            while port in ports.values() or port in (h.port for h in hosts.values()):
+                port = free_port()
+            ports[svc] = port
+        result = Fleet(hosts, repo, ports, services)
+        write_hosts(result)
+        yield result
+    finally:
+        for host in hosts.values():
+            stop_test_host(host)
+
+
+def test_rollout_through_ansible(fleet: Fleet) -> None:
+    """Apply, no-change, --check --diff, one-flag change, failing validate: each as promised."""
+    a, b = fleet.hosts["ansible-a"], fleet.hosts["ansible-b"]
+    gen(fleet.repo, "render", "--all")
+    written = gen(fleet.repo, "ansible")
+    assert "created" in written and (fleet.repo / "ansible" / "site.yml").is_file(), written
+    inventory = (fleet.repo / "ansible" / "inventory.yml").read_text()
+    assert f"ansible_port: {a.port}" in inventory and f"ansible_port: {b.port}" in inventory
+
+    # 1. First apply: every file copied, every service started and healthy.
+    first = playbook(fleet)
+    assert first.returncode == 0, first.stdout + first.stderr
+    counts = recap(first.stdout)
+    assert counts["ansible-a"]["changed"] > 0 and counts["ansible-b"]["changed"] > 0, first.stdout
+    for name, host in fleet.hosts.items():
+        for svc in fleet.services[name]:
+            assert sh(host, f"systemctl is-active sglang-{svc}.service").stdout.strip() == "active"
+            assert healthy(host, fleet.ports[svc]), svc
+    unit_a = f"/{UNIT_DIR}/sglang-alpha.service"
+    assert remote_text(a, unit_a) == (fleet.repo / "output/ansible-a" / UNIT_DIR / "sglang-alpha.service").read_text()
+    before = invocations(fleet)
+    assert all(before.values()), before
+
+    # 2. No change: nothing changed, nothing restarted.
+    again = playbook(fleet)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert {h: c["changed"] for h, c in recap(again.stdout).items()} == {"ansible-a": 0, "ansible-b": 0}, again.stdout
+    assert invocations(fleet) == before
+
+    # 3. One flag on one service: --check --diff shows it and changes nothing ...
+    write_hosts(fleet, {"alpha": "--max-running-requests: 16"})
+    changed = gen(fleet.repo, "render", "--all")
+    assert [ln for ln in changed.splitlines() if not ln.startswith("unchanged")] == \
+        [f"updated   output/ansible-a/{UNIT_DIR}/sglang-alpha.service"], changed
+    gen(fleet.repo, "ansible")
+    preview = playbook(fleet, "--check", "--diff")
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    assert re.search(r"^\+\s+--max-running-requests 16", preview.stdout, re.MULTILINE), preview.stdout
+    assert recap(preview.stdout)["ansible-a"]["changed"] > 0 and recap(preview.stdout)["ansible-b"]["changed"] == 0
+    assert "--max-running-requests" not in remote_text(a, unit_a)
+    assert invocations(fleet) == before
+
+    # ... and applying it restarts exactly that service, which comes back healthy.
+    apply = playbook(fleet)
+    assert apply.returncode == 0, apply.stdout + apply.stderr
+    assert recap(apply.stdout)["ansible-b"]["changed"] == 0, apply.stdout
+    after = invocations(fleet)
+    assert [s for s in after if after[s] != before[s]] == ["alpha"], (before, after)
+    assert "--max-running-requests 16" in remote_text(a, unit_a)
+    shown = sh(a, "systemctl show -p ExecStart --value sglang-alpha.service").stdout
+    assert "--max-running-requests 16" in shown, shown
+    assert healthy(a, fleet.ports["alpha"])
+    backups = sh(a, f"ls /{UNIT_DIR}").stdout.split()
+    assert any(n.startswith("sglang-alpha.service.") and n.endswith("~") for n in backups), backups
+
+    # 4. A unit systemd rejects: the old file stays, nothing restarts, host b is never reached.
+    write_hosts(fleet, {"alpha": "--max-running-requests: 16", "gamma": "--max-running-requests: 8"})
+    gen(fleet.repo, "render", "--all")
+    gen(fleet.repo, "ansible")
+    beta_out = fleet.repo / "output/ansible-a" / UNIT_DIR / "sglang-beta.service"
+    beta_old = remote_text(a, f"/{UNIT_DIR}/sglang-beta.service")
+    gamma_old = remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service")
+    # What a newer systemd would accept and this one does not: an unknown setting.
+    beta_out.write_text(beta_out.read_text().replace("[Service]\n", "[Service]\nFrobnicateGPU=yes\n", 1))
+    failed = playbook(fleet)
+    assert failed.returncode != 0, failed.stdout
+    assert "FrobnicateGPU" in failed.stdout + failed.stderr, failed.stdout  # systemd-analyze's complaint
+    assert remote_text(a, f"/{UNIT_DIR}/sglang-beta.service") == beta_old
+    assert remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service") == gamma_old  # rollout stopped at host a
+    assert "ansible-b" not in recap(failed.stdout) or recap(failed.stdout)["ansible-b"]["changed"] == 0
+    assert invocations(fleet) == after

@@ -1,0 +1,105 @@
+"""gen preflight's on-host script, run here with the real SGLang venvs (0.5.9, 0.5.23).
+
+The same bytes and the same command line go to a host over ssh (stdin = the script);
+here the transport is a local subprocess and the model a small fake folder written by
+the test. Parser errors (exit 2), ServerArgs validation (incident 2's assertion) and
+the EAGLE3 drafter naming (incident 1) must all be reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from sglang_env import sglang_python
+
+from generator.live.plan import HostPlan
+from generator.live.preflight import PreflightReport, command, interpret
+from generator.live.remote import onhost_source
+
+from .deploy import fixture_repo, render_plan
+from .standins.fake_model import write_eagle3_draft, write_model
+
+pytestmark = pytest.mark.sglang
+VERSIONS = ("0.5.9", "0.5.23")
+
+
+def _plan(tmp_path: Path, version: str, drafter_prefix: str = "midlayer") -> HostPlan:
+    """The fixture host rendered for VERSION with its models in a temp folder (fake weights)."""
+    repo = fixture_repo(tmp_path / "repo", 30000)
+    models = tmp_path / "models"
+    for path in (repo / "hosts" / "live-test.yaml", repo / "models" / "standin-llama-eagle3.yaml"):
+        path.write_text(path.read_text().replace("/shared/models", str(models))
+                        .replace('pin: "0.5.9"', f'pin: "{version}"'))
+    write_model(models / "standin-llama")
+    write_eagle3_draft(models / "standin-llama-eagle3", drafter_prefix)
+    plan, _ = render_plan(repo)
+    return dataclasses.replace(plan, python=sglang_python(version))
+
+
+def _run(plan: HostPlan) -> tuple[PreflightReport, float]:
+    """Run the preflight command locally exactly as ssh would, script on stdin."""
+    started = time.monotonic()
+    proc = subprocess.run(command(plan.python, plan.services), input=onhost_source().encode(),
+                          capture_output=True, timeout=300)
+    elapsed = time.monotonic() - started
+    return interpret(plan, plan.services, proc.returncode, proc.stdout.decode(), proc.stderr.decode()), elapsed
+
+
+def _lines(rep: PreflightReport) -> dict[str, str]:
+    return {r.check: r.render() for r in rep.results}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_rendered_argv_passes_sglangs_own_validation(tmp_path: Path, version: str) -> None:
+    """The fixture's rendered argv: parsed, ServerArgs built and validated, shards and drafter ok."""
+    rep, elapsed = _run(_plan(tmp_path, version))
+    assert not rep.failed, "\n".join(r.render() for r in rep.results)
+    assert set(_lines(rep)) == {"sglang-version", "checkpoint-model", "checkpoint-draft",
+                                "eagle3-draft-names", "sglang-parse", "sglang-server-args"}
+    assert any("--device cpu" in n for n in rep.notes)
+    assert elapsed < 60
+    print(f"preflight {version}: {len(rep.results)} checks passed in {elapsed:.1f} s")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_unknown_flag_fails_in_sglangs_parser(tmp_path: Path, version: str) -> None:
+    """Incident 1's vLLM flag: SGLang's parser exits 2 and says which argument."""
+    plan = _plan(tmp_path, version)
+    svc = dataclasses.replace(plan.services[0], argv=plan.services[0].argv + ("--num-speculative-tokens", "16"))
+    rep, _ = _run(dataclasses.replace(plan, services=(svc,)))
+    line = _lines(rep)["sglang-parse"]
+    assert line.startswith("FAIL live-test chat sglang-parse: exit status 2")
+    assert "unrecognized arguments: --num-speculative-tokens 16" in line
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_server_args_validation_failure_is_reported_with_its_traceback(tmp_path: Path, version: str) -> None:
+    """Incident 2's shape: top-k and draft tokens without num-steps parse, but ServerArgs refuses."""
+    plan = _plan(tmp_path, version)
+    argv = list(plan.services[0].argv)
+    i = argv.index("--speculative-num-steps")
+    del argv[i:i + 2]
+    svc = dataclasses.replace(plan.services[0], argv=tuple(argv))
+    rep, _ = _run(dataclasses.replace(plan, services=(svc,)))
+    lines = _lines(rep)
+    assert lines["sglang-parse"].startswith("PASS")
+    # 0.5.9 asserts in server_args.py, 0.5.23 in arg_groups/.../speculative_hook.py.
+    assert lines["sglang-server-args"].startswith(
+        "FAIL live-test chat sglang-server-args: AssertionError (no message) at ")
+    assert "speculative_num_draft_tokens is None" in lines["sglang-server-args"]
+    assert "Traceback (most recent call last)" in lines["sglang-server-args"]
+
+
+def test_unrenamed_eagle3_drafter_and_missing_shard_fail(tmp_path: Path) -> None:
+    """A drafter still named layers.0.* and a base model missing a shard (no torch needed)."""
+    plan = _plan(tmp_path, "0.5.9", drafter_prefix="layers.0")
+    Path(plan.services[0].model_path, "model-00002-of-00002.safetensors").unlink()
+    rep, _ = _run(plan)
+    lines = _lines(rep)
+    assert "rename layers.0.* to midlayer.*" in lines["eagle3-draft-names"]
+    assert lines["checkpoint-model"].startswith("FAIL") and "model-00002-of-00002.safetensors: missing" in \
+        lines["checkpoint-model"]

@@ -1,0 +1,311 @@
+"""gen verify / status against a real systemd host: a clean deploy passes, each drift fails.
+
+One container for the module (tests/live/conftest.py boots it), the fixture repo
+rendered with gen, copied over SSH, started by the real systemd. Every test first
+restores the clean deploy (``deploy``), injects one drift, and requires ``gen verify``
+to fail with a message that names it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli_live import status, verify
+from generator.live.plan import HostPlan, ServicePlan
+
+from .deploy import (
+    DRAFT_DIR,
+    FAULT,
+    GPUS_CSV,
+    HOST,
+    MODEL_DIR,
+    RETIRED_FILE,
+    deploy,
+    dist_info,
+    fixture_repo,
+    provision,
+    push,
+    render_plan,
+    sh,
+    write_ssh_config,
+)
+from .host import TestHost, free_port
+
+pytestmark = pytest.mark.live
+FAIL_FAST_S = 15.0  # a unit whose SGLang exits 2 must be failed well within this
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The fixture repo, its render, and how to reach the container like an operator."""
+
+    root: Path
+    plan: HostPlan
+    files: dict[str, tuple[bytes, int]]
+    ssh_config: Path
+    test_host: TestHost
+
+    @property
+    def svc(self) -> ServicePlan:
+        """The fixture's one service."""
+        return self.plan.services[0]
+
+
+@pytest.fixture(scope="module")
+def deployment(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """Provision the container once; stop and disable the units at the end."""
+    tmp = tmp_path_factory.mktemp("live-verify")
+    root = fixture_repo(tmp / "repo", free_port())
+    plan, files = render_plan(root)
+    dep = Deployment(root, plan, files, write_ssh_config(test_host, tmp / "ssh_config"), test_host)
+    provision(test_host, plan)
+    try:
+        yield dep
+    finally:
+        units = " ".join(s.unit for s in plan.services)
+        sh(test_host, f"systemctl disable --now {units}; systemctl reset-failed {units}", check=False)
+
+
+@pytest.fixture
+def clean(deployment: Deployment) -> Deployment:
+    """The clean deploy, freshly restored: files, stand-ins, units restarted."""
+    deploy(deployment.test_host, deployment.plan, deployment.files)
+    return deployment
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What gen printed and how it exited."""
+
+    code: int
+    output: str
+
+    def lines(self, status_word: str) -> list[str]:
+        """The result lines with that status (PASS/FAIL)."""
+        return [ln for ln in self.output.splitlines() if ln.startswith(status_word + " ")]
+
+    def failed_checks(self) -> set[str]:
+        """The check names of every FAIL line."""
+        return {ln.split()[3].rstrip(":") for ln in self.lines("FAIL")}
+
+
+def gen_verify(dep: Deployment, root: Path | None = None) -> Outcome:
+    """Run ``gen verify --host live-test --ssh-config FILE --root ROOT``."""
+    res = CliRunner().invoke(verify, ["--host", HOST, "--ssh-config", str(dep.ssh_config),
+                                      "--root", str(root or dep.root)])
+    return Outcome(res.exit_code, res.output)
+
+
+def gen_status(dep: Deployment, *extra: str) -> Outcome:
+    """Run ``gen status --host live-test`` with EXTRA options."""
+    res = CliRunner().invoke(status, ["--host", HOST, "--ssh-config", str(dep.ssh_config),
+                                      "--root", str(dep.root), *extra])
+    return Outcome(res.exit_code, res.output)
+
+
+def test_clean_deploy_passes_every_check(clean: Deployment) -> None:
+    """Rendered, copied over SSH, started by systemd: every check passes, exit 0."""
+    started = time.monotonic()
+    out = gen_verify(clean)
+    elapsed = time.monotonic() - started
+    assert out.code == 0, out.output
+    assert not out.lines("FAIL")
+    checks = {ln.split()[3].rstrip(":") for ln in out.lines("PASS")}
+    assert {"file-content", "no-stray-files", "systemd-analyze-verify", "sglang-version", "enabled",
+            "active", "no-restarts", "unit-loaded", "listening", "health", "served-model",
+            "process-argv", "process-environment", "weights", "draft-weights", "gpus-visible",
+            "vm-gpus-absent", "gpu-selection", "no-retired-paths"} <= checks
+    print(f"verify: {len(out.lines('PASS'))} checks passed in {elapsed:.1f} s")
+    # The installed command line, the way an operator runs it.
+    gen = Path(sys.executable).parent / "gen"
+    proc = subprocess.run([str(gen), "verify", "--host", HOST, "--ssh-config", str(clean.ssh_config),
+                           "--root", str(clean.root)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == f"gen: {HOST}: {len(out.lines('PASS'))} passed, 0 failed"
+
+
+def _fail_line(out: Outcome, check: str) -> str:
+    """The FAIL line of CHECK (the test fails when there is none)."""
+    lines = [ln for ln in out.lines("FAIL") if ln.split()[3].rstrip(":") == check]
+    assert lines, f"no FAIL for {check}:\n{out.output}"
+    return lines[0]
+
+
+def test_edited_unit_fails_with_a_diff(clean: Deployment) -> None:
+    """A hand edit of the unit on the host: file-content fails with a unified diff of the edit."""
+    unit = clean.svc.unit_path
+    sh(clean.test_host, f"sed -i 's/--speculative-num-steps 3/--speculative-num-steps 5/' {unit}")
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert unit in _fail_line(out, "file-content")
+    assert f"--- rendered {unit}" in out.output and f"+++ live {unit}" in out.output
+    assert "-  --speculative-num-steps 3 \\" in out.output
+    assert "+  --speculative-num-steps 5 \\" in out.output
+    # systemd still runs the old file: that is a finding of its own.
+    assert "daemon-reload" in _fail_line(out, "unit-loaded")
+
+
+def test_edited_env_file_fails_with_a_diff_and_the_process_environment(clean: Deployment) -> None:
+    """An edited environment file, service restarted: the file and the process both differ."""
+    env = clean.svc.env_path
+    sh(clean.test_host, f"sed -i 's/CUDA_VISIBLE_DEVICES=\"0\"/CUDA_VISIBLE_DEVICES=\"1\"/' {env}"
+                        f" && systemctl restart {clean.svc.unit}")
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert env in _fail_line(out, "file-content")
+    assert '+CUDA_VISIBLE_DEVICES="1"' in out.output and '-CUDA_VISIBLE_DEVICES="0"' in out.output
+    assert "1 variable" in _fail_line(out, "process-environment")
+    assert "CUDA_VISIBLE_DEVICES: rendered '0', process has '1'" in out.output
+
+
+def test_stopped_service_fails_and_shows_its_journal(clean: Deployment) -> None:
+    """A stopped service: not active, nothing listening, no health; its journal is shown."""
+    sh(clean.test_host, f"systemctl stop {clean.svc.unit}")
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "inactive (dead)" in _fail_line(out, "active")
+    assert "nothing listens" in _fail_line(out, "listening")
+    assert {"health", "served-model", "process-argv"} <= out.failed_checks()
+    assert f"--- journal of {clean.svc.unit} since its last start ---" in out.output
+    assert "Stopped sglang-chat.service" in out.output
+
+
+def test_different_port_in_the_inventory_fails(clean: Deployment, tmp_path: Path) -> None:
+    """The inventory moved the port but nobody deployed: files, socket, health and argv differ."""
+    port = free_port()
+    moved = fixture_repo(tmp_path / "repo", port)
+    out = gen_verify(clean, root=moved)
+    assert out.code == 1
+    assert f"nothing listens on 127.0.0.1:{port}" in _fail_line(out, "listening")
+    assert f"-  --port {clean.svc.port} \\" not in out.output  # the diff runs rendered -> live
+    assert f"-  --port {port} \\" in out.output and f"+  --port {clean.svc.port} \\" in out.output
+    assert f"rendered '{port}', running '{clean.svc.port}'" in _fail_line(out, "process-argv")
+    assert "health" in out.failed_checks()
+
+
+def test_wrong_sglang_version_fails(clean: Deployment) -> None:
+    """The host's SGLang reports another version than the pin."""
+    sh(clean.test_host, "rm -rf /opt/standin-sglang/lib/python3.11/site-packages/sglang-*.dist-info")
+    push(clean.test_host, dist_info("0.5.8"))
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "sglang 0.5.8 at /opt/standin-sglang/bin/python, pinned 0.5.9" in _fail_line(out, "sglang-version")
+
+
+def test_missing_and_truncated_shards_fail(clean: Deployment) -> None:
+    """A shard the index names is gone, and the drafter's only shard is cut short."""
+    sh(clean.test_host, f"rm {MODEL_DIR}/model-00002-of-00002.safetensors;"
+                        f" truncate -s -4 {DRAFT_DIR}/model.safetensors")
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "model-00002-of-00002.safetensors: missing" in _fail_line(out, "weights")
+    assert "model.safetensors: size 364 bytes, header says 368" in _fail_line(out, "draft-weights")
+
+
+def test_gpu_gone_and_vm_gpu_visible_fail(clean: Deployment) -> None:
+    """nvidia-smi no longer lists GPU 1, and lists the VM's GPU 2."""
+    push(clean.test_host, {GPUS_CSV: (b"0, 00000000:01:00.0\n1, 00000000:41:00.0\n", 0o644)})
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "GPU 1 (00000000:21:00.0)" in _fail_line(out, "gpus-visible")
+    assert "GPU 2 (00000000:41:00.0, given to vm-standin)" in _fail_line(out, "vm-gpus-absent")
+
+
+def test_restart_loop_fails_with_the_crash_in_the_journal(clean: Deployment) -> None:
+    """The server crashes at every start: systemd restarts it (RestartSec=30s), verify says so."""
+    push(clean.test_host, {FAULT: (b"crash\n", 0o644)})
+    sh(clean.test_host, f"systemctl kill -s KILL {clean.svc.unit}")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        restarts = sh(clean.test_host, f"systemctl show -P NRestarts {clean.svc.unit}").stdout.strip()
+        if restarts not in ("", "0"):
+            break
+        time.sleep(1)
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "a restart loop" in _fail_line(out, "no-restarts")
+    assert "stand-in crash (restart-loop test)" in out.output  # the last run's journal
+
+
+def test_a_process_holding_a_retired_path_fails(clean: Deployment) -> None:
+    """The server keeps a file under the retired /data open: found through /proc/<pid>/fd."""
+    push(clean.test_host, {FAULT: (f"hold {RETIRED_FILE}\n".encode(), 0o644)})
+    sh(clean.test_host, f"systemctl restart {clean.svc.unit}")
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "1 use(s) of retired paths" in _fail_line(out, "no-retired-paths")
+    assert f"has {RETIRED_FILE} (fd/" in out.output
+
+
+def test_stray_files_and_loose_secret_env_fail(clean: Deployment) -> None:
+    """A unit gen does not render, a drop-in, and a world-readable secret env file."""
+    push(clean.test_host, {
+        "/etc/systemd/system/sglang-old.service": (b"[Service]\nExecStart=/bin/true\n", 0o644),
+        f"/etc/systemd/system/{clean.svc.unit}.d/override.conf": (b"[Service]\nRestartSec=1s\n", 0o644),
+        clean.svc.secret_env_path: (b"HF_TOKEN=x\n", 0o644),
+    })
+    out = gen_verify(clean)
+    assert out.code == 1
+    stray = _fail_line(out, "no-stray-files")
+    assert "/etc/systemd/system/sglang-old.service" in stray and "override.conf" in stray
+    assert "is mode 0644, must be 0600" in _fail_line(out, "secret-env-mode")
+    sh(clean.test_host, f"chmod 600 {clean.svc.secret_env_path}")
+    assert "PASS live-test chat secret-env-mode" in gen_verify(clean).output
+
+
+def test_rejected_flag_starts_once_and_status_shows_why_in_full(clean: Deployment) -> None:
+    """Incident 1: a unit with a flag SGLang rejects. systemd starts it exactly once
+    (exit 2 is in RestartPreventExitStatus), and ``gen status`` shows the whole usage text."""
+    unit = clean.svc.unit
+    cursor = sh(clean.test_host, "journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'").stdout.strip()
+    sh(clean.test_host, f"sed -i 's/^  --port /  --num-speculative-tokens 16 \\\\\\n  --port /' {clean.svc.unit_path}"
+                        f" && grep -q 'num-speculative-tokens 16' {clean.svc.unit_path}"
+                        f" && systemctl daemon-reload && systemctl reset-failed {unit}")
+    # --no-block: if the unit hangs in start-post, the test must say so, not hang itself.
+    sh(clean.test_host, f"systemctl restart --no-block {unit}")
+    wanted = {"NRestarts": "0", "Result": "exit-code", "ExecMainStatus": "2", "ActiveState": "failed",
+              "SubState": "failed"}
+    deadline = time.monotonic() + FAIL_FAST_S
+    while True:
+        props = sh(clean.test_host, f"systemctl show -p {','.join(wanted)} {unit}").stdout
+        state = dict(ln.split("=", 1) for ln in props.split())
+        if state["ActiveState"] == "failed" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert state == wanted, (
+        f"{FAIL_FAST_S:.0f} s after SGLang exited 2 the unit is {state}: it must fail at once. "
+        "On systemd 252 ExecStartPost (sglang-wait-ready) keeps polling after the main process "
+        "died, until TimeoutStartSec; the wait must end when $MAINPID is gone.")
+    time.sleep(2)  # a scheduled restart would show up as auto-restart / NRestarts 1
+    assert sh(clean.test_host, f"systemctl show -P SubState {unit}").stdout.strip() == "failed"
+    starts = sh(clean.test_host, f"journalctl --after-cursor '{cursor}' --no-pager -o cat -u {unit}"
+                                 " | grep -c '^Starting '", check=False).stdout.strip()
+    assert starts == "1"
+    out = gen_status(clean, "--service", "chat")
+    assert out.code == 1
+    assert "failed (failed), result exit-code" in out.output and "last exit status 2" in out.output
+    journal = out.output.split("since its last start ---\n", 1)[1]
+    assert journal.startswith("Starting sglang-chat.service")
+    assert "usage: sglang.launch_server [-h]" in journal
+    assert "error: unrecognized arguments: --num-speculative-tokens 16" in journal
+    # argparse's usage text alone is longer than the 100 lines journalctl -n 100 gave.
+    assert len(journal.splitlines()) > 100
+    verify_out = gen_verify(clean)
+    assert "unrecognized arguments: --num-speculative-tokens 16" in verify_out.output
+
+
+def test_status_of_a_healthy_host_is_one_line_per_service(clean: Deployment) -> None:
+    """``gen status --host`` on a healthy host: one summary line, exit 0, no journal."""
+    out = gen_status(clean)
+    assert out.code == 0, out.output
+    assert out.output.startswith("sglang-chat.service: loaded active (running), result success")
+    assert "journal" not in out.output
