@@ -15,9 +15,12 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .cli_ansible import ansible_command
 from .cli_common import EXIT_CODES_HELP, guard, report, root_option
+from .cli_live import register_live_commands
+from .cli_sglang import check_pin, register_sglang_commands
 from .errors import ExitCode
-from .pipeline import RenderResult, run
+from .pipeline import RenderResult, render_fleet
 from .writer import apply, unified_diff
 
 @click.group(epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,8 +37,13 @@ def _hosts(host: tuple[str, ...], all_hosts: bool, required: bool) -> list[str] 
     return list(host) if host else None
 
 
-def _render(root: Path, hosts: list[str] | None) -> RenderResult:
-    result = run(root, hosts)
+# Per-host work runs in a process pool; output is the same for any N.
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+                           help="Render N hosts at once (default: one per CPU).")
+
+
+def _render(root: Path, hosts: list[str] | None, jobs: int | None) -> RenderResult:
+    result = render_fleet(root, hosts, jobs)
     report(result.diagnostics)
     return result
 
@@ -44,10 +52,11 @@ def _render(root: Path, hosts: list[str] | None) -> RenderResult:
 @click.option("--host", multiple=True, metavar="NAME", help="Render this host (repeatable).")
 @click.option("--all", "all_hosts", is_flag=True, help="Render every host in hosts/.")
 @root_option
+@jobs_option
 @guard
-def render(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
+def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None) -> int:
     """Validate, then write output/<host>/ atomically; print what changed per file."""
-    result = _render(root, _hosts(host, all_hosts, required=True))
+    result = _render(root, _hosts(host, all_hosts, required=True), jobs)
     if not result.ok:
         click.echo("gen: nothing written", err=True)
         return ExitCode.FINDINGS
@@ -60,10 +69,11 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
 @main.command(epilog=EXIT_CODES_HELP)
 @click.option("--host", multiple=True, metavar="NAME", help="Only this host (repeatable).")
 @root_option
+@jobs_option
 @guard
-def diff(host: tuple[str, ...], root: Path) -> int:
+def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
     """Show a unified diff between output/ and a fresh render; writes nothing."""
-    result = _render(root, list(host) or None)
+    result = _render(root, list(host) or None, jobs)
     if not result.ok:
         return ExitCode.FINDINGS
     text = unified_diff(result.changes)
@@ -72,11 +82,17 @@ def diff(host: tuple[str, ...], root: Path) -> int:
 
 
 @main.command(epilog=EXIT_CODES_HELP)
+@click.option("--sglang", "pin", metavar="PIN",
+              help="Instead: check every service against SGLang PIN (upgrade impact); "
+                   "lists each service that would break, with file, line and fix.")
 @root_option
+@jobs_option
 @guard
-def check(root: Path) -> int:
+def check(root: Path, pin: str | None, jobs: int | None) -> int:
     """Validate everything and fail when output/ is not current (for CI and pre-commit)."""
-    result = _render(root, None)
+    if pin is not None:
+        return check_pin(root, pin)
+    result = _render(root, None, jobs)
     if not result.ok:
         return ExitCode.FINDINGS
     for change in result.dirty:
@@ -86,3 +102,8 @@ def check(root: Path) -> int:
         return ExitCode.FINDINGS
     click.echo(f"gen: {len(result.trees)} host(s) checked, output/ is current")
     return ExitCode.OK
+
+
+register_sglang_commands(main)  # gen sglang snapshot|diff, gen import
+main.add_command(ansible_command)  # gen ansible
+register_live_commands(main)  # gen verify|status|preflight (generator/cli_live.py)

@@ -75,8 +75,8 @@ def test_removed_host_tree_is_removed_by_render_all(repo_copy: Path) -> None:
     [
         (["render"], "give --host NAME or --all"),
         (["render", "--host", "llm-two", "--all"], "give --host or --all, not both"),
-        (["render", "--hots", "llm-two"], "No such option '--hots'. (Did you mean one of: '--host', '--root'?)"),
-        (["render", "--host", "llm-tow"], "gen: no host 'llm-tow' in hosts/ (known: llm-two, llm-two-full); "
+        (["render", "--hots", "llm-two"], "No such option '--hots'. (Did you mean one of: '--host', '--jobs', '--root'?)"),
+        (["render", "--host", "llm-tow"], "gen: no host 'llm-tow' in hosts/ (known: gpu-a, gpu-b, llm-two, llm-two-full); "
                                           "did you mean 'llm-two'?"),
         (["diff", "--host", "nope"], "gen: no host 'nope' in hosts/"),
         (["frobnicate"], "No such command 'frobnicate'"),
@@ -108,7 +108,7 @@ def test_diff_and_check_on_a_current_tree_exit_0(repo_copy: Path) -> None:
     assert (diff.exit_code, diff.stdout) == (0, ""), _explain(diff)
     check = _gen("check", "--root", str(repo_copy))
     assert check.exit_code == 0, _explain(check)
-    assert check.stdout == "gen: 2 host(s) checked, output/ is current\n"
+    assert check.stdout == "gen: 4 host(s) checked, output/ is current\n"
 
 
 def test_diff_shows_one_changed_flag_as_one_changed_line_and_writes_nothing(repo_copy: Path) -> None:
@@ -164,7 +164,7 @@ def test_a_bug_is_one_line_exit_4_without_traceback(repo_copy: Path, monkeypatch
     def broken(*_args: object, **_kw: object) -> None:
         raise ZeroDivisionError("simulated bug")
 
-    monkeypatch.setattr(cli_module, "run", broken)
+    monkeypatch.setattr(cli_module, "render_fleet", broken)
     result = _gen("check", "--root", str(repo_copy))
     assert result.exit_code == 4, _explain(result)
     assert result.stderr == ("gen: internal error: ZeroDivisionError: simulated bug "

@@ -1,0 +1,134 @@
+"""`gen ansible`: the inventory and playbook it writes, their determinism, and the validate command.
+
+The playbook itself runs against real systemd hosts in tests/live/test_ansible_apply.py;
+here ansible-core only parses it, and the unit check it embeds runs with this machine's
+real ``systemd-analyze`` exactly the way Ansible's copy module calls it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from ruamel.yaml import YAML
+
+from generator.ansible import VERIFY_UNIT
+from generator.cli import main
+from generator.writer import MARKER
+
+BIN = Path(sys.executable).parent
+UNIT = "etc/systemd/system/sglang-qwen.service"
+
+
+def _gen(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def repo(repo_copy: Path) -> Path:
+    """The example repo with output/ rendered from its current sources."""
+    rendered = _gen("render", "--all", "--root", str(repo_copy))
+    assert rendered.exit_code == 0, rendered.stderr
+    return repo_copy
+
+
+def test_writes_inventory_and_playbook_deterministically(repo: Path) -> None:
+    first = _gen("ansible", "--root", str(repo))
+    assert first.exit_code == 0, first.stderr
+    out = repo / "ansible"
+    assert first.stdout.splitlines() == [f"created   {out / 'inventory.yml'}", f"created   {out / 'site.yml'}"]
+    texts = {p.name: p.read_text() for p in out.iterdir()}
+    assert all(t.startswith(f"# {MARKER} ") for t in texts.values())
+    again = _gen("ansible", "--root", str(repo))
+    assert again.stdout.splitlines() == [f"unchanged {out / 'inventory.yml'}", f"unchanged {out / 'site.yml'}"]
+    assert {p.name: p.read_text() for p in out.iterdir()} == texts
+    # Outside output/: the checked tree is untouched and still current.
+    check = _gen("check", "--root", str(repo))
+    assert check.exit_code == 0, check.stderr
+
+
+def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
+    host = repo / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace("ssh:\n  user: root\n", "ssh:\n  user: deploy\n  port: 2202\n"))
+    assert _gen("render", "--all", "--root", str(repo)).exit_code == 0
+    result = _gen("ansible", "--root", str(repo), "--out", str(repo / "deploy"))
+    assert result.exit_code == 0, result.stderr
+    inv = YAML(typ="safe").load((repo / "deploy/inventory.yml").read_text())
+    assert inv["all"]["vars"]["gen_output_dir"] == "{{ inventory_dir }}/../output"
+    hosts = inv["all"]["children"]["sglang_hosts"]["hosts"]
+    assert list(hosts) == sorted(p.stem for p in (repo / "hosts").glob("*.yaml"))
+    two = hosts["llm-two"]
+    assert (two["ansible_host"], two["ansible_user"], two["ansible_port"]) == ("llm-two.lan", "deploy", 2202)
+    assert two["gen_files"] == [
+        {"path": "etc/sglang/qwen.env", "mode": "0644", "services": ["sglang-qwen.service"]},
+        {"path": UNIT, "mode": "0644", "unit": "sglang-qwen.service", "services": ["sglang-qwen.service"]},
+        {"path": "usr/local/libexec/gen/sglang-wait-ready", "mode": "0644", "services": []},
+    ]
+    assert two["gen_services"] == [{"unit": "sglang-qwen.service", "port": 30000,
+                                    "health_url": "http://127.0.0.1:30000/health"}]
+    # Every listed file is one the playbook can copy from output/<host>/.
+    for name, entry in hosts.items():
+        for f in entry["gen_files"]:
+            assert (repo / "output" / name / f["path"]).is_file()
+
+
+def test_refuses_when_output_is_not_current(repo: Path) -> None:
+    unit = repo / "output/llm-two" / UNIT
+    unit.write_text(unit.read_text().replace("--port 30000", "--port 1"))
+    result = _gen("ansible", "--root", str(repo))
+    assert result.exit_code == 1
+    assert "output/ is not current; run `gen render --all` first" in result.stderr
+    assert not (repo / "ansible").exists()
+
+
+def test_refuses_to_overwrite_a_file_gen_did_not_write(repo: Path) -> None:
+    (repo / "ansible").mkdir()
+    (repo / "ansible/site.yml").write_text("- hosts: all\n")
+    result = _gen("ansible", "--root", str(repo))
+    assert result.exit_code == 3, result.stderr
+    assert "exists but gen did not write it" in result.stderr
+    assert (repo / "ansible/site.yml").read_text() == "- hosts: all\n"
+
+
+def test_ansible_core_parses_the_playbook(repo: Path, tmp_path: Path) -> None:
+    assert _gen("ansible", "--root", str(repo)).exit_code == 0
+    env = os.environ | {"LC_ALL": "C.UTF-8", "ANSIBLE_HOME": str(tmp_path / "ah"),
+                        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ah/tmp")}
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(repo / "ansible/inventory.yml"),
+                           str(repo / "ansible/site.yml"), "--syntax-check"],
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(repo / "ansible/inventory.yml"),
+                             str(repo / "ansible/site.yml"), "--list-hosts"],
+                            capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert listed.returncode == 0 and "llm-two-full" in listed.stdout, listed.stdout + listed.stderr
+
+
+def _validate(unit_text: str, unit_name: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run the playbook's validate command as ansible's copy module does: %s, shlex split, no shell."""
+    tmp = tmp_path / "tmpXk29ab"  # a random-looking name with no unit suffix, like ansible's
+    tmp.write_text(unit_text)
+    command = (VERIFY_UNIT + " " + unit_name) % str(tmp)
+    return subprocess.run(shlex.split(command), capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_validate_command_accepts_a_good_unit_and_rejects_an_unknown_setting(repo: Path,
+                                                                              tmp_path: Path) -> None:
+    text = (repo / "output/llm-two" / UNIT).read_text()
+    # The unit's programs must exist for systemd-analyze: point them at this machine's python.
+    text = text.replace("/root/sglang-main/.venv/bin/python", shutil.which("python3") or "/usr/bin/python3")
+    good = _validate(text, "sglang-qwen.service", tmp_path)
+    assert (good.returncode, good.stdout, good.stderr) == (0, "", "")
+    bad = _validate(text.replace("[Service]\n", "[Service]\nFrobnicateGPU=yes\n", 1), "sglang-qwen.service", tmp_path)
+    assert bad.returncode == 1 and "FrobnicateGPU" in bad.stderr, bad.stderr

@@ -1,0 +1,107 @@
+"""The fleet path (pipeline.render_fleet): same answers as pipeline.run, any jobs, cache or not.
+
+render_fleet loads and renders each host file on its own, in a process pool, and caches
+each host's result by the hash of everything it depends on. None of that may show:
+diagnostics (and their order), trees and the plan must equal run()'s, byte for byte.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator import pipeline
+from generator.cli import main
+from generator.pipeline import render_fleet, run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from fleet import make_fleet
+
+BAD = Path(__file__).parent / "fixtures" / "bad"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GEN_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _same(fast: pipeline.RenderResult, slow: pipeline.RenderResult) -> None:
+    assert [str(d) for d in fast.diagnostics] == [str(d) for d in slow.diagnostics]
+    assert fast.diagnostics == slow.diagnostics
+    assert fast.trees == slow.trees
+    assert fast.changes == slow.changes
+
+
+@pytest.fixture(scope="module")
+def fleet_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 12-host synthetic fleet (every layout of the benchmark, both pins): enough for the pool."""
+    root = tmp_path_factory.mktemp("fleet")
+    make_fleet(root, 12)
+    return root
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_fleet_equals_run_for_any_jobs_cold_and_warm(fleet_repo: Path, jobs: int) -> None:
+    slow = run(fleet_repo, None)
+    assert slow.ok and len(slow.trees) == 12
+    _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # cold cache
+    _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # warm cache
+    _same(render_fleet(fleet_repo, None, jobs=jobs, use_cache=False), slow)
+
+
+def test_selected_hosts_equal_run(fleet_repo: Path) -> None:
+    names = ["gpu-0007", "gpu-0002"]
+    _same(render_fleet(fleet_repo, names, jobs=2), run(fleet_repo, names))
+    _same(render_fleet(fleet_repo, None, jobs=2), run(fleet_repo, None))  # after a partial run
+    with pytest.raises(pipeline.UnknownHostError, match="did you mean 'gpu-0007'"):
+        render_fleet(fleet_repo, ["gpu-007"])
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in BAD.iterdir() if p.is_dir()))
+def test_bad_inputs_give_the_same_diagnostics(case: str, repo_copy: Path) -> None:
+    for src in sorted((BAD / case).rglob("*")):
+        if src.is_file():
+            dest = repo_copy / src.relative_to(BAD / case)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+    slow = run(repo_copy, None)
+    assert slow.diagnostics, "a bad case must say something"
+    for jobs in (1, 2):
+        _same(render_fleet(repo_copy, None, jobs=jobs), slow)
+
+
+def test_every_input_is_part_of_the_cache_key(repo_copy: Path) -> None:
+    _same(render_fleet(repo_copy, None), run(repo_copy, None))
+    edits = [
+        ("models/qwen3.5-122b-a10b.yaml", "mem_fraction_static: 0.85", "mem_fraction_static: 0.8"),
+        ("hosts/llm-two.yaml", "port: 30000", "port: 30001"),
+        ("templates/sglang.service.j2", "TimeoutStopSec=2min", "TimeoutStopSec=3min"),
+        ("catalogs/renames.yaml", "\n", "\n# an edit\n"),
+        # A multi-node peer: rank 0's address is in the other node's unit (--dist-init-addr).
+        ("hosts/gpu-a.yaml", "address: 192.0.2.10", "address: 192.0.2.11"),
+    ]
+    for path, old, new in edits:
+        target = repo_copy / path
+        assert old in target.read_text(), path
+        target.write_text(target.read_text().replace(old, new, 1))
+        fast, slow = render_fleet(repo_copy, None), run(repo_copy, None)
+        _same(fast, slow)
+        assert path.startswith("catalogs/") or fast.dirty, f"an edit of {path} changed nothing"
+    assert any(c.path.startswith("gpu-b/") for c in fast.dirty), "the peer's unit must change too"
+
+
+def test_no_change_render_rewrites_nothing(fleet_repo: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(fleet_repo, repo, ignore=shutil.ignore_patterns("output"))
+    assert CliRunner().invoke(main, ["render", "--all", "--root", str(repo)]).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (repo / "output").rglob("*") if p.is_file()}
+    again = CliRunner().invoke(main, ["render", "--all", "--root", str(repo), "--jobs", "2"])
+    assert again.exit_code == 0
+    assert {ln.split()[0] for ln in again.stdout.splitlines()} == {"unchanged"}
+    assert {p: p.stat().st_mtime_ns for p in (repo / "output").rglob("*") if p.is_file()} == before
+    assert len(again.stdout.splitlines()) == len(before)  # every file listed, none written
