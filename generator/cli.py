@@ -1,11 +1,6 @@
 """The ``gen`` command line: click, output and exit codes only; the work is in the modules.
 
-Exit codes (also in ``gen --help`` and the README):
-  0  success
-  1  findings: invalid input, differences (diff/check), failed live checks
-  2  usage error: bad command line, unknown host
-  3  environment failure: a file could not be written, a template is broken
-  4  internal error: a bug in gen (the message says how to get the traceback)
+Exit codes: see ``cli_common.EXIT_CODES_HELP`` (printed by ``gen --help``; also in the README).
 """
 
 from __future__ import annotations

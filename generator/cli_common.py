@@ -22,7 +22,7 @@ Exit codes:
   0  success
   1  findings: invalid input, differences (diff/check), failed live checks
   2  usage error: bad command line, unknown host
-  3  environment failure: a file could not be written, a template is broken
+  3  environment failure: a file cannot be written, a template is broken, a host is unreachable
   4  internal error in gen (set GEN_DEBUG=1 for the traceback)
 """
 ENV_FAILURE = 3
