@@ -207,7 +207,7 @@ def _missing_message(repo_root: Path, pin: str) -> str:
     have = ", ".join(known) if known else "none"
     return (
         f"no SGLang flag catalog for pin '{pin}' "
-        f"(expected {catalogs_dir(repo_root) / (pin + '.json')}; committed pins: {have}). "
+        f"(expected catalogs/sglang/{pin}.json; committed pins: {have}). "
         + _capture_howto(pin)
     )
 

@@ -164,7 +164,7 @@ def test_missing_catalog_says_how_to_capture(tmp_path: Path) -> None:
         load_catalog(tmp_path, "0.5.23")
     msg = str(info.value)
     assert msg == (
-        f"no SGLang flag catalog for pin '0.5.23' (expected {tmp_path}/catalogs/sglang/0.5.23.json; "
+        "no SGLang flag catalog for pin '0.5.23' (expected catalogs/sglang/0.5.23.json; "
         "committed pins: 0.5.9). Capture it from the SGLang that host runs: "
         "`gen sglang snapshot --python PATH --out catalogs/sglang/0.5.23.json` "
         "or `gen sglang snapshot --host NAME`"
