@@ -110,7 +110,7 @@ def load_rules(path: Path) -> tuple[RuleSpec, ...]:
 def _load_rules_cached(path: Path, _mtime: int) -> tuple[RuleSpec, ...]:
     from ruamel.yaml import YAML
 
-    data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}  # libyaml when installed
     out: list[RuleSpec] = []
     seen_codes: dict[str, str] = {}
     for item in data.get("rules") or []:
