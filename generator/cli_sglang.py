@@ -46,9 +46,17 @@ def sglang() -> None:
 
 
 def host_ssh_prefix(host: Host, options: tuple[str, ...] = ()) -> list[str]:
-    """The ssh argv that reaches ``host`` as its inventory says (address, ssh user and port)."""
-    return ssh_prefix(host.address, user=host.ssh_user or None, port=host.ssh_port or None,
-                      options=options)
+    """The ssh argv that reaches ``host`` as its inventory says (address, ssh user and port).
+
+    User and port go on the command line only when the inventory writes them: ssh's
+    command line beats its config, so the resolved defaults (root, 22) would override
+    the ``Port``/``User`` of an ssh config given with ``--ssh-option -F FILE``. This is
+    how ``gen verify``/``gen preflight`` reach a host too (generator/live/plan.py).
+    """
+    written = host.doc.data.get("ssh") or {}
+    user, port = written.get("user"), written.get("port")
+    return ssh_prefix(host.address, user=str(user) if user else None,
+                      port=int(port) if port else None, options=options)
 
 
 def _load_host(root: Path, name: str) -> Host:

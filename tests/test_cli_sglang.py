@@ -5,6 +5,7 @@ The snapshot test runs the real probe against the real SGLang 0.5.9 venv (marker
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -58,8 +59,12 @@ def test_snapshot_missing_python_is_an_environment_error(tmp_path: Path) -> None
 
 def test_host_ssh_prefix_from_inventory() -> None:
     host = load_sources(ROOT, Diagnostics()).hosts["llm-two"]
+    # llm-two writes ssh.user but no port: the default 22 must not override an ssh config's Port.
     assert host_ssh_prefix(host, ("-F", "/dev/null")) == [
-        "ssh", "-o", "BatchMode=yes", "-p", "22", "-F", "/dev/null", "root@llm-two.lan"]
+        "ssh", "-o", "BatchMode=yes", "-F", "/dev/null", "root@llm-two.lan"]
+    data = {**host.doc.data, "ssh": {"user": "ops", "port": 2222}}
+    written = dataclasses.replace(host, doc=dataclasses.replace(host.doc, data=data))
+    assert host_ssh_prefix(written) == ["ssh", "-o", "BatchMode=yes", "-p", "2222", "ops@llm-two.lan"]
 
 
 @pytest.mark.sglang

@@ -80,12 +80,17 @@ def _write_ssh_config(path: Path, alias: str, port: int, key: Path) -> None:
 
 
 def boot_test_host(
-    tmp_dir: Path, name: str | None = None, owner_pid: int | None = None
+    tmp_dir: Path,
+    name: str | None = None,
+    owner_pid: int | None = None,
+    binds: Sequence[str] = (),
 ) -> TestHost:
     """Boot a container under TMP_DIR (key, ssh_config, state) and return it running.
 
     The container stops by itself when OWNER_PID (default: this process) dies, so a
     crashed test run cannot leave it behind; call ``stop_test_host`` in any case.
+    BINDS are ``SRC[:DST]`` folders of this machine mounted read-only inside
+    (``scripts/test-host boot --bind-ro``), e.g. a real SGLang venv.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     name = name or f"gen-test-{os.getpid()}-{secrets.token_hex(3)}"
@@ -110,6 +115,7 @@ def boot_test_host(
             str(state_dir),
             "--owner-pid",
             str(owner_pid if owner_pid is not None else os.getpid()),
+            *(f"--bind-ro={spec}" for spec in binds),
         ],
         capture_output=True,
         text=True,
