@@ -60,6 +60,16 @@ def env_path(service_name: str) -> str:
     return f"{ENV_DIR}/{service_name}.env"
 
 
+def secret_env_path(service_name: str) -> str:
+    """Where a service's secret environment file lives (relative to /); gen never writes it.
+
+    Only a service with ``secret_env: true`` reads it: the operator puts it there (owner
+    root, mode 0600). systemd reads it as root before dropping to the service user, so
+    the service user never needs access, and a missing file fails the start at once.
+    """
+    return f"{ENV_DIR}/{service_name}.secret.env"
+
+
 @functools.lru_cache(maxsize=8)
 def _environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -211,6 +221,7 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
             # A switch turned off (``false``) renders no words at all.
             "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups if g.words],
             "env_file": "/" + env_path(svc.name),
+            "secret_env_file": "/" + secret_env_path(svc.name) if svc.secret_env else "",
             "environment": environment,
             "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
             "wait_ready": "/" + WAIT_READY,

@@ -143,6 +143,7 @@ class ServiceSpec(Sourced):
     allow_cross_numa: bool = False
     enabled: bool = True
     timeout_start_min: int | None = None
+    secret_env: bool = False  # the unit reads /etc/sglang/<name>.secret.env (not rendered)
     args: tuple[tuple[str, Any], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
 
@@ -234,6 +235,7 @@ def _host(doc: Document) -> Host:
             allow_cross_numa=bool(s.get("allow_cross_numa", False)),
             enabled=bool(s.get("enabled", True)),
             timeout_start_min=s.get("timeout_start_min"),
+            secret_env=bool(s.get("secret_env", False)),
             args=tuple((s.get("args") or {}).items()), env=_env(s.get("env")),
         )
         for i, s in enumerate(d.get("services") or [])

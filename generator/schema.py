@@ -133,6 +133,8 @@ SERVICE_SCHEMA: dict[str, Any] = {
     "allow_cross_numa": {"type": "boolean"},
     "enabled": {"type": "boolean"},
     "timeout_start_min": {"type": "integer", "min": 1},
+    # The unit also reads /etc/sglang/<name>.secret.env (root, 0600); gen never writes it.
+    "secret_env": {"type": "boolean"},
     "args": ARGS,
     "env": ENV,
 }

@@ -8,6 +8,7 @@ real ``systemd-analyze`` exactly the way Ansible's copy module calls it.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 from ruamel.yaml import YAML
 
-from generator.ansible import VERIFY_UNIT
+from generator.ansible import REMOVABLE_RE, SECRET_RE, VERIFY_UNIT
 from generator.cli import main
 from generator.writer import MARKER
 
@@ -132,3 +133,69 @@ def test_validate_command_accepts_a_good_unit_and_rejects_an_unknown_setting(rep
     assert (good.returncode, good.stdout, good.stderr) == (0, "", "")
     bad = _validate(text.replace("[Service]\n", "[Service]\nFrobnicateGPU=yes\n", 1), "sglang-qwen.service", tmp_path)
     assert bad.returncode == 1 and "FrobnicateGPU" in bad.stderr, bad.stderr
+
+
+def test_secret_env_is_read_by_the_unit_listed_for_the_playbook_and_never_rendered(repo: Path) -> None:
+    host = repo / "hosts/llm-two.yaml"
+    text = host.read_text()
+    assert "    port: 30000\n" in text
+    host.write_text(text.replace("    port: 30000\n", "    port: 30000\n    secret_env: true\n", 1))
+    rendered = _gen("render", "--all", "--root", str(repo))
+    assert rendered.exit_code == 0, rendered.stderr
+    unit = (repo / "output/llm-two" / UNIT).read_text()
+    # After the rendered file, so it can carry what the rendered one must not.
+    assert [ln for ln in unit.splitlines() if ln.startswith("EnvironmentFile=")] == \
+        ["EnvironmentFile=/etc/sglang/qwen.env", "EnvironmentFile=/etc/sglang/qwen.secret.env"]
+    assert not any(p.name.endswith(".secret.env") for p in (repo / "output").rglob("*"))
+    assert "secret.env" not in (repo / "output/llm-two/.gen-managed").read_text()
+    # Other hosts' units do not read one.
+    assert "secret.env" not in (repo / "output/gpu-a/etc/systemd/system").joinpath(
+        next(p.name for p in (repo / "output/gpu-a/etc/systemd/system").iterdir())).read_text()
+    assert _gen("ansible", "--root", str(repo)).exit_code == 0
+    hosts = YAML(typ="safe").load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
+    assert hosts["llm-two"]["gen_secret_env"] == ["/etc/sglang/qwen.secret.env"]
+    assert hosts["gpu-a"]["gen_secret_env"] == []
+    assert all(not f["path"].endswith(".secret.env") for h in hosts.values() for f in h["gen_files"])
+
+
+def test_secret_env_must_be_a_boolean(repo: Path) -> None:
+    host = repo / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace("    port: 30000\n", "    port: 30000\n    secret_env: yes-please\n", 1))
+    result = _gen("check", "--root", str(repo))
+    assert result.exit_code == 1
+    assert "hosts/llm-two.yaml:38:17: error[S002]: 'services[0].secret_env' must be true or false" in result.stderr
+
+
+@pytest.mark.parametrize(("path", "removable"), [
+    ("etc/systemd/system/sglang-qwen.service", True),
+    ("etc/systemd/system/sglang-kimi:tp8.service", True),
+    ("etc/sglang/qwen.env", True),
+    ("usr/local/libexec/gen/sglang-wait-ready", True),
+    ("etc/sglang/qwen.secret.env", False),  # the operator's, never gen's
+    ("etc/systemd/system/sshd.service", False),
+    ("etc/systemd/system/sglang-qwen.service.d/override.conf", False),
+    ("etc/sglang/../passwd.env", False),
+    ("etc/sglang/sub/qwen.env", False),
+    ("/etc/sglang/qwen.env", False),
+    ("etc/passwd", False),
+    ("usr/local/libexec/gen/../../bin/sh", False),
+])
+def test_only_paths_of_the_shapes_gen_writes_are_ever_removed(path: str, removable: bool) -> None:
+    """The playbook's filter on the host's list (Ansible's ``match`` is re.match, ``search`` re.search)."""
+    assert (re.match(REMOVABLE_RE, path) is not None and re.search(SECRET_RE, path) is None) is removable
+
+
+def test_playbook_records_the_host_list_from_output(repo: Path) -> None:
+    assert _gen("ansible", "--root", str(repo)).exit_code == 0
+    play = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())[0]
+    assert play["vars"]["gen_host_list"] == "/etc/sglang/.gen-managed"
+    names = [t["name"] for t in play["tasks"]]
+    # Secrets first (nothing changes on a host without them), dropped services before restarts.
+    assert names.index("Require each secret environment file to exist, be owned by root, mode 0600") < \
+        names.index("Copy the rendered files (units pass systemd-analyze verify first; old files are kept)") < \
+        names.index("Stop and disable the units of dropped services") < \
+        names.index("Remove the files of dropped services") < \
+        names.index("Record the files gen owns on this host now") < \
+        names.index("Restart the services whose files changed (returns once ExecStartPost saw /health 200)")
+    record = next(t for t in play["tasks"] if t["name"] == "Record the files gen owns on this host now")
+    assert record["ansible.builtin.copy"]["src"].endswith("/{{ inventory_hostname }}/.gen-managed")

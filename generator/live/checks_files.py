@@ -55,7 +55,8 @@ def _listing(ctx: HostContext, folder: str, pattern: str, kind: str) -> list[str
 def stray_files(ctx: HostContext) -> CheckResult:
     """No unit or env file gen did not render for this host, and no drop-in on a managed unit."""
     rendered = {f.path for f in ctx.plan.files}
-    secrets = {svc.secret_env_path for svc in ctx.plan.services}
+    # A secret file is the operator's, not rendered: allowed only where a unit reads it.
+    secrets = {svc.secret_env_path for svc in ctx.plan.services if svc.secret_env}
     stray: list[str] = []
     for folder, pattern in MANAGED_GLOBS:
         for path in _listing(ctx, folder, pattern, "f") + _listing(ctx, folder, pattern, "l"):
@@ -69,7 +70,8 @@ def stray_files(ctx: HostContext) -> CheckResult:
     return result(ok, ctx.plan.name, HOST_WIDE, "no-stray-files",
                   "only rendered units and env files" if ok else
                   f"{len(stray)} file(s) gen does not render for {ctx.plan.name}: {', '.join(stray)}",
-                  "" if ok else "\n".join(stray) + "\n(remove them, or add their service to the inventory)")
+                  "" if ok else "\n".join(stray) + "\n(remove them, or add their service to the inventory;"
+                  " a *.secret.env needs `secret_env: true` on its service)")
 
 
 def unit_verifies(ctx: HostContext, unit_path: str, service: str) -> CheckResult:

@@ -1,4 +1,4 @@
-"""No service reads a retired path; secret environment files are private (0600).
+"""No service reads a retired path; declared secret environment files exist, root's, 0600.
 
 For retired paths the unit file, the environment file and the running process's
 argv and environment must not mention one, and no process of the unit may have a
@@ -48,13 +48,29 @@ def retired_paths(ctx: HostContext, svc: ServicePlan) -> CheckResult:
 
 
 def secret_env(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
-    """``/etc/sglang/<svc>.secret.env``, when it exists, is mode 0600 (a result only then)."""
-    f = ctx.host.file(svc.secret_env_path)
-    if not f.exists:
+    """A declared ``/etc/sglang/<svc>.secret.env`` exists, is a regular file, owner root, mode 0600.
+
+    Only services with ``secret_env: true`` read one (a result only for them); an
+    undeclared one is reported by the stray-file check. The content is never read.
+    """
+    if not svc.secret_env:
         return []
-    mode = f.mode
-    return [result(mode == 0o600, ctx.plan.name, svc.name, "secret-env-mode",
-                   f"{svc.secret_env_path} is mode {mode:04o}" + ("" if mode == 0o600 else ", must be 0600"))]
+    path = svc.secret_env_path
+    f = ctx.host.file(path)
+    if not f.exists:
+        return [result(False, ctx.plan.name, svc.name, "secret-env",
+                       f"{path} is missing; {svc.unit} reads it and will not start without it",
+                       f"create it on the host as root: install -m 0600 -o root -g root /dev/null {path},"
+                       " then write the secrets into it (KEY=value lines)")]
+    if not f.is_file:
+        return [result(False, ctx.plan.name, svc.name, "secret-env", f"{path} is not a regular file")]
+    problems = []
+    if f.mode != 0o600:
+        problems.append(f"mode {f.mode:04o}, must be 0600")
+    if f.uid != 0:
+        problems.append(f"owner {f.user} (uid {f.uid}), must be root")
+    return [result(not problems, ctx.plan.name, svc.name, "secret-env",
+                   f"{path} is root's, mode 0600" if not problems else f"{path}: {'; '.join(problems)}")]
 
 
 def run(ctx: HostContext) -> list[CheckResult]:

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..render import ENV_DIR, UNIT_DIR, HostRender, RenderedService, health_address
+from ..render import (
+    ENV_DIR,
+    UNIT_DIR,
+    HostRender,
+    RenderedService,
+    health_address,
+    secret_env_path,
+)
 from ..writer import MANAGED_LIST
-
-SECRET_SUFFIX = ".secret.env"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class ServicePlan:
     unit_path: str
     env_path: str
     secret_env_path: str
+    secret_env: bool  # the unit reads secret_env_path: it must exist (root, 0600)
     enabled: bool
     listen: str
     port: int
@@ -84,7 +90,8 @@ def _service_plan(rs: RenderedService) -> ServicePlan:
         unit=spec.unit,
         unit_path="/" + rs.unit_path,
         env_path="/" + rs.env_path,
-        secret_env_path=f"/{ENV_DIR}/{spec.name}{SECRET_SUFFIX}",
+        secret_env_path="/" + secret_env_path(spec.name),
+        secret_env=spec.secret_env,
         enabled=spec.enabled,
         listen=spec.listen,
         port=spec.port,

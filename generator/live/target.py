@@ -7,7 +7,8 @@ so an ssh config's ``Host`` block is never overridden by a default.
 
 Two ways out, both plain ``ssh``: a pytest-testinfra host (``testinfra_host``) for the
 checks, and ``run_with_stdin`` for scripts sent on stdin (preflight). An Ansible
-inventory can later become another Target with a different testinfra backend.
+inventory gives the same Target with an identity file and extra ssh arguments
+(generator/live/inventory.py).
 """
 
 from __future__ import annotations
@@ -36,12 +37,18 @@ class HostUnreachableError(GenError, ConnectionError):
 
 @dataclass(frozen=True)
 class Target:
-    """An SSH destination: address (or ssh-config alias), optional user/port, config file."""
+    """An SSH destination: address (or ssh-config alias), optional user/port, config file.
+
+    ``identity_file`` and ``ssh_args`` come from an Ansible inventory
+    (``ansible_ssh_private_key_file``, ``ansible_ssh_common_args``/``_extra_args``).
+    """
 
     address: str
     user: str | None = None
     port: int | None = None
     ssh_config: Path | None = None
+    identity_file: str | None = None
+    ssh_args: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
@@ -59,7 +66,9 @@ class Target:
             argv += ["-l", self.user]
         if self.port:
             argv += ["-p", str(self.port)]
-        return argv + ["--", self.address]
+        if self.identity_file:
+            argv += ["-i", self.identity_file]
+        return argv + list(self.ssh_args) + ["--", self.address]
 
 
 def target_for(plan: HostPlan, ssh_config: Path | None) -> Target:
@@ -69,7 +78,11 @@ def target_for(plan: HostPlan, ssh_config: Path | None) -> Target:
 
 def testinfra_host(target: Target, control_path: Path | None = None) -> InfraHost:
     """A pytest-testinfra host over ssh; with CONTROL_PATH all commands share one connection."""
-    kwargs: dict[str, object] = {"timeout": CONNECT_TIMEOUT_S, "ssh_extra_args": "-o BatchMode=yes"}
+    # testinfra pastes ssh_extra_args into a shell command line: quote each word.
+    extra = shlex.join(["-o", "BatchMode=yes", *target.ssh_args])
+    kwargs: dict[str, object] = {"timeout": CONNECT_TIMEOUT_S, "ssh_extra_args": extra}
+    if target.identity_file:
+        kwargs["ssh_identity_file"] = target.identity_file
     if control_path is not None:
         kwargs.update(controlpersist=CONTROL_PERSIST_S, controlpath=str(control_path))
     else:

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +48,11 @@ class Fleet:
     services: dict[str, tuple[str, ...]]  # host -> its service names
 
 
-def _host_yaml(name: str, ssh_port: int, services: dict[str, int], extra: dict[str, str]) -> str:
+def _host_yaml(name: str, ssh_port: int, services: dict[str, int], extra: dict[str, str],
+               secret: frozenset[str] = frozenset()) -> str:
     svc = "".join(
         f"  - name: {s}\n    model: {MODEL}\n    port: {port}\n    listen: 127.0.0.1\n    gpus: [{i}]\n"
+        + ("    secret_env: true\n" if s in secret else "")
         + (f"    args:\n      {extra[s]}\n" if s in extra else "")
         for i, (s, port) in enumerate(services.items()))
     return (f"name: {name}\ndescription: ansible live-test host {name} (stand-in SGLang)\n"
@@ -63,11 +66,14 @@ def _host_yaml(name: str, ssh_port: int, services: dict[str, int], extra: dict[s
             f"services:\n{svc}")
 
 
-def write_hosts(fleet: Fleet, extra: dict[str, str] | None = None) -> None:
-    """(Re)write both inventories; ``extra`` adds one ``--flag: value`` line to a service."""
+def write_hosts(fleet: Fleet, extra: dict[str, str] | None = None, secret: frozenset[str] = frozenset(),
+                dropped: frozenset[str] = frozenset()) -> None:
+    """(Re)write both inventories; ``extra`` adds one ``--flag: value`` line to a service,
+    ``secret`` marks services ``secret_env: true``, ``dropped`` services are left out."""
     for name, host in fleet.hosts.items():
-        services = {s: fleet.ports[s] for s in fleet.services[name]}
-        (fleet.repo / "hosts" / f"{name}.yaml").write_text(_host_yaml(name, host.port, services, extra or {}))
+        services = {s: fleet.ports[s] for s in fleet.services[name] if s not in dropped}
+        (fleet.repo / "hosts" / f"{name}.yaml").write_text(
+            _host_yaml(name, host.port, services, extra or {}, secret))
 
 
 def gen(repo: Path, *args: str) -> str:
@@ -78,11 +84,11 @@ def gen(repo: Path, *args: str) -> str:
     return proc.stdout
 
 
-def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
-    """ansible-playbook on the generated inventory and playbook; its own state stays in the repo."""
+def ansible_env(fleet: Fleet) -> dict[str, str]:
+    """The environment an operator would run Ansible (and ``gen verify --inventory``) with."""
     key = next(iter(fleet.hosts.values())).key
     home = fleet.repo / ".ansible-home"
-    env = os.environ | {
+    return os.environ | {
         "LC_ALL": "C.UTF-8",
         "ANSIBLE_HOME": str(home),
         "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
@@ -95,6 +101,11 @@ def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_FORCE_COLOR": "0",
     }
+
+
+def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook on the generated inventory and playbook; its own state stays in the repo."""
+    env = ansible_env(fleet)
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(fleet.repo / "ansible" / "inventory.yml"),
                            str(fleet.repo / "ansible" / "site.yml"), *args],
                           capture_output=True, text=True, env=env, check=False, timeout=900)
@@ -239,3 +250,145 @@ def test_rollout_through_ansible(fleet: Fleet) -> None:
     assert remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service") == gamma_old  # rollout stopped at host a
     assert "ansible-b" not in recap(failed.stdout) or recap(failed.stdout)["ansible-b"]["changed"] == 0
     assert invocations(fleet) == after
+
+
+# The state test_rollout_through_ansible leaves in hosts/: two one-flag changes.
+FLAGS = {"alpha": "--max-running-requests: 16", "gamma": "--max-running-requests: 8"}
+
+
+def test_secret_env_file_is_checked_before_anything_changes(fleet: Fleet) -> None:
+    """``secret_env: true`` on alpha: missing or 0644 stops the rollout untouched; root 0600 passes."""
+    a, b = fleet.hosts["ansible-a"], fleet.hosts["ansible-b"]
+    secret = "/etc/sglang/alpha.secret.env"
+    write_hosts(fleet, FLAGS, secret=frozenset({"alpha"}))
+    gen(fleet.repo, "render", "--all")
+    gen(fleet.repo, "ansible")
+    assert not list((fleet.repo / "output").rglob("*.secret.env"))  # never rendered
+    unit_a = f"/{UNIT_DIR}/sglang-alpha.service"
+    unit_before, gamma_before, ids = remote_text(a, unit_a), remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service"), \
+        invocations(fleet)
+
+    missing = playbook(fleet)
+    assert missing.returncode != 0, missing.stdout
+    assert f"{secret} must exist as a regular file owned by root with mode 0600" in missing.stdout, missing.stdout
+    push(a, {secret: (b"STANDIN_SECRET=s3cret-value\n", 0o644)})
+    loose = playbook(fleet)
+    assert loose.returncode != 0 and f"{secret} must exist" in loose.stdout, loose.stdout
+    assert "s3cret-value" not in loose.stdout + loose.stderr
+    # Neither run changed anything anywhere: host b was never reached.
+    assert remote_text(a, unit_a) == unit_before and "secret.env" not in unit_before
+    assert remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service") == gamma_before
+    assert invocations(fleet) == ids
+
+    sh(a, f"chmod 0600 {secret}")
+    applied = playbook(fleet)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert f"EnvironmentFile={secret}" in remote_text(a, unit_a)
+    after = invocations(fleet)
+    assert sorted(s for s in after if after[s] != ids[s]) == ["alpha", "gamma"], (ids, after)  # gamma: its flag
+    pid = sh(a, "systemctl show -P MainPID sglang-alpha.service").stdout.strip()
+    assert "STANDIN_SECRET=s3cret-value" in sh(a, f"tr '\\0' '\\n' < /proc/{pid}/environ").stdout.splitlines()
+    assert sh(a, f"stat -c '%a %U' {secret}").stdout.strip() == "600 root"  # the playbook left it alone
+
+
+def test_dropped_service_is_stopped_disabled_and_removed(fleet: Fleet) -> None:
+    """beta leaves ansible-a's inventory: its unit stops, is disabled, its files go; nothing else moves."""
+    a = fleet.hosts["ansible-a"]
+    beta_unit, beta_env = f"/{UNIT_DIR}/sglang-beta.service", "/etc/sglang/beta.env"
+    listed = sh(a, "cat /etc/sglang/.gen-managed").stdout
+    assert beta_unit.lstrip("/") in listed and beta_env.lstrip("/") in listed, listed
+    # Files gen must never remove: the operator's secret, a unit gen never listed, and
+    # paths smuggled into the host's list that are not of a shape gen writes.
+    push(a, {"/etc/sglang/beta.secret.env": (b"X=1\n", 0o600),
+             f"/{UNIT_DIR}/sglang-handmade.service": (b"[Service]\nExecStart=/bin/true\n", 0o644)})
+    sh(a, "printf 'etc/sglang/beta.secret.env\\netc/hostname\\netc/systemd/system/ssh.service\\n'"
+          " >> /etc/sglang/.gen-managed")
+    write_hosts(fleet, FLAGS, secret=frozenset({"alpha"}), dropped=frozenset({"beta"}))
+    rendered = gen(fleet.repo, "render", "--all")
+    assert f"removed   output/ansible-a{beta_unit}" in rendered, rendered
+    gen(fleet.repo, "ansible")
+    ids = invocations(fleet)
+
+    preview = playbook(fleet, "--check", "--diff")
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    assert "sglang-beta.service" in preview.stdout and recap(preview.stdout)["ansible-b"]["changed"] == 0
+    assert sh(a, "systemctl is-active sglang-beta.service").stdout.strip() == "active"  # check mode: untouched
+    assert sh(a, f"test -f {beta_unit} && test -f {beta_env}", check=False).returncode == 0
+
+    applied = playbook(fleet)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert recap(applied.stdout)["ansible-b"]["changed"] == 0, applied.stdout
+    state = sh(a, "systemctl show -p LoadState,ActiveState,UnitFileState sglang-beta.service").stdout.split()
+    assert sorted(state) == ["ActiveState=inactive", "LoadState=not-found", "UnitFileState="], state
+    assert sh(a, f"ls {beta_unit} {beta_env}", check=False).returncode != 0
+    wants = sh(a, "ls /etc/systemd/system/multi-user.target.wants/").stdout.split()
+    assert [w for w in wants if w.startswith("sglang-")] == ["sglang-alpha.service"], wants
+    for kept in ("/etc/sglang/beta.secret.env", "/etc/hostname", f"/{UNIT_DIR}/sglang-handmade.service"):
+        assert sh(a, f"test -f {kept}", check=False).returncode == 0, kept
+    assert sh(a, "systemctl list-unit-files ssh.service --no-legend").stdout.strip(), "ssh.service was touched"
+    # The host's list is gen's again; alpha and host b kept running the same processes.
+    assert remote_text(a, "/etc/sglang/.gen-managed") == (fleet.repo / "output/ansible-a/.gen-managed").read_text()
+    after = invocations(fleet)
+    assert (after["alpha"], after["gamma"]) == (ids["alpha"], ids["gamma"]) and after["beta"] == ""
+    assert healthy(a, fleet.ports["alpha"]) and not healthy(a, fleet.ports["beta"])
+    sh(a, f"rm /etc/sglang/beta.secret.env /{UNIT_DIR}/sglang-handmade.service")
+
+    again = playbook(fleet)  # nothing left to remove: no change anywhere
+    assert {h: c["changed"] for h, c in recap(again.stdout).items()} == {"ansible-a": 0, "ansible-b": 0}, again.stdout
+
+
+def gen_verify_fleet(fleet: Fleet, *args: str, inventory: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed ``gen verify --all --inventory ansible/inventory.yml`` in the playbook's environment."""
+    env = ansible_env(fleet) | {"ANSIBLE_SSH_COMMON_ARGS": "-o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes"}
+    inventory = inventory or fleet.repo / "ansible" / "inventory.yml"
+    return subprocess.run([str(BIN / "gen"), "verify", "--all", "--inventory", str(inventory), *args,
+                           "--root", str(fleet.repo)],
+                          capture_output=True, text=True, env=env, check=False, timeout=600)
+
+
+def table(stdout: str) -> dict[str, list[str]]:
+    """The summary table's rows by host: [passed, failed, seconds, result]."""
+    lines = stdout.splitlines()
+    start = max(i for i, ln in enumerate(lines) if ln.split()[:1] == ["host"])
+    return {ln.split()[0]: ln.split()[1:] for ln in lines[start + 1:-1]}
+
+
+def test_verify_the_fleet_through_the_ansible_inventory_in_parallel(fleet: Fleet) -> None:
+    """Both hosts checked at once through the inventory: all pass; then one drifts and only it fails."""
+    b = fleet.hosts["ansible-b"]
+    started = time.monotonic()
+    clean = gen_verify_fleet(fleet, "--jobs", "2")
+    took = time.monotonic() - started
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    progress = [ln for ln in clean.stderr.splitlines() if ln.startswith("[")]
+    assert sorted(ln.split(":")[0] for ln in progress) == ["[1/2] ansible-a", "[2/2] ansible-b"] or \
+        sorted(ln.split(":")[0] for ln in progress) == ["[1/2] ansible-b", "[2/2] ansible-a"], clean.stderr
+    rows = table(clean.stdout)
+    assert list(rows) == ["ansible-a", "ansible-b"] and all(r[1] == "0" and r[3] == "ok" for r in rows.values())
+    assert "PASS ansible-a alpha secret-env: /etc/sglang/alpha.secret.env is root's, mode 0600" in clean.stdout
+    assert int(rows["ansible-a"][0]) > 20 and int(rows["ansible-b"][0]) > 10, rows
+    # In parallel: the whole run is shorter than the two hosts one after the other.
+    serial = sum(float(r[2]) for r in rows.values())
+    print(f"verify 2 hosts --jobs 2: {took:.1f} s wall, {serial:.1f} s of host time; rows {rows}")
+    assert took < serial + 5.0
+
+    sh(b, "systemctl stop sglang-gamma.service")
+    try:
+        drift = gen_verify_fleet(fleet, "--jobs", "2")
+    finally:
+        sh(b, "systemctl start sglang-gamma.service")
+    assert drift.returncode == 1, drift.stdout + drift.stderr
+    rows = table(drift.stdout)
+    assert rows["ansible-a"][1:2] == ["0"] and rows["ansible-a"][3] == "ok", rows
+    assert rows["ansible-b"][3] == "FAILED" and int(rows["ansible-b"][1]) >= 3, rows
+    assert "FAIL ansible-b gamma active: sglang-gamma.service is inactive (dead)" in drift.stdout
+    assert "ansible-b: FAILED" in drift.stderr
+    # The inventory, not hosts/, says how to reach a host: give b a port nobody listens on.
+    wrong = fleet.repo / "ansible" / "inventory-wrong-port.yml"
+    text = (fleet.repo / "ansible" / "inventory.yml").read_text()
+    assert text.count(f"ansible_port: {b.port}\n") == 1
+    wrong.write_text(text.replace(f"ansible_port: {b.port}\n", f"ansible_port: {free_port()}\n"))
+    unreachable = gen_verify_fleet(fleet, inventory=wrong)
+    assert unreachable.returncode == 3, unreachable.stdout + unreachable.stderr
+    rows = table(unreachable.stdout)
+    assert rows["ansible-a"][3] == "ok" and rows["ansible-b"][3] == "UNREACHABLE", rows

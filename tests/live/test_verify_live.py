@@ -246,20 +246,60 @@ def test_a_process_holding_a_retired_path_fails(clean: Deployment) -> None:
     assert f"has {RETIRED_FILE} (fd/" in out.output
 
 
-def test_stray_files_and_loose_secret_env_fail(clean: Deployment) -> None:
-    """A unit gen does not render, a drop-in, and a world-readable secret env file."""
+def test_stray_files_and_undeclared_secret_env_fail(clean: Deployment) -> None:
+    """A unit gen does not render, a drop-in, and a secret env file no unit reads."""
     push(clean.test_host, {
         "/etc/systemd/system/sglang-old.service": (b"[Service]\nExecStart=/bin/true\n", 0o644),
         f"/etc/systemd/system/{clean.svc.unit}.d/override.conf": (b"[Service]\nRestartSec=1s\n", 0o644),
-        clean.svc.secret_env_path: (b"HF_TOKEN=x\n", 0o644),
+        clean.svc.secret_env_path: (b"HF_TOKEN=x\n", 0o600),
     })
-    out = gen_verify(clean)
+    try:
+        out = gen_verify(clean)
+    finally:  # deploy() clears drop-ins and secret files, not other units
+        sh(clean.test_host, "rm -f /etc/systemd/system/sglang-old.service")
     assert out.code == 1
     stray = _fail_line(out, "no-stray-files")
     assert "/etc/systemd/system/sglang-old.service" in stray and "override.conf" in stray
-    assert "is mode 0644, must be 0600" in _fail_line(out, "secret-env-mode")
-    sh(clean.test_host, f"chmod 600 {clean.svc.secret_env_path}")
-    assert "PASS live-test chat secret-env-mode" in gen_verify(clean).output
+    assert clean.svc.secret_env_path in stray and "`secret_env: true`" in out.output
+    assert "secret-env" not in out.failed_checks()  # undeclared: no secret check at all
+    assert "HF_TOKEN" not in out.output  # a secret's content is never shown
+
+
+def test_declared_secret_env_must_exist_be_roots_and_0600(clean: Deployment, tmp_path: Path) -> None:
+    """``secret_env: true``: the unit reads the file (after the rendered one); verify wants it root's, 0600."""
+    root = fixture_repo(tmp_path / "repo", clean.svc.port)
+    inventory = root / "hosts" / f"{HOST}.yaml"
+    inventory.write_text(inventory.read_text().replace("    gpus: [0]\n", "    gpus: [0]\n    secret_env: true\n"))
+    plan, files = render_plan(root)
+    svc = plan.services[0]
+    assert svc.secret_env and svc.secret_env_path == f"/etc/sglang/{svc.name}.secret.env"
+    assert svc.secret_env_path not in files  # never rendered
+    secret = svc.secret_env_path
+    # Without the file the unit cannot start: systemd says so at once.
+    push(clean.test_host, files)
+    sh(clean.test_host, f"systemctl daemon-reload && systemctl reset-failed {svc.unit}")
+    failed = sh(clean.test_host, f"systemctl restart {svc.unit}", check=False)
+    assert failed.returncode != 0
+    journal = sh(clean.test_host, f"journalctl -u {svc.unit} -n 20 --no-pager -o cat").stdout
+    assert "Failed to load environment files" in journal, journal
+    missing = gen_verify(clean, root=root)
+    assert missing.code == 1
+    assert f"{secret} is missing; {svc.unit} reads it" in _fail_line(missing, "secret-env")
+    # The operator writes it (gen never does); the service gets its variables.
+    push(clean.test_host, {secret: (b"STANDIN_SECRET=s3cret-value\n", 0o600)})
+    sh(clean.test_host, f"systemctl reset-failed {svc.unit}; systemctl restart {svc.unit}")
+    pid = sh(clean.test_host, f"systemctl show -P MainPID {svc.unit}").stdout.strip()
+    environ = sh(clean.test_host, f"tr '\\0' '\\n' < /proc/{pid}/environ").stdout.splitlines()
+    assert "STANDIN_SECRET=s3cret-value" in environ
+    good = gen_verify(clean, root=root)
+    assert good.code == 0, good.output
+    assert f"PASS {HOST} {svc.name} secret-env: {secret} is root's, mode 0600" in good.output
+    assert "s3cret-value" not in good.output
+    # Readable by others, or someone else's: each is a finding.
+    sh(clean.test_host, f"chmod 0644 {secret}")
+    assert "mode 0644, must be 0600" in _fail_line(gen_verify(clean, root=root), "secret-env")
+    sh(clean.test_host, f"chmod 0600 {secret} && chown sglang {secret}")
+    assert "owner sglang (uid " in _fail_line(gen_verify(clean, root=root), "secret-env")
 
 
 def test_rejected_flag_starts_once_and_status_shows_why_in_full(clean: Deployment) -> None:
