@@ -33,7 +33,7 @@ from .catalog import Catalog
 from .errors import Diagnostics, Position
 from .manifests import load_file
 from .placement import ClusterNode, Placement, place_host
-from .resolve import Host, Model, ServiceSpec, Sources, _host
+from .resolve import Host, Model, ServiceSpec, Sources, host_from_doc
 from .schema import HOST_SCHEMA, check_strings, validate
 
 # Flags that may differ between nodes: only the rank.
@@ -70,7 +70,7 @@ def load_peer(sources: Sources, name: str) -> Host | None:
     doc = load_file(path, display, quiet)
     if doc is None or not check_strings(doc, quiet) or not validate(doc, HOST_SCHEMA, quiet):
         return None
-    host = _host(doc)
+    host = host_from_doc(doc)
     return host if host.name == name else None
 
 

@@ -32,11 +32,11 @@ from .resolve import (
     Host,
     Model,
     Sources,
-    _check_host_refs,
-    _check_name_matches_file,
-    _host,
-    _load_dir,
-    _model,
+    check_host_refs,
+    check_name_matches_file,
+    host_from_doc,
+    load_dir,
+    model_from_doc,
     load_sources,
 )
 from .schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, suggest, validate
@@ -171,8 +171,8 @@ def _load_models(root: Path, diags: Diagnostics) -> tuple[dict[str, Model], set[
     """Models keyed by name and the names of model files that failed (as load_sources does)."""
     models: dict[str, Model] = {}
     broken: set[str] = set()
-    for doc in _load_dir(root, "models", MODEL_SCHEMA, diags, broken):
-        model = _model(doc)
+    for doc in load_dir(root, "models", MODEL_SCHEMA, diags, broken):
+        model = model_from_doc(doc)
         models[model.name] = model
     return dict(sorted(models.items())), broken
 
@@ -187,9 +187,9 @@ def _load_host(root: Path, hf: _HostFile, models: dict[str, Model], broken: set[
     clean = doc is not None and check_strings(doc, diags)
     if doc is None or not validate(doc, HOST_SCHEMA, diags) or not clean:
         return None
-    _check_name_matches_file(doc, hf.path.stem, "host", diags)
-    host = _host(doc)
-    _check_host_refs(host, models, broken, diags)
+    check_name_matches_file(doc, hf.path.stem, "host", diags)
+    host = host_from_doc(doc)
+    check_host_refs(host, models, broken, diags)
     return host
 
 

@@ -190,7 +190,8 @@ def _env(items: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v if isinstance(v, str) else repr(v)) for k, v in (items or {}).items())
 
 
-def _model(doc: Document) -> Model:
+def model_from_doc(doc: Document) -> Model:
+    """A validated model document as a Model."""
     d = doc.data
     w = d["weights"]
     par = d.get("parallel") or {}
@@ -222,7 +223,8 @@ def _model(doc: Document) -> Model:
     )
 
 
-def _host(doc: Document) -> Host:
+def host_from_doc(doc: Document) -> Host:
+    """A validated host document as a Host."""
     d = doc.data
     sg = d["sglang"]
     ssh = d.get("ssh") or {}
@@ -257,14 +259,15 @@ def _host(doc: Document) -> Host:
     )
 
 
-def _check_name_matches_file(doc: Document, stem: str, kind: str, diags: Diagnostics) -> None:
+def check_name_matches_file(doc: Document, stem: str, kind: str, diags: Diagnostics) -> None:
+    """A document's ``name`` must be its file's stem: references are by file name."""
     name = doc.data.get("name")
     if isinstance(name, str) and name != stem:
         diags.error(doc.pos(("name",)), "R003",
                     f"{kind} name '{name}' does not match its file name '{stem}.yaml'")
 
 
-def _check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
+def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
     """Inventory-internal consistency: unique indexes, services, units and model references."""
     seen_idx: dict[int, int] = {}
     seen_pci: dict[str, int] = {}
@@ -307,7 +310,7 @@ def _check_host_refs(host: Host, models: dict[str, Model], broken: set[str], dia
                         f"did you mean '{hint}'?" if hint else None)
 
 
-def _load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics,
+def load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics,
               invalid: set[str]) -> list[Document]:
     """Load every YAML file of a folder; names of files that failed go into ``invalid``."""
     docs: list[Document] = []
@@ -322,7 +325,7 @@ def _load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostic
         clean = doc is not None and check_strings(doc, diags)
         # Schema errors are worth reporting even when the strings were bad.
         if doc is not None and validate(doc, schema, diags) and clean:
-            _check_name_matches_file(doc, path.stem, "model" if folder == "models" else "host", diags)
+            check_name_matches_file(doc, path.stem, "model" if folder == "models" else "host", diags)
             docs.append(doc)
         else:
             invalid.add(path.stem)
@@ -337,13 +340,13 @@ def load_sources(root: Path, diags: Diagnostics) -> Sources:
     """
     models: dict[str, Model] = {}
     broken: set[str] = set()
-    for doc in _load_dir(root, "models", MODEL_SCHEMA, diags, broken):
-        model = _model(doc)
+    for doc in load_dir(root, "models", MODEL_SCHEMA, diags, broken):
+        model = model_from_doc(doc)
         models[model.name] = model
     hosts: dict[str, Host] = {}
-    for doc in _load_dir(root, "hosts", HOST_SCHEMA, diags, set()):
-        host = _host(doc)
-        _check_host_refs(host, models, broken, diags)
+    for doc in load_dir(root, "hosts", HOST_SCHEMA, diags, set()):
+        host = host_from_doc(doc)
+        check_host_refs(host, models, broken, diags)
         hosts[host.name] = host
     return Sources(root=root, models=dict(sorted(models.items())), hosts=dict(sorted(hosts.items())))
 
