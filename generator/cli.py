@@ -5,20 +5,44 @@ Exit codes: see ``cli_common.EXIT_CODES_HELP`` (printed by ``gen --help``; also 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .cli_ansible import ansible_command
 from .cli_common import EXIT_CODES_HELP, guard, report, root_option
-from .cli_live import register_live_commands
-from .cli_sglang import check_pin, register_sglang_commands
 from .errors import ExitCode
 from .pipeline import RenderResult, render_fleet
 from .writer import apply, unified_diff
 
-@click.group(epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+# Commands beyond render/diff/check live in their own modules and are imported only when
+# they run (or for --help): `gen check` in a pre-commit hook does not pay for SSH,
+# testinfra, Ansible and import machinery.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "ansible": ("generator.cli_ansible", "ansible_command"),
+    "import": ("generator.cli_sglang", "import_command"),
+    "preflight": ("generator.cli_live", "preflight"),
+    "sglang": ("generator.cli_sglang", "sglang"),
+    "status": ("generator.cli_live", "status"),
+    "verify": ("generator.cli_live", "verify"),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose listed commands in LAZY_COMMANDS load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, attr = LAZY_COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gen")
 def main() -> None:
     """Render version-pinned SGLang systemd services from models/ and hosts/."""
@@ -86,6 +110,8 @@ def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
 def check(root: Path, pin: str | None, jobs: int | None) -> int:
     """Validate everything and fail when output/ is not current (for CI and pre-commit)."""
     if pin is not None:
+        from .cli_sglang import check_pin  # only upgrade checks need it
+
         return check_pin(root, pin)
     result = _render(root, None, jobs)
     if not result.ok:
@@ -98,7 +124,3 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     click.echo(f"gen: {len(result.trees)} host(s) checked, output/ is current")
     return ExitCode.OK
 
-
-register_sglang_commands(main)  # gen sglang snapshot|diff, gen import
-main.add_command(ansible_command)  # gen ansible
-register_live_commands(main)  # gen verify|status|preflight (generator/cli_live.py)

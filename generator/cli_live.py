@@ -157,9 +157,3 @@ def preflight(host: str, service: str | None, ssh_config: Path | None, root: Pat
     for note in rep.notes:
         click.echo(f"note: {note}")
     return ExitCode.FINDINGS if rep.failed else ExitCode.OK
-
-
-def register_live_commands(main: click.Group) -> None:
-    """Add ``gen verify``, ``gen status`` and ``gen preflight`` to the top-level group."""
-    for command in (verify, status, preflight):
-        main.add_command(command)

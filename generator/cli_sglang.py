@@ -210,9 +210,3 @@ def check_pin(root: Path, pin: str) -> int:
         click.echo(line)
     report(list(result.other))
     return ExitCode.OK if result.ok else ExitCode.FINDINGS
-
-
-def register_sglang_commands(main: click.Group) -> None:
-    """Add ``gen sglang ...`` and ``gen import`` to the top-level ``gen`` group."""
-    main.add_command(sglang)
-    main.add_command(import_command)

@@ -169,3 +169,19 @@ def test_a_bug_is_one_line_exit_4_without_traceback(repo_copy: Path, monkeypatch
     assert result.exit_code == 4, _explain(result)
     assert result.stderr == ("gen: internal error: ZeroDivisionError: simulated bug "
                              "(set GEN_DEBUG=1 for the traceback)\n")
+
+
+def test_lazy_commands_load_by_name_and_stay_out_of_a_plain_check() -> None:
+    import subprocess
+    import sys
+
+    from generator.cli import LAZY_COMMANDS
+
+    for name in LAZY_COMMANDS:
+        result = _gen(name, "--help")
+        assert result.exit_code == 0, _explain(result)
+        assert result.stdout.startswith(f"Usage: main {name} "), _explain(result)
+    probe = ("import sys, generator.cli; "
+             "print(sorted(m for m in sys.modules if m.startswith(('generator.cli_', 'testinfra', 'ansible'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['generator.cli_common']"
