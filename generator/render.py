@@ -80,10 +80,6 @@ def _environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters["exec_lines"] = systemd.exec_lines
-    env.filters["exec_line"] = systemd.exec_line
-    env.filters["env_file_line"] = systemd.env_file_line
-    env.filters["environment_line"] = systemd.environment_line
     env.filters.update(systemd.JINJA_FILTERS)
     return env
 
@@ -204,12 +200,12 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
     for p in placements:
         svc, model = p.service, p.model
         argv = build_argv(p, host.sglang.python, catalog, diags, others)
-        check_rules(catalog, p, argv, _environment_vars(p), diags)
+        environment = _environment_vars(p)
+        check_rules(catalog, p, argv, environment, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
-        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)
+        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)  # CPU binding only
         if diags.error_count > before:
             continue  # keep checking the other services; render nothing for this one
-        environment = _environment_vars(p)
         peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
         head = header(host, [host.doc.path, model.doc.path, *peers], catalog)
         context = {

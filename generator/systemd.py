@@ -263,7 +263,9 @@ def check_unit_name(name: str) -> str:
 
 # Filters for the Jinja environment that renders units: templates/hardening.j2 uses
 # ``systemd_path``; the renderer registers them with ``env.filters.update(JINJA_FILTERS)``.
-JINJA_FILTERS: dict[str, Callable[[str], str]] = {
+JINJA_FILTERS: dict[str, Callable[..., str]] = {
     "systemd_path": path_value,
     "exec_word": exec_word,
+    "exec_lines": exec_lines,
+    "env_file_line": env_file_line,
 }

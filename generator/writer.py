@@ -7,6 +7,7 @@ that list, or it carries gen's header. Anything else in ``output/`` is never tou
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import enum
 import functools
@@ -89,7 +90,8 @@ def read_managed(host_dir: Path) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
-def _read(path: Path | str) -> str | None:
+def read_existing(path: Path | str) -> str | None:
+    """A file's text, None when it does not exist (unreadable: WriteError)."""
     try:
         with open(path, "rb") as fh:  # bytes, then decode: the same text as read_text, faster
             data = fh.read()
@@ -103,11 +105,6 @@ def _read(path: Path | str) -> str | None:
         return "\ufffd(binary)"
 
 
-def read_existing(path: Path) -> str | None:
-    """A file's text, None when it does not exist (unreadable: WriteError)."""
-    return _read(path)
-
-
 def plan(output_root: Path, tree: HostTree) -> list[Change]:
     """Compare a rendered tree with ``output/<host>/``; reads only, writes nothing."""
     tree = tree.with_managed_list()
@@ -117,7 +114,7 @@ def plan(output_root: Path, tree: HostTree) -> list[Change]:
     rendered = {f.relpath for f in tree.files}
     base = str(host_dir)
     for f in tree.files:
-        old = _read(f"{base}/{_safe_rel(f.relpath)}")
+        old = read_existing(f"{base}/{_safe_rel(f.relpath)}")
         display = f"{tree.host}/{f.relpath}"
         if old is None:
             changes.append(Change(display, Action.CREATED, None, f.text))
@@ -130,7 +127,7 @@ def plan(output_root: Path, tree: HostTree) -> list[Change]:
             changes.append(Change(display, Action.UPDATED, old, f.text))
     for relpath in sorted(managed - rendered):
         path = host_dir / _safe_rel(relpath)
-        old = _read(path)
+        old = read_existing(path)
         if old is not None:
             changes.append(Change(f"{tree.host}/{relpath}", Action.REMOVED, old, None))
     return sorted(changes, key=lambda c: c.path)
@@ -146,34 +143,10 @@ def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
         if host_dir.name in keep or not (host_dir / MANAGED_LIST).exists():
             continue
         for relpath in read_managed(host_dir) + [MANAGED_LIST]:
-            old = _read(host_dir / _safe_rel(relpath))
+            old = read_existing(host_dir / _safe_rel(relpath))
             if old is not None:
                 changes.append(Change(f"{host_dir.name}/{relpath}", Action.REMOVED, old, None))
     return changes
-
-
-def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write via a temp file in the same folder, fsync it, rename over, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _prune_empty_dirs(start: Path, stop: Path) -> None:
@@ -209,11 +182,24 @@ def _fsync_path(path: str, flags: int = os.O_RDONLY) -> None:
         os.close(fd)
 
 
+def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write via a temp file in the same folder, fsync it, rename over, fsync the folder."""
+    tmp = _write_temp(path, text, mode)
+    try:
+        _fsync_path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_path(str(path.parent))
+
+
 # fsync waits on the disk, not the CPU: threads overlap the waits (journal commits coalesce).
 _SYNC_THREADS = 16
 
 
-def apply(output_root: Path, changes: Iterable[Change], modes: dict[str, int] | None = None) -> None:
+def apply(output_root: Path, changes: Iterable[Change]) -> None:
     """Carry out a plan: write created/updated files, remove removed ones.
 
     Each written file is still atomic and durable (temp file, fsync, rename, fsync of its
@@ -230,7 +216,7 @@ def apply(output_root: Path, changes: Iterable[Change], modes: dict[str, int] | 
                 assert change.new is not None
                 path = output_root / _safe_rel(change.path)
                 try:
-                    tmp = _write_temp(path, change.new, (modes or {}).get(change.path, 0o644))
+                    tmp = _write_temp(path, change.new, 0o644)
                 except OSError as exc:
                     raise WriteError(f"cannot write output/{change.path}: {exc.strerror}") from exc
                 temps.append((tmp, path, change))
