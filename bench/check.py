@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/check.py [--runs N]
 
 Reports medians of N runs (fresh processes) for:
   deps import   python -c 'import jinja2, ruamel.yaml, cerberus, click'
-  gen import    python -c 'import generator.cli' (gen's own modules on top)
+  gen import    python -c 'import generator.cli.main' (gen's own modules on top)
   gen check     python -m generator check (whole command)
 and, in one process after the imports, the median time of the check itself
 (load + validate + place + flags + render + plan), which should stay well under 100 ms.
@@ -35,8 +35,8 @@ def _wall(cmd: list[str], runs: int) -> float:
 
 
 def _in_process(runs: int) -> tuple[float, float]:
-    from generator.catalog import load_catalog
-    from generator.pipeline import run
+    from generator.sglang.catalog import load_catalog
+    from generator.pipeline.fleet import run
 
     first_start = time.perf_counter()
     result = run(ROOT, None)
@@ -57,7 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     py = sys.executable
     deps = _wall([py, "-c", "import jinja2, ruamel.yaml, cerberus, click"], args.runs)
-    own = _wall([py, "-c", "import generator.cli"], args.runs)
+    own = _wall([py, "-c", "import generator.cli.main"], args.runs)
     check = _wall([py, "-m", "generator", "check"], args.runs)
     first, warm = _in_process(args.runs)
     print(f"runs: {args.runs} (medians), python {sys.version.split()[0]}")

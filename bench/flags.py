@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator import catalog as catalog_mod
-from generator.argv import _free_form, _structured
-from generator.catalog import known_pins, load_catalog, load_flag_tables
+from generator.sglang import catalog as catalog_mod
+from generator.plan.argv import _free_form, _structured
+from generator.sglang.catalog import known_pins, load_catalog, load_flag_tables
 from generator.errors import Diagnostics
-from generator.flags import check_args
-from generator.placement import place_host
-from generator.resolve import load_sources
+from generator.sglang.flags import check_args
+from generator.plan.placement import place_host
+from generator.load.resolve import load_sources
 
 
 def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None) -> float:
@@ -89,7 +89,7 @@ def main() -> None:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import generator.cli"], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-c", "import generator.cli.main"], cwd=ROOT, check=True)
         times.append((time.perf_counter() - start) * 1000)
     print(f"{'  of which: python start + import gen':44} {statistics.median(times):10.2f}")
 

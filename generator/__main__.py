@@ -1,5 +1,5 @@
 """``python -m generator`` runs the ``gen`` command line."""
 
-from .cli import main
+from generator.cli.main import main
 
 main(prog_name="gen")

@@ -19,9 +19,9 @@ import pytest
 from click.testing import CliRunner, Result
 from ruamel.yaml import YAML
 
-from generator.ansible import REMOVABLE_RE, SECRET_RE, VERIFY_UNIT
-from generator.cli import main
-from generator.writer import MARKER
+from generator.emit.ansible import REMOVABLE_RE, SECRET_RE, VERIFY_UNIT
+from generator.cli.main import main
+from generator.emit.writer import MARKER
 
 BIN = Path(sys.executable).parent
 UNIT = "etc/systemd/system/sglang-qwen.service"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator.cli import main
+from generator.cli.main import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bad"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())

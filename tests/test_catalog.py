@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.catalog import (
+from generator.sglang.catalog import (
     Catalog,
     CatalogFormatError,
     catalog_from_data,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.catalog import Catalog, load_catalog
-from generator.catalog_diff import Renamed, diff_catalogs, format_diff
+from generator.sglang.catalog import Catalog, load_catalog
+from generator.sglang.catalog_diff import Renamed, diff_catalogs, format_diff
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from generator import cli as cli_module
-from generator.cli import main
+from generator.cli import main as cli_module
+from generator.cli.main import main
 
 
 def _gen(*args: str) -> Result:
@@ -175,13 +175,13 @@ def test_lazy_commands_load_by_name_and_stay_out_of_a_plain_check() -> None:
     import subprocess
     import sys
 
-    from generator.cli import LAZY_COMMANDS
+    from generator.cli.main import LAZY_COMMANDS
 
     for name in LAZY_COMMANDS:
         result = _gen(name, "--help")
         assert result.exit_code == 0, _explain(result)
         assert result.stdout.startswith(f"Usage: main {name} "), _explain(result)
-    probe = ("import sys, generator.cli; "
-             "print(sorted(m for m in sys.modules if m.startswith(('generator.cli_', 'testinfra', 'ansible'))))")
+    probe = ("import sys, generator.cli.main; "
+             "print(sorted(m for m in sys.modules if m.startswith(('generator.cli.', 'testinfra', 'ansible'))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['generator.cli_common']"
+    assert out.strip() == "['generator.cli.common', 'generator.cli.main']"

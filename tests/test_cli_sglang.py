@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner, Result
 from sglang_env import sglang_python
 
-from generator.cli import main
-from generator.cli_sglang import host_ssh_prefix
+from generator.cli.main import main
+from generator.cli.sglang import host_ssh_prefix
 from generator.errors import Diagnostics
-from generator.resolve import load_sources
+from generator.load.resolve import load_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from generator.catalog import Catalog, known_pins, load_catalog, load_flag_tables, tables_dir
+from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables, tables_dir
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
-from generator.flags import Arg, ArgValue, check_args
+from generator.sglang.flags import Arg, ArgValue, check_args
 from test_catalog import catalog_from_parser
 
 POS = Position("models/m.yaml", 7, 3)

@@ -12,13 +12,13 @@ import pytest
 from repo_builder import host_yaml, write_repo
 from ruamel.yaml import YAML
 
-from generator.catalog import Catalog, known_pins, load_catalog
-from generator.cmdline import split_command
+from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.importer.cmdline import split_command
 from generator.errors import Diagnostics, Position
-from generator.importer import ImportResult, import_command
-from generator.manifests import load_file
-from generator.pipeline import run
-from generator.schema import MODEL_SCHEMA, validate
+from generator.importer.build import ImportResult, import_command
+from generator.load.manifests import load_file
+from generator.pipeline.fleet import run
+from generator.load.schema import MODEL_SCHEMA, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 WRONG = ROOT / "tests" / "fixtures" / "wrong-commands.yaml"

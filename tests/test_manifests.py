@@ -1,4 +1,4 @@
-"""Unit tests for generator.manifests: positions, duplicate keys, malformed YAML."""
+"""Unit tests for generator.load.manifests: positions, duplicate keys, malformed YAML."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import Diagnostics, Position
-from generator.manifests import load_file, load_text
+from generator.load.manifests import load_file, load_text
 
 
 def _load(text: str) -> tuple[object, list[str]]:

@@ -14,9 +14,9 @@ from typing import Callable
 
 import pytest
 
-from generator.cluster import dist_init_addr
-from generator.pipeline import render_fleet, run
-from generator.render import HostRender
+from generator.plan.cluster import dist_init_addr
+from generator.pipeline.fleet import render_fleet, run
+from generator.emit.render import HostRender
 
 MODEL = "models/deepseek-v3-bf16.yaml"
 A, B = "hosts/gpu-a.yaml", "hosts/gpu-b.yaml"

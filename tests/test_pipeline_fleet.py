@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import pipeline
-from generator.cli import main
-from generator.pipeline import render_fleet, run
+from generator.pipeline import fleet as pipeline
+from generator.cli.main import main
+from generator.pipeline.fleet import render_fleet, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from fleet import make_fleet

@@ -1,4 +1,4 @@
-"""Unit tests for generator.placement: GPUs, NUMA, ports, paths and memory fit."""
+"""Unit tests for generator.plan.placement: GPUs, NUMA, ports, paths and memory fit."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
-from generator.placement import Placement, place_host
-from generator.resolve import load_sources
+from generator.plan.placement import Placement, place_host
+from generator.load.resolve import load_sources
 
 
 def _place(tmp_path: Path, services: str, models: dict[str, str], **host_kw: object
@@ -130,7 +130,7 @@ def test_inventory_index_must_match_pci_order(tmp_path: Path) -> None:
 
 
 def _render_qwen(repo: Path, numa_args: str) -> tuple[str, list[str]]:
-    from generator.pipeline import run
+    from generator.pipeline.fleet import run
 
     host = repo / "hosts" / "llm-two.yaml"
     host.write_text(host.read_text().replace("    gpus: [0, 1, 2, 3]\n", f"    gpus: [0, 1, 2, 3]\n{numa_args}"))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from systemd_unquote import exec_time_dollars, systemd_load
 
-from generator.pipeline import run
+from generator.pipeline.fleet import run
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS = sorted((ROOT / "output").glob("*/etc/systemd/system/*.service"))

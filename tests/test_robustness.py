@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from generator.cli import main
-from generator.pipeline import run
+from generator.cli.main import main
+from generator.pipeline.fleet import run
 
 ROOT = Path(__file__).resolve().parent.parent
 

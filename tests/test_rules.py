@@ -1,4 +1,4 @@
-"""Unit tests for generator.rules: the rules file, version ranges, and a table of argvs per pin."""
+"""Unit tests for generator.sglang.rules: the rules file, version ranges, and a table of argvs per pin."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.catalog import load_catalog
+from generator.sglang.catalog import load_catalog
 from generator.errors import Severity
-from generator.pipeline import run
-from generator.rules import (PREDICATES, RulesFormatError, VersionRange, dist_init_addr_ok, evaluate,
+from generator.pipeline.fleet import run
+from generator.sglang.rules import (PREDICATES, RulesFormatError, VersionRange, dist_init_addr_ok, evaluate,
                              load_rules, rules_path, settings_from_argv)
 
 ROOT = Path(__file__).resolve().parent.parent

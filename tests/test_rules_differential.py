@@ -29,10 +29,10 @@ import pytest
 from ruamel.yaml import YAML
 from sglang_env import sglang_python
 
-from generator.catalog import Catalog, load_catalog
+from generator.sglang.catalog import Catalog, load_catalog
 from generator.errors import Diagnostics, Position, Severity
-from generator.flags import Arg, check_args
-from generator.rules import Finding, evaluate, load_rules, rules_path, settings_from_words
+from generator.sglang.flags import Arg, check_args
+from generator.sglang.rules import Finding, evaluate, load_rules, rules_path, settings_from_words
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"

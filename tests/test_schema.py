@@ -1,12 +1,12 @@
-"""Unit tests for generator.schema: every cerberus error mapped to a position and a code."""
+"""Unit tests for generator.load.schema: every cerberus error mapped to a position and a code."""
 
 from __future__ import annotations
 
 import pytest
 
 from generator.errors import Diagnostics
-from generator.manifests import load_text
-from generator.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, validate
+from generator.load.manifests import load_text
+from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, validate
 
 MODEL_OK = """\
 name: m

@@ -27,8 +27,8 @@ from ruamel.yaml import YAML
 from sglang_env import sglang_python
 from systemd_unquote import exec_time_dollars, systemd_load
 
-from generator.catalog import Action, load_catalog
-from generator.pipeline import run
+from generator.sglang.catalog import Action, load_catalog
+from generator.pipeline.fleet import run
 
 pytestmark = pytest.mark.sglang
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generator import sglang_probe as probe
+from generator.sglang import probe as probe
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_KEYS = {

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import snapshot
+from generator.sglang import snapshot
 from generator.errors import GenError
-from generator.sglang_probe import dumps
-from generator.snapshot import SnapshotError
+from generator.sglang.probe import dumps
+from generator.sglang.snapshot import SnapshotError
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator.cli import main
+from generator.cli.main import main
 from generator.live.fleet import (
     HostOutcome,
     fleet_exit_code,
@@ -27,7 +27,7 @@ from generator.live.plan import HostPlan, host_plan
 from generator.live.results import result
 from generator.live.target import HostUnreachableError, Target
 from generator.live.verify import HostReport
-from generator.pipeline import run
+from generator.pipeline.fleet import run
 
 
 def _report(host: str, passed: int, failed: int) -> HostReport:

@@ -1,4 +1,4 @@
-"""Unit tests for generator.writer: plans, atomic writes, ownership, removal, diffs."""
+"""Unit tests for generator.emit.writer: plans, atomic writes, ownership, removal, diffs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.writer import (MANAGED_LIST, MARKER, Action, HostTree, RenderedFile, WriteError, apply,
+from generator.emit.writer import (MANAGED_LIST, MARKER, Action, HostTree, RenderedFile, WriteError, apply,
                               atomic_write, plan, plan_orphans, unified_diff)
 
 HEAD = f"# {MARKER} test\n"

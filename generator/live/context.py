@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from testinfra.host import Host as InfraHost
 
-from .journal import UnitState, unit_state
-from .plan import HostPlan
+from generator.live.journal import UnitState, unit_state
+from generator.live.plan import HostPlan
 
 
 @dataclass

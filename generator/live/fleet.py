@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from ..cli_common import ENV_FAILURE
-from ..errors import ExitCode
-from .plan import HostPlan
-from .target import HostUnreachableError, Target
-from .verify import HostReport, verify_host
+from generator.cli.common import ENV_FAILURE
+from generator.errors import ExitCode
+from generator.live.plan import HostPlan
+from generator.live.target import HostUnreachableError, Target
+from generator.live.verify import HostReport, verify_host
 
 
 @dataclass(frozen=True)

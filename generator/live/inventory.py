@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import GenError
-from .target import Target
+from generator.errors import GenError
+from generator.live.target import Target
 
 SSH_CONNECTIONS = ("ssh", "smart", "paramiko", "paramiko_ssh")
 INVENTORY_TIMEOUT_S = 300

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from testinfra.host import Host as InfraHost
 
-from .remote import unit_properties
+from generator.live.remote import unit_properties
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What the live host must look like, derived from a render (the same data gen wrote).
 
-``host_plan(render)`` turns a :class:`generator.render.HostRender` into plain frozen
+``host_plan(render)`` turns a :class:`generator.emit.render.HostRender` into plain frozen
 dataclasses the checks read: every managed file with its text, and per service the
 unit, port, URLs, argv, environment, model folders and GPUs. Nothing here talks to
 the host.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..render import (
+from generator.emit.render import (
     ENV_DIR,
     UNIT_DIR,
     HostRender,
@@ -18,7 +18,7 @@ from ..render import (
     health_address,
     secret_env_path,
 )
-from ..writer import MANAGED_LIST
+from generator.emit.writer import MANAGED_LIST
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .plan import HostPlan, ServicePlan
-from .remote import RemoteError, onhost_source, parse_result
-from .results import HOST_WIDE, CheckResult, result
-from .target import Target, run_with_stdin
+from generator.live.plan import HostPlan, ServicePlan
+from generator.live.remote import RemoteError, onhost_source, parse_result
+from generator.live.results import HOST_WIDE, CheckResult, result
+from generator.live.target import Target, run_with_stdin
 
 # argv[0:3] is "<python> -m sglang.launch_server"; SGLang's parser sees the rest.
 PROGRAM_WORDS = 3

@@ -13,7 +13,7 @@ from typing import Any
 
 from testinfra.host import Host as InfraHost
 
-from .onhost import RESULT_MARKER
+from generator.live.onhost import RESULT_MARKER
 
 ONHOST = Path(__file__).with_name("onhost.py")
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import testinfra
 from testinfra.host import Host as InfraHost
 
-from ..errors import GenError
-from .plan import HostPlan
+from generator.errors import GenError
+from generator.live.plan import HostPlan
 
 CONNECT_TIMEOUT_S = 10
 CONTROL_PERSIST_S = 30  # an upper bound only: the master is closed explicitly

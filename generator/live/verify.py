@@ -10,19 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import (
-    checks_files,
-    checks_gpus,
-    checks_install,
-    checks_paths,
-    checks_service,
-    checks_weights,
-)
-from .context import HostContext
-from .journal import status_text
-from .plan import HostPlan
-from .results import HOST_WIDE, CheckResult
-from .target import HostUnreachableError, Target, shared_connection
+from generator.live.checks import files as checks_files
+from generator.live.checks import gpus as checks_gpus
+from generator.live.checks import install as checks_install
+from generator.live.checks import paths as checks_paths
+from generator.live.checks import service as checks_service
+from generator.live.checks import weights as checks_weights
+from generator.live.context import HostContext
+from generator.live.journal import status_text
+from generator.live.plan import HostPlan
+from generator.live.results import HOST_WIDE, CheckResult
+from generator.live.target import HostUnreachableError, Target, shared_connection
 
 CHECK_MODULES: tuple[Callable[[HostContext], list[CheckResult]], ...] = (
     checks_files.run, checks_install.run, checks_service.run,

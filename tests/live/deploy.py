@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from generator.live.plan import HostPlan, host_plan
-from generator.pipeline import run
+from generator.pipeline.fleet import run
 
 from .host import TestHost
 from .standins.fake_model import write_eagle3_draft, write_model

@@ -7,13 +7,13 @@ import struct
 from pathlib import Path
 
 from generator.live import onhost
-from generator.live.checks_paths import _mentions
+from generator.live.checks.paths import _mentions
 from generator.live.plan import host_plan
 from generator.live.preflight import PROGRAM_WORDS, interpret, payload
 from generator.live.remote import onhost_source, parse_result
 from generator.live.results import result
 from generator.live.target import Target, target_for
-from generator.pipeline import run
+from generator.pipeline.fleet import run
 
 from .standins.fake_model import safetensors_bytes, write_eagle3_draft, write_model
 

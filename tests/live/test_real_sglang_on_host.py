@@ -38,7 +38,7 @@ from sglang_env import sglang_python
 from generator.live.plan import HostPlan
 from generator.live.preflight import PreflightReport, preflight_host
 from generator.live.target import target_for
-from generator.snapshot import without_date
+from generator.sglang.snapshot import without_date
 
 from .deploy import (
     DRAFT_DIR,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator.cli_live import status, verify
+from generator.cli.live import status, verify
 from generator.live.plan import HostPlan, ServicePlan
 
 from .deploy import (

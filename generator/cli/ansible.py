@@ -1,0 +1,57 @@
+"""``gen ansible``: write the Ansible inventory and playbook for the rendered tree.
+
+The files go to ``ansible/`` beside ``output/`` (or ``--out``), outside the checked
+tree, so ``gen check`` never depends on them; they are written only when output/ is
+current, since the playbook copies exactly what is in output/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.emit.ansible import generate
+from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.errors import Diagnostics, ExitCode
+from generator.pipeline.fleet import OUTPUT_DIR, render_fleet
+from generator.load.resolve import load_sources
+from generator.emit.writer import MARKER, WriteError, atomic_write, read_existing
+
+DEFAULT_OUT = "ansible"
+
+
+@click.command("ansible", epilog=EXIT_CODES_HELP)
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=f"Folder for inventory.yml and site.yml (default: ROOT/{DEFAULT_OUT}).")
+@root_option
+@guard
+def ansible_command(out: Path | None, root: Path) -> int:
+    """Write an Ansible inventory of hosts/ and a playbook that rolls out output/.
+
+    \b
+    Apply:   ansible-playbook -i ansible/inventory.yml ansible/site.yml
+    Preview: ansible-playbook -i ansible/inventory.yml ansible/site.yml --check --diff
+    """
+    out = out if out is not None else root / DEFAULT_OUT
+    result = render_fleet(root, None)
+    report(result.diagnostics)
+    if not result.ok:
+        click.echo("gen: nothing written", err=True)
+        return ExitCode.FINDINGS
+    if result.dirty:
+        click.echo(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
+                   "(the playbook copies what is in output/)", err=True)
+        return ExitCode.FINDINGS
+    sources = load_sources(root, Diagnostics())  # valid: render_fleet found no error
+    files = generate(list(sources.hosts.values()), result.trees, out, root / OUTPUT_DIR)
+    for name, text in files.files:
+        path = out / name
+        old = read_existing(path)
+        if old is not None and old != text and MARKER not in old.split("\n", 1)[0]:
+            raise WriteError(f"{path} exists but gen did not write it; move it away, then run again")
+        action = "created" if old is None else "unchanged" if old == text else "updated"
+        if action != "unchanged":
+            atomic_write(path, text)
+        click.echo(f"{action:9} {path}")
+    return ExitCode.OK

@@ -1,0 +1,212 @@
+"""``gen sglang ...``: capture a pin's flag catalog from a real SGLang, and compare two pins.
+
+* ``gen sglang snapshot --python PATH`` runs the probe with a local interpreter;
+  ``--host NAME`` runs it over SSH with the inventory's address, SSH user and port, its
+  ``sglang.python``, and records ``git rev-parse HEAD`` of ``sglang.source_dir``.
+  The catalog is written to ``catalogs/sglang/<pin>.json`` (or ``--out``).
+* ``gen sglang diff PIN_A PIN_B`` prints flags added, removed, renamed, deprecated and
+  changed (see :mod:`generator.sglang.catalog_diff`).
+
+The work is in :mod:`generator.sglang.snapshot` and :mod:`generator.sglang.catalog_diff`; this module
+only parses the command line and prints.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.sglang.catalog_diff import diff_catalogs, format_diff
+from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.errors import CatalogMissingError, Diagnostics, ExitCode
+from generator.importer.build import import_command as import_manifest
+from generator.pipeline.fleet import select_hosts
+from generator.load.resolve import Host, load_sources
+from generator.sglang.snapshot import (
+    catalog_path,
+    catalog_pin,
+    snapshot_python,
+    snapshot_remote,
+    ssh_prefix,
+    without_date,
+    write_catalog,
+)
+from generator.pipeline.upgrade import format_report, upgrade_report
+
+
+@click.group(epilog=EXIT_CODES_HELP)
+def sglang() -> None:
+    """Capture and compare SGLang flag catalogs (catalogs/sglang/<pin>.json)."""
+
+
+def host_ssh_prefix(host: Host, options: tuple[str, ...] = ()) -> list[str]:
+    """The ssh argv that reaches ``host`` as its inventory says (address, ssh user and port).
+
+    User and port go on the command line only when the inventory writes them: ssh's
+    command line beats its config, so the resolved defaults (root, 22) would override
+    the ``Port``/``User`` of an ssh config given with ``--ssh-option -F FILE``. This is
+    how ``gen verify``/``gen preflight`` reach a host too (generator/live/plan.py).
+    """
+    written = host.doc.data.get("ssh") or {}
+    user, port = written.get("user"), written.get("port")
+    return ssh_prefix(host.address, user=str(user) if user else None,
+                      port=int(port) if port else None, options=options)
+
+
+def _load_host(root: Path, name: str) -> Host:
+    """The inventory ``name`` from ``root/hosts``; its own findings are printed first."""
+    diags = Diagnostics()
+    sources = load_sources(root, diags)
+    [host] = select_hosts(sources, [name])  # an unknown name raises (exit 2)
+    own = [d for d in diags.sorted() if d.pos.path.startswith(f"hosts/{name}.")]
+    report(own)
+    return host
+
+
+def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
+    """True when ``path`` already holds this catalog, apart from the capture date."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(old, dict) and without_date(old) == without_date(catalog)
+
+
+@sglang.command(epilog=EXIT_CODES_HELP)
+@click.option("--python", "python", metavar="PATH",
+              help="A local interpreter in which `import sglang` works.")
+@click.option("--host", metavar="NAME",
+              help="Capture over SSH from this inventory host (its sglang.python, source_dir).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write here instead of catalogs/sglang/<pin>.json under --root.")
+@click.option("--commit", metavar="HASH",
+              help="With --python: the git commit of a source install (the pin becomes git-HASH).")
+@click.option("--ssh-option", "ssh_options", multiple=True, metavar="OPT",
+              help="Extra ssh argument before the destination, e.g. -F CONFIG (repeatable).")
+@root_option
+@guard
+def snapshot(python: str | None, host: str | None, out: Path | None, commit: str | None,
+             ssh_options: tuple[str, ...], root: Path) -> int:
+    """Capture the flag catalog of a real SGLang (about 5 s: SGLang is imported)."""
+    if bool(python) == bool(host):
+        raise click.UsageError("give --python PATH or --host NAME (one of them)")
+    inventory: Host | None = None
+    if python:
+        if ssh_options:
+            raise click.UsageError("--ssh-option only applies to --host")
+        catalog = snapshot_python(python, commit=commit)
+    else:
+        if commit:
+            raise click.UsageError("--commit only applies to --python; --host reads it from "
+                                   "the host's sglang.source_dir")
+        assert host is not None
+        inventory = _load_host(root, host)
+        catalog = snapshot_remote(host_ssh_prefix(inventory, ssh_options),
+                                  inventory.sglang.python, source_dir=inventory.sglang.source_dir)
+    pin = catalog_pin(catalog)
+    path = out or catalog_path(catalog, root)
+    count = sum(a.get("kind") != "help" for a in catalog["actions"])
+    what = f"SGLang {catalog['sglang']['version']} ({catalog['sglang'].get('source')}), {count} flags"
+    if _same_capture(path, catalog):
+        # Keep the committed date: a re-capture of the same SGLang changes nothing in git.
+        click.echo(f"unchanged {path}: pin {pin}, {what}")
+    else:
+        write_catalog(catalog, path)
+        click.echo(f"wrote     {path}: pin {pin}, {what}")
+    if inventory is not None and inventory.sglang.pin != pin:
+        click.echo(f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "
+                   f"runs '{pin}'; set sglang.pin: \"{pin}\" in {inventory.doc.path} to check "
+                   f"its services against what it runs", err=True)
+    return ExitCode.OK
+
+
+def _pin_catalog(root: Path, pin: str, param: str) -> Catalog:
+    """The committed catalog of ``pin``; an unknown pin is a usage error (exit 2)."""
+    try:
+        return load_catalog(root, pin)
+    except CatalogMissingError as exc:
+        raise click.BadParameter(str(exc), param_hint=param) from None
+
+
+@sglang.command(epilog=EXIT_CODES_HELP)
+@click.argument("pin_a")
+@click.argument("pin_b")
+@root_option
+@guard
+def diff(pin_a: str, pin_b: str, root: Path) -> int:
+    """Flags added, removed, renamed, deprecated and changed from PIN_A to PIN_B."""
+    a = _pin_catalog(root, pin_a, "PIN_A")
+    b = _pin_catalog(root, pin_b, "PIN_B")
+    click.echo(format_diff(diff_catalogs(a, b)), nl=False)
+    return ExitCode.OK
+
+
+@click.command("import", epilog=EXIT_CODES_HELP)
+@click.option("--sglang", "pin", metavar="PIN", help="Check the flags against this SGLang pin.")
+@click.option("--host", metavar="NAME", help="Check against the pin of this inventory host.")
+@click.option("--file", "file", metavar="FILE",
+              help="Read the command from FILE (a shell command or a unit with ExecStart=); "
+                   "'-' reads stdin.")
+@click.option("--name", metavar="NAME", help="The manifest's name (default: from the command).")
+@click.option("--size-gb", type=click.FloatRange(min=0.001), metavar="GB",
+              help="Size of the weights on disk; without it size_gb is left to fill in.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@root_option
+@guard
+def import_command(pin: str | None, host: str | None, file: str | None, name: str | None,
+                   size_gb: float | None, command: tuple[str, ...], root: Path) -> int:
+    """Turn an SGLang command (after --) or an old unit into a model manifest on stdout.
+
+    \b
+    gen import --sglang 0.5.9 -- python -m sglang.launch_server --model-path ... --tp 4
+    gen import --host llm-two --file old.service
+    pbcopy-output | gen import --sglang 0.5.23 --file -
+
+    Every flag is checked against the pin's catalog; problems go to stderr with their
+    line and column, and on any error no manifest is printed (exit 1).
+    """
+    if bool(pin) == bool(host):
+        raise click.UsageError("give --sglang PIN or --host NAME (one of them)")
+    if bool(file) == bool(command):
+        raise click.UsageError("give the command after --, or --file FILE (or --file - for stdin)")
+    if host is not None:
+        pin = _load_host(root, host).sglang.pin
+    assert pin is not None
+    catalog = _pin_catalog(root, pin, "--sglang" if host is None else "--host")
+    others = [load_catalog(root, p) for p in known_pins(root) if p != pin]
+    if file == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    elif file is not None:
+        try:
+            text, source = Path(file).read_text(encoding="utf-8"), file
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"cannot read {file}: {exc}", param_hint="--file") from None
+    else:
+        text, source = shlex.join(command), "<command>"
+    result = import_manifest(text, source, catalog, others, name=name, size_gb=size_gb)
+    report(list(result.diagnostics))
+    if result.manifest is None:
+        click.echo("gen: no manifest printed: fix the errors above", err=True)
+        return ExitCode.FINDINGS
+    click.echo(result.manifest, nl=False)
+    return ExitCode.OK
+
+
+def check_pin(root: Path, pin: str) -> int:
+    """``gen check --sglang PIN``: every service checked against another pin; nothing rendered.
+
+    Prints one block per service (its findings with file, line and fix, and how its argv
+    would render differently), then a summary; exit 1 when any service would break.
+    """
+    _pin_catalog(root, pin, "--sglang")
+    result = upgrade_report(root, pin)
+    for line in format_report(result):
+        click.echo(line)
+    report(list(result.other))
+    return ExitCode.OK if result.ok else ExitCode.FINDINGS

@@ -1,0 +1,244 @@
+"""Render a host's services into systemd units and environment files (jinja2).
+
+Templates live in the repository's ``templates/`` folder and run with StrictUndefined:
+a missing variable is a bug, never an empty string. Every systemd escape happens in the
+pure functions of :mod:`generator.systemd`, exposed to templates as filters. A template
+error is re-raised with the template's file and line.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Sequence
+
+import jinja2
+
+from generator import __version__, systemd
+from generator.plan import cluster
+from generator.plan.argv import ServiceArgv, build_argv
+from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.errors import CatalogMissingError, Diagnostics, TemplateError
+from generator.plan.placement import Placement, defer_numa_to_sglang, place_host
+from generator.load.resolve import Host, Sources, default_timeout_start_min
+from generator.sglang.rules import check_rules, sglang_numa_flag
+from generator.emit.writer import MARKER, HostTree, RenderedFile
+
+UNIT_DIR = "etc/systemd/system"
+ENV_DIR = "etc/sglang"
+WAIT_READY = "usr/local/libexec/gen/sglang-wait-ready"
+
+
+@dataclass(frozen=True)
+class RenderedService:
+    """Everything rendered for one service, kept for later passes (verify, preflight)."""
+
+    placement: Placement
+    argv: ServiceArgv
+    unit_path: str  # relative to the host's /
+    env_path: str
+    environment: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class HostRender:
+    """A host's rendered tree plus what each service was rendered from."""
+
+    host: Host
+    catalog: Catalog
+    tree: HostTree
+    services: tuple[RenderedService, ...]
+
+
+def unit_path(service_name: str) -> str:
+    """Where a service's unit lives on the host (relative to /)."""
+    return f"{UNIT_DIR}/sglang-{service_name}.service"
+
+
+def env_path(service_name: str) -> str:
+    """Where a service's environment file lives on the host (relative to /)."""
+    return f"{ENV_DIR}/{service_name}.env"
+
+
+def secret_env_path(service_name: str) -> str:
+    """Where a service's secret environment file lives (relative to /); gen never writes it.
+
+    Only a service with ``secret_env: true`` reads it: the operator puts it there (owner
+    root, mode 0600). systemd reads it as root before dropping to the service user, so
+    the service user never needs access, and a missing file fails the start at once.
+    """
+    return f"{ENV_DIR}/{service_name}.secret.env"
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters.update(systemd.JINJA_FILTERS)
+    return env
+
+
+def render_template(templates: Path, name: str, context: dict[str, Any]) -> str:
+    """Render one template; errors name the template file and line."""
+    try:
+        return _environment(templates).get_template(name).render(**context)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(f"templates/{exc.name or name}:{exc.lineno}: template error: {exc.message}") from exc
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateError(f"templates/{exc.name}: template not found") from exc
+    except (jinja2.UndefinedError, ValueError, TypeError) as exc:
+        raise TemplateError(f"templates/{name}:{_template_line(exc, name)}: {exc}") from exc
+
+
+def _template_line(exc: BaseException, name: str) -> int:
+    """The template line jinja2 was executing when ``exc`` was raised (0 if unknown)."""
+    tb = exc.__traceback__
+    line = 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(name):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+HOME_DIRS = ("/root", "/home")
+
+
+def _under_home(path: str) -> bool:
+    return any(path == d or path.startswith(d + "/") for d in HOME_DIRS)
+
+
+def install_paths(host: Host) -> list[str]:
+    """The SGLang checkout and the venv holding its interpreter (``<venv>/bin/python``)."""
+    paths = {str(PurePosixPath(host.sglang.python).parent.parent)}
+    if host.sglang.source_dir:
+        paths.add(host.sglang.source_dir)
+    # A venv inside the checkout is covered by the checkout itself.
+    return sorted(p for p in paths if not any(p != q and p.startswith(q + "/") for q in paths))
+
+
+def home_install_paths(host: Host) -> list[str]:
+    """Install paths under /root or /home: ProtectHome= hides those, so they are bound back read-only."""
+    return [p for p in install_paths(host) if _under_home(p)]
+
+
+def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
+    """The comment block that opens every generated file (pip-tools style)."""
+    pin = catalog.version + (f" (commit {catalog.commit})" if catalog.commit else "")
+    return (
+        f"# {MARKER} {__version__} with `gen render --host {host.name}`. DO NOT EDIT.\n"
+        f"# Change the sources and render again; this file is replaced on every render.\n"
+        f"# Sources: {', '.join(sources)}\n"
+        f"# SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json\n"
+    )
+
+
+def health_address(listen: str) -> str:
+    """The address the readiness check polls: loopback when the server listens everywhere."""
+    if listen in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if listen == "::":
+        return "[::1]"
+    return f"[{listen}]" if ":" in listen else listen
+
+
+def _environment_vars(p: Placement) -> list[tuple[str, str]]:
+    """The service's environment: GPU selection first, then the model's, then the service's."""
+    merged: dict[str, str] = {
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "CUDA_VISIBLE_DEVICES": p.cuda_visible_devices,
+    }
+    if p.cluster is not None:  # the NIC the nodes of a multi-node deployment talk over
+        merged["NCCL_SOCKET_IFNAME"] = p.cluster.interface
+        merged["GLOO_SOCKET_IFNAME"] = p.cluster.interface
+    for name, value in p.model.env + p.service.env:
+        merged[name] = value
+    return list(merged.items())
+
+
+def _load_host_catalog(sources: Sources, host: Host, pin: str, diags: Diagnostics) -> Catalog | None:
+    try:
+        return load_catalog(sources.root, pin)
+    except CatalogMissingError as exc:
+        diags.error(host.pos("sglang", "pin"), "C001", str(exc))
+        return None
+
+
+def _other_catalogs(sources: Sources, pin: str) -> list[Catalog]:
+    out = []
+    for other in known_pins(sources.root):
+        if other != pin:
+            try:
+                out.append(load_catalog(sources.root, other))
+            except CatalogMissingError:
+                continue
+    return out
+
+
+def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | None = None) -> HostRender | None:
+    """Place, check and render every service of one host. None when anything is wrong.
+
+    ``pin`` checks the flags against another SGLang pin than the host's own (upgrade
+    impact: ``gen check --sglang PIN``).
+    """
+    before = diags.error_count
+    pin = pin or host.sglang.pin
+    placements = cluster.join(sources, host, place_host(host, sources.models, diags), diags)
+    catalog = _load_host_catalog(sources, host, pin, diags)
+    if catalog is None:
+        return None
+    others = _other_catalogs(sources, pin)
+    templates = sources.root / "templates"
+    files: list[RenderedFile] = []
+    rendered: list[RenderedService] = []
+    for p in placements:
+        svc, model = p.service, p.model
+        argv = build_argv(p, host.sglang.python, catalog, diags, others)
+        environment = _environment_vars(p)
+        check_rules(catalog, p, argv, environment, diags)
+        cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
+        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)  # CPU binding only
+        if diags.error_count > before:
+            continue  # keep checking the other services; render nothing for this one
+        peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
+        head = header(host, [host.doc.path, model.doc.path, *peers], catalog)
+        context = {
+            "header": head,
+            "host": host,
+            "service": svc,
+            "model": model,
+            "placement": p,
+            # A switch turned off (``false``) renders no words at all.
+            "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups if g.words],
+            "env_file": "/" + env_path(svc.name),
+            "secret_env_file": "/" + secret_env_path(svc.name) if svc.secret_env else "",
+            "environment": environment,
+            "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
+            "wait_ready": "/" + WAIT_READY,
+            "health_url": f"http://{health_address(svc.listen)}:{svc.port}/health",
+            "python": host.sglang.python,
+            "model_root": host.model_root,
+            "user": host.sglang.user,
+            "read_only_paths": [],
+            "bind_read_only_paths": home_install_paths(host),
+            "read_write_paths": [],
+            "service_name": svc.unit.removesuffix(".service"),
+        }
+        files.append(RenderedFile(unit_path(svc.name), render_template(templates, "sglang.service.j2", context)))
+        files.append(RenderedFile(env_path(svc.name), render_template(templates, "sglang.env.j2", context)))
+        rendered.append(RenderedService(p, argv, unit_path(svc.name), env_path(svc.name), tuple(environment)))
+    if diags.error_count > before:
+        return None
+    if placements:
+        wait_head = header(host, [host.doc.path], catalog)
+        files.append(RenderedFile(WAIT_READY, render_template(templates, "sglang-wait-ready.py.j2",
+                                                              {"header": wait_head})))
+    tree = HostTree(host.name, tuple(sorted(files, key=lambda f: f.relpath)))
+    return HostRender(host, catalog, tree, tuple(rendered))

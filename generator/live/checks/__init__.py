@@ -1,0 +1,1 @@
+"""Live checks, one small module per resource (pytest-testinfra style)."""

@@ -1,0 +1,360 @@
+"""Resolve validated documents into frozen dataclasses: models, hosts and their services.
+
+Everything downstream (placement, flags, rules, render) works on these types only; the
+YAML documents stay attached (not compared) so later passes can still point at the
+line and column where a value was written.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.errors import Diagnostics, Position
+from generator.load.manifests import Document, DocPath, load_file
+from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, suggest, validate
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """Base for resolved objects that remember their document for positions."""
+
+    doc: Document = field(compare=False, repr=False)
+    base: DocPath = field(compare=False, repr=False)
+
+    def pos(self, *path: Any, key: bool = False) -> Position:
+        """Where ``path`` (relative to this object) was written."""
+        return self.doc.pos(self.base + tuple(path), key=key)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A model checkpoint on disk."""
+
+    path: str
+    size_gb: float
+    format: str = "safetensors"
+    shards: int | None = None
+    params_b: float | None = None
+    active_params_b: float | None = None
+    quantization: str | None = None
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """Speculative decoding settings, in SGLang's terms."""
+
+    algorithm: str
+    num_steps: int | None = None
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+    draft_model_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Multinode:
+    """One model served by several hosts: their names in node-rank order, and the init port."""
+
+    hosts: tuple[str, ...]
+    port: int
+
+
+@dataclass(frozen=True)
+class Model(Sourced):
+    """One model deployment manifest (models/<name>.yaml)."""
+
+    name: str = ""
+    description: str = ""
+    weights: Weights = Weights("", 0.0)
+    served_model_name: str | None = None
+    dtype: str | None = None
+    trust_remote_code: bool = False
+    context_length: int | None = None
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int | None = None
+    dp_attention: bool = False
+    speculative: Speculative | None = None
+    reasoning_parser: str | None = None
+    tool_call_parser: str | None = None
+    mem_fraction_static: float | None = None
+    args: tuple[tuple[str, Any], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    multinode: Multinode | None = None
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs one replica needs: tp x pp, times dp unless DP attention shares the TP group."""
+        return self.tp * self.pp * (1 if self.dp_attention else self.dp)
+
+    @property
+    def nnodes(self) -> int:
+        """How many hosts one replica spans (1 unless ``multinode`` lists hosts)."""
+        return len(self.multinode.hosts) if self.multinode else 1
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs each node gives; SGLang splits tp x pp evenly over the nodes (rule X012)."""
+        return max(1, self.gpu_count // self.nnodes)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU of a host inventory."""
+
+    index: int
+    pci_bus_id: str
+    memory_gb: float
+    numa_node: int
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class SglangInstall:
+    """The SGLang a host runs: its pin (catalog name), interpreter and source checkout."""
+
+    pin: str
+    python: str
+    source_dir: str | None = None
+    commit: str | None = None
+    user: str = "sglang"
+
+
+@dataclass(frozen=True)
+class Network:
+    """How other nodes reach a host: the address of its cluster NIC and that NIC's name."""
+
+    address: str
+    interface: str
+
+
+@dataclass(frozen=True)
+class ServiceSpec(Sourced):
+    """A service as the inventory declares it (before placement)."""
+
+    name: str = ""
+    model: str = ""
+    port: int = 0
+    listen: str = "127.0.0.1"
+    gpus: tuple[int, ...] | None = None
+    allow_cross_numa: bool = False
+    enabled: bool = True
+    timeout_start_min: int | None = None
+    secret_env: bool = False  # the unit reads /etc/sglang/<name>.secret.env (not rendered)
+    args: tuple[tuple[str, Any], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def unit(self) -> str:
+        """The systemd unit name, e.g. ``sglang-qwen.service``."""
+        return f"sglang-{self.name}.service"
+
+
+@dataclass(frozen=True)
+class Host(Sourced):
+    """One host inventory (hosts/<name>.yaml)."""
+
+    name: str = ""
+    description: str = ""
+    address: str = ""
+    ssh_user: str = "root"
+    ssh_port: int = 22
+    gpus: tuple[Gpu, ...] = ()
+    numa: tuple[tuple[int, str], ...] = ()  # (node, cpu list)
+    vm_gpus: tuple[tuple[int, str], ...] = ()  # (gpu index, vm name)
+    model_root: str = ""
+    retired: tuple[str, ...] = ()
+    sglang: SglangInstall = SglangInstall("", "")
+    services: tuple[ServiceSpec, ...] = ()
+    network: Network | None = None
+
+    def gpu(self, index: int) -> Gpu | None:
+        """The inventory GPU with this index, if any."""
+        return next((g for g in self.gpus if g.index == index), None)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Every model and host of a repository, resolved; keyed by name, in name order."""
+
+    root: Path
+    models: dict[str, Model]
+    hosts: dict[str, Host]
+
+
+def _env(items: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    # Numbers are written the way YAML showed them; floats keep Python's repr (1e-05 stays exact).
+    return tuple((k, v if isinstance(v, str) else repr(v)) for k, v in (items or {}).items())
+
+
+def model_from_doc(doc: Document) -> Model:
+    """A validated model document as a Model."""
+    d = doc.data
+    w = d["weights"]
+    par = d.get("parallel") or {}
+    spec = d.get("speculative")
+    parsers = d.get("parsers") or {}
+    return Model(
+        doc=doc, base=(),
+        name=d["name"], description=d.get("description", ""),
+        weights=Weights(
+            path=w["path"], size_gb=float(w["size_gb"]), format=w.get("format", "safetensors"),
+            shards=w.get("shards"), params_b=w.get("params_b"),
+            active_params_b=w.get("active_params_b"), quantization=w.get("quantization"),
+        ),
+        served_model_name=d.get("served_model_name"), dtype=d.get("dtype"),
+        trust_remote_code=bool(d.get("trust_remote_code", False)),
+        context_length=d.get("context_length"),
+        tp=par.get("tp", 1), pp=par.get("pp", 1), dp=par.get("dp", 1), ep=par.get("ep"),
+        dp_attention=bool(par.get("dp_attention", False)),
+        speculative=Speculative(
+            algorithm=spec["algorithm"], num_steps=spec.get("num_steps"),
+            eagle_topk=spec.get("eagle_topk"), num_draft_tokens=spec.get("num_draft_tokens"),
+            draft_model_path=spec.get("draft_model_path"),
+        ) if spec else None,
+        reasoning_parser=parsers.get("reasoning"), tool_call_parser=parsers.get("tool_call"),
+        mem_fraction_static=(d.get("memory") or {}).get("mem_fraction_static"),
+        args=tuple((d.get("args") or {}).items()), env=_env(d.get("env")),
+        multinode=Multinode(tuple(d["multinode"]["hosts"]), d["multinode"]["port"])
+        if d.get("multinode") else None,
+    )
+
+
+def host_from_doc(doc: Document) -> Host:
+    """A validated host document as a Host."""
+    d = doc.data
+    sg = d["sglang"]
+    ssh = d.get("ssh") or {}
+    services = tuple(
+        ServiceSpec(
+            doc=doc, base=("services", i),
+            name=s["name"], model=s["model"], port=s["port"],
+            listen=s.get("listen", "127.0.0.1"),
+            gpus=tuple(s["gpus"]) if "gpus" in s else None,
+            allow_cross_numa=bool(s.get("allow_cross_numa", False)),
+            enabled=bool(s.get("enabled", True)),
+            timeout_start_min=s.get("timeout_start_min"),
+            secret_env=bool(s.get("secret_env", False)),
+            args=tuple((s.get("args") or {}).items()), env=_env(s.get("env")),
+        )
+        for i, s in enumerate(d.get("services") or [])
+    )
+    return Host(
+        doc=doc, base=(),
+        name=d["name"], description=d.get("description", ""), address=d["address"],
+        ssh_user=ssh.get("user", "root"), ssh_port=ssh.get("port", 22),
+        gpus=tuple(Gpu(g["index"], g["pci_bus_id"].upper().replace("0X", ""), float(g["memory_gb"]),
+                       g["numa_node"], g.get("model", "")) for g in d["gpus"]),
+        numa=tuple((n["node"], n["cpus"]) for n in d["numa"]),
+        vm_gpus=tuple((gi, vm["vm"]) for vm in d.get("vm_passthrough") or [] for gi in vm["gpus"]),
+        model_root=d["storage"]["model_root"].rstrip("/") or "/",
+        retired=tuple(p.rstrip("/") or "/" for p in d["storage"].get("retired") or []),
+        sglang=SglangInstall(sg["pin"], sg["python"], sg.get("source_dir"), sg.get("commit"),
+                             sg.get("user", "sglang")),
+        services=services,
+        network=Network(d["network"]["address"], d["network"]["interface"]) if d.get("network") else None,
+    )
+
+
+def check_name_matches_file(doc: Document, stem: str, kind: str, diags: Diagnostics) -> None:
+    """A document's ``name`` must be its file's stem: references are by file name."""
+    name = doc.data.get("name")
+    if isinstance(name, str) and name != stem:
+        diags.error(doc.pos(("name",)), "R003",
+                    f"{kind} name '{name}' does not match its file name '{stem}.yaml'")
+
+
+def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
+    """Inventory-internal consistency: unique indexes, services, units and model references."""
+    seen_idx: dict[int, int] = {}
+    seen_pci: dict[str, int] = {}
+    for i, gpu in enumerate(host.gpus):
+        if gpu.index in seen_idx:
+            diags.error(host.pos("gpus", i, "index"), "R004",
+                        f"GPU index {gpu.index} appears twice (also gpus[{seen_idx[gpu.index]}])")
+        seen_idx.setdefault(gpu.index, i)
+        if gpu.pci_bus_id in seen_pci:
+            diags.error(host.pos("gpus", i, "pci_bus_id"), "R004",
+                        f"PCI bus id {gpu.pci_bus_id} appears twice (also gpus[{seen_pci[gpu.pci_bus_id]}])")
+        seen_pci.setdefault(gpu.pci_bus_id, i)
+    nodes = {n for n, _ in host.numa}
+    for i, gpu in enumerate(host.gpus):
+        if gpu.numa_node not in nodes:
+            diags.error(host.pos("gpus", i, "numa_node"), "R005",
+                        f"GPU {gpu.index} is on NUMA node {gpu.numa_node}, which 'numa' does not list")
+    for gi, vm in host.vm_gpus:
+        if gi not in seen_idx:
+            diags.error(host.pos("vm_passthrough"), "R006",
+                        f"VM '{vm}' is given GPU {gi}, which is not in the inventory")
+    sg = host.sglang
+    if sg.user != "root":
+        for key, path in (("python", sg.python), ("source_dir", sg.source_dir)):
+            if path and (path.startswith("/root/") or path.startswith("/home/")):
+                diags.error(host.pos("sglang", key), "R008",
+                            f"the service user '{sg.user}' cannot read {path}: home folders are "
+                            "hidden from services (ProtectHome=)",
+                            "install SGLang outside /root and /home, or set sglang.user: root")
+    names: dict[str, int] = {}
+    for i, svc in enumerate(host.services):
+        if svc.name in names:
+            diags.error(svc.pos("name"), "R001",
+                        f"service '{svc.name}' is defined twice on host '{host.name}' "
+                        f"(first at line {host.services[names[svc.name]].pos('name').line})")
+        names.setdefault(svc.name, i)  # the unit name is derived from it: one check covers both
+        if svc.model not in models and svc.model not in broken:  # a broken one is reported already
+            hint = suggest(svc.model, models)
+            diags.error(svc.pos("model"), "R002", f"unknown model '{svc.model}' (no models/{svc.model}.yaml)",
+                        f"did you mean '{hint}'?" if hint else None)
+
+
+def load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics,
+              invalid: set[str]) -> list[Document]:
+    """Load every YAML file of a folder; names of files that failed go into ``invalid``."""
+    docs: list[Document] = []
+    directory = root / folder
+    if not directory.is_dir():
+        return docs
+    for path in sorted(directory.iterdir()):
+        if path.suffix not in (".yaml", ".yml") or path.name.startswith("."):
+            continue
+        display = f"{folder}/{path.name}"
+        doc = load_file(path, display, diags)
+        clean = doc is not None and check_strings(doc, diags)
+        # Schema errors are worth reporting even when the strings were bad.
+        if doc is not None and validate(doc, schema, diags) and clean:
+            check_name_matches_file(doc, path.stem, "model" if folder == "models" else "host", diags)
+            docs.append(doc)
+        else:
+            invalid.add(path.stem)
+    return docs
+
+
+def load_sources(root: Path, diags: Diagnostics) -> Sources:
+    """Load, validate and resolve every model and host under ``root``.
+
+    Invalid documents are reported in ``diags`` and left out, so every other file is
+    still checked in the same run.
+    """
+    models: dict[str, Model] = {}
+    broken: set[str] = set()
+    for doc in load_dir(root, "models", MODEL_SCHEMA, diags, broken):
+        model = model_from_doc(doc)
+        models[model.name] = model
+    hosts: dict[str, Host] = {}
+    for doc in load_dir(root, "hosts", HOST_SCHEMA, diags, set()):
+        host = host_from_doc(doc)
+        check_host_refs(host, models, broken, diags)
+        hosts[host.name] = host
+    return Sources(root=root, models=dict(sorted(models.items())), hosts=dict(sorted(hosts.items())))
+
+
+def default_timeout_start_min(model: Model) -> int:
+    """Minutes systemd waits for a server to become ready.
+
+    Loading streams the weights from disk (budgeted at 0.5 GB/s, a slow network share),
+    then warms up and captures CUDA graphs (budgeted at 10 minutes).
+    """
+    return 10 + math.ceil(model.weights.size_gb / 0.5 / 60)

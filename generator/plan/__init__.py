@@ -1,0 +1,1 @@
+"""Stage 4-5: GPU/NUMA placement, multi-node clusters, and the argv each service runs."""

@@ -1,0 +1,92 @@
+"""Turn a placed service into SGLang arguments, then check them against the pinned catalog.
+
+Structured manifest fields address SGLang actions by ``dest`` (stable across versions);
+the catalog of the host's pin supplies the option string to render. Free-form ``args``
+are written as flags and resolved like a command line would be, with every spelling
+problem reported at its line and column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from generator.sglang.catalog import Catalog
+from generator.errors import Diagnostics
+from generator.sglang.flags import Arg, CheckedArg, check_args
+from generator.plan.placement import Placement
+
+
+@dataclass(frozen=True)
+class ServiceArgv:
+    """The checked argv of one service: program words, then one group per flag."""
+
+    program: tuple[str, ...]
+    groups: tuple[CheckedArg, ...]
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The flat argv, as the process will see it."""
+        return self.program + tuple(w for g in self.groups for w in g.words)
+
+
+def _structured(p: Placement) -> list[Arg]:
+    """Arguments from structured fields, in a fixed order so diffs stay stable."""
+    m, s = p.model, p.service
+    out: list[Arg] = []
+
+    def add(dest: str, value: Any, owner: Any, *path: Any) -> None:
+        if value is not None and value is not False:
+            out.append(Arg(dest, value, owner.pos(*path), by_dest=True))
+
+    add("model_path", m.weights.path, m, "weights", "path")
+    add("served_model_name", m.served_model_name, m, "served_model_name")
+    add("trust_remote_code", m.trust_remote_code or None, m, "trust_remote_code")
+    add("dtype", m.dtype, m, "dtype")
+    add("context_length", m.context_length, m, "context_length")
+    add("host", s.listen, s, "listen")
+    add("port", s.port, s, "port")
+    add("tp_size", m.tp if m.tp != 1 else None, m, "parallel", "tp")
+    add("pp_size", m.pp if m.pp != 1 else None, m, "parallel", "pp")
+    add("dp_size", m.dp if m.dp != 1 else None, m, "parallel", "dp")
+    add("ep_size", m.ep, m, "parallel", "ep")
+    add("enable_dp_attention", m.dp_attention or None, m, "parallel", "dp_attention")
+    if p.cluster is not None:
+        # Derived per node from the model's multinode list and rank 0's inventory; positioned
+        # at this host's service so each node's findings are reported once, in its own file.
+        add("nnodes", p.cluster.nnodes, s, "model")
+        add("node_rank", p.cluster.rank, s, "model")
+        add("dist_init_addr", p.cluster.dist_init_addr, s, "model")
+    add("mem_fraction_static", m.mem_fraction_static, m, "memory", "mem_fraction_static")
+    if m.speculative:
+        sp = m.speculative
+        add("speculative_algorithm", sp.algorithm, m, "speculative", "algorithm")
+        add("speculative_draft_model_path", sp.draft_model_path, m, "speculative", "draft_model_path")
+        add("speculative_num_steps", sp.num_steps, m, "speculative", "num_steps")
+        add("speculative_eagle_topk", sp.eagle_topk, m, "speculative", "eagle_topk")
+        add("speculative_num_draft_tokens", sp.num_draft_tokens, m, "speculative", "num_draft_tokens")
+    add("reasoning_parser", m.reasoning_parser, m, "parsers", "reasoning")
+    add("tool_call_parser", m.tool_call_parser, m, "parsers", "tool_call")
+    return out
+
+
+def _free_form(p: Placement) -> list[Arg]:
+    """Free-form flags: the service's own override the model's for the same written flag."""
+    merged: dict[str, Arg] = {}
+    for owner, items in ((p.model, p.model.args), (p.service, p.service.args)):
+        for flag, value in items:
+            v = tuple(value) if isinstance(value, list) else value
+            merged[flag] = Arg(flag, v, owner.pos("args", flag, key=True))
+    return list(merged.values())
+
+
+def program(python: str) -> tuple[str, ...]:
+    """How the host starts SGLang with its own interpreter."""
+    return (python, "-m", "sglang.launch_server")
+
+
+def build_argv(p: Placement, python: str, catalog: Catalog, diags: Diagnostics,
+               other_catalogs: Sequence[Catalog] = ()) -> ServiceArgv:
+    """Checked argv for one placed service against the host's pinned catalog."""
+    groups = check_args(catalog, _structured(p) + _free_form(p), diags, other_catalogs)
+    return ServiceArgv(program(python), groups)

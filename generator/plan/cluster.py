@@ -1,0 +1,270 @@
+"""Multi-node deployments: one model replica spread over several hosts, checked as a whole.
+
+A model manifest's ``multinode: {hosts: [a, b], port: P}`` lists the hosts of one replica
+in node-rank order (rank 0 first). Each listed host runs exactly one service with that
+model; gen renders one unit per host with ``--nnodes``, ``--node-rank`` and
+``--dist-init-addr`` (rank 0's ``network.address`` and P, IPv6 as ``[addr]:P``), and the
+host's own ``network.interface`` as ``NCCL_SOCKET_IFNAME``/``GLOO_SOCKET_IFNAME``.
+Every node gets the same SGLang flags except ``--node-rank``, the same pin, the same
+environment, and ``tp x pp / nnodes`` GPUs (placement uses ``Model.gpus_per_node``).
+
+Each host's render reports, at its own lines, every cluster problem that stops its unit,
+naming the other place in the message. So ``gen render --host b`` is as strict as
+``--all``, and no line is printed twice (a difference between two nodes is one line at
+each node). Peer inventories come from ``Sources`` when loaded there, else from
+``hosts/<name>.yaml`` (the fleet path renders each host on its own); a peer's own
+problems (its flags, its GPUs) are reported by the peer's render, not repeated here.
+
+Codes: P020 serves a multi-node model without being listed; P021 runs it in two
+services; P022 no ``network`` in a member's inventory; P023 a listed host has no valid
+inventory; P024 a listed host runs no service with the model; P025 a host listed twice;
+P026 ``multinode.port`` is a service port on rank 0; P027 SGLang pins differ; P028 an
+SGLang flag differs; P029 an environment variable differs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from generator.plan.argv import ServiceArgv, build_argv
+from generator.sglang.catalog import Catalog
+from generator.errors import Diagnostics, Position
+from generator.load.manifests import load_file
+from generator.plan.placement import ClusterNode, Placement, place_host
+from generator.load.resolve import Host, Model, ServiceSpec, Sources, host_from_doc
+from generator.load.schema import HOST_SCHEMA, check_strings, validate
+
+# Flags that may differ between nodes: only the rank.
+PER_NODE_DESTS = frozenset({"node_rank"})
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Another node of a deployment as this host's render sees it."""
+
+    name: str
+    rank: int
+    host: Host | None  # None: no valid inventory
+    services: tuple[ServiceSpec, ...]  # its services running the model
+
+
+def inventory_path(sources: Sources, name: str) -> str:
+    """The displayed path of a host's inventory file (``hosts/<name>.yaml``)."""
+    for suffix in (".yaml", ".yml"):
+        if (sources.root / "hosts" / f"{name}{suffix}").is_file():
+            return f"hosts/{name}{suffix}"
+    return f"hosts/{name}.yaml"
+
+
+def load_peer(sources: Sources, name: str) -> Host | None:
+    """The host named ``name``: from ``sources`` or read and validated from its file; None if invalid."""
+    if name in sources.hosts:
+        return sources.hosts[name]
+    display = inventory_path(sources, name)
+    path = sources.root / display
+    if not path.is_file():
+        return None
+    quiet = Diagnostics()  # the peer's own render reports its problems
+    doc = load_file(path, display, quiet)
+    if doc is None or not check_strings(doc, quiet) or not validate(doc, HOST_SCHEMA, quiet):
+        return None
+    host = host_from_doc(doc)
+    return host if host.name == name else None
+
+
+def dist_init_addr(address: str, port: int) -> str:
+    """``address:port``; an IPv6 literal in brackets, as SGLang and torch split it."""
+    try:
+        if isinstance(ipaddress.ip_address(address), ipaddress.IPv6Address):
+            return f"[{address}]:{port}"
+    except ValueError:
+        pass  # a DNS name
+    return f"{address}:{port}"
+
+
+def _serving(host: Host, model: str) -> tuple[ServiceSpec, ...]:
+    return tuple(s for s in host.services if s.model == model)
+
+
+def _peers(sources: Sources, model: Model) -> list[Peer]:
+    assert model.multinode is not None
+    out = []
+    for rank, name in enumerate(model.multinode.hosts):
+        host = load_peer(sources, name)
+        out.append(Peer(name, rank, host, _serving(host, model.name) if host else ()))
+    return out
+
+
+def node_for(sources: Sources, host: Host, model: Model) -> ClusterNode | None:
+    """This host's node settings for ``model``, or None when they cannot be derived."""
+    mn = model.multinode
+    if mn is None or host.name not in mn.hosts or host.network is None:
+        return None
+    rank0 = load_peer(sources, mn.hosts[0])
+    if rank0 is None or rank0.network is None:
+        return None
+    peers = tuple(sorted({rank0.doc.path} - {host.doc.path}))
+    return ClusterNode(nnodes=len(mn.hosts), rank=mn.hosts.index(host.name),
+                       dist_init_addr=dist_init_addr(rank0.network.address, mn.port),
+                       interface=host.network.interface, peers=peers)
+
+
+def _check_listed_without_service(sources: Sources, host: Host, diags: Diagnostics) -> None:
+    """P024 at this host: a model lists it as a node, but it runs no service with that model."""
+    for model in sources.models.values():
+        mn = model.multinode
+        if mn is None or host.name not in mn.hosts or _serving(host, model.name):
+            continue
+        rank = mn.hosts.index(host.name)
+        diags.error(host.pos("name"), "P024",
+                    f"host '{host.name}' is rank {rank} of model '{model.name}' "
+                    f"({model.pos('multinode', 'hosts', rank)}) but runs no service with it",
+                    f"add a service with model: {model.name}, or remove '{host.name}' from multinode.hosts")
+
+
+def _check_membership(sources: Sources, host: Host, svc: ServiceSpec, model: Model,
+                      diags: Diagnostics) -> None:
+    """Whether this service and every other node of its deployment can take part."""
+    mn = model.multinode
+    assert mn is not None
+    where = svc.pos("model")
+    listed = model.pos("multinode", "hosts")
+    if host.name not in mn.hosts:
+        diags.error(where, "P020", f"service '{svc.name}' runs multi-node model '{model.name}', "
+                    f"but host '{host.name}' is not in its multinode.hosts ({listed}: {', '.join(mn.hosts)})",
+                    "add the host there, in rank order")
+        return
+    mine = _serving(host, model.name)
+    if len(mine) > 1 and svc is not mine[0]:
+        diags.error(where, "P021", f"service '{svc.name}' runs model '{model.name}' again on host "
+                    f"'{host.name}' (also service '{mine[0].name}'); a multi-node deployment has one "
+                    "service per node")
+        return
+    seen: dict[str, int] = {}
+    for rank, name in enumerate(mn.hosts):
+        if name in seen:
+            diags.error(where, "P025", f"host '{name}' is listed twice in multinode.hosts of model "
+                        f"'{model.name}' (ranks {seen[name]} and {rank}, {listed})")
+        seen.setdefault(name, rank)
+    if host.network is None:
+        diags.error(where, "P022", f"host '{host.name}' runs multi-node model '{model.name}' but its "
+                    "inventory has no network section",
+                    "add network: {address: <IP other nodes reach>, interface: <NIC name>}")
+    for peer in _peers(sources, model):
+        if peer.name == host.name:
+            continue
+        if peer.host is None:
+            display = inventory_path(sources, peer.name)
+            state = "has errors" if (sources.root / display).is_file() else "does not exist"
+            diags.error(where, "P023", f"host '{peer.name}' (rank {peer.rank} of model '{model.name}', "
+                        f"{model.pos('multinode', 'hosts', peer.rank)}): its inventory {display} {state}")
+        elif not peer.services:
+            diags.error(where, "P024", f"host '{peer.name}' (rank {peer.rank} of model '{model.name}') "
+                        f"runs no service with it ({peer.host.doc.path})")
+        elif peer.rank == 0 and peer.host.network is None:
+            diags.error(where, "P022", f"rank 0 host '{peer.name}' has no network section in "
+                        f"{peer.host.doc.path}: --dist-init-addr takes its network.address")
+    if mn.hosts[0] == host.name:
+        for other in host.services:
+            if other.port == mn.port:
+                diags.error(other.pos("port"), "P026", f"port {mn.port} of service '{other.name}' is the "
+                            f"--dist-init-addr port of model '{model.name}' ({model.pos('multinode', 'port')}) "
+                            f"on its rank 0 host '{host.name}'")
+
+
+def join(sources: Sources, host: Host, placements: Sequence[Placement], diags: Diagnostics) -> tuple[Placement, ...]:
+    """The placements with their node settings; records every membership problem in ``diags``."""
+    _check_listed_without_service(sources, host, diags)
+    out = []
+    for p in placements:
+        if p.model.multinode is not None:
+            _check_membership(sources, host, p.service, p.model, diags)
+            node = node_for(sources, host, p.model)
+            if node is not None:
+                p = replace(p, cluster=node)
+        out.append(p)
+    return tuple(out)
+
+
+def _peer_argv(sources: Sources, peer: Host, model: Model, catalog: Catalog) -> tuple[Placement, ServiceArgv] | None:
+    """How the peer's render would place and launch its node; None when that fails there.
+
+    ``catalog`` is the one this host's render checks against (the shared pin, or the pin
+    of ``gen check --sglang``), so both argvs are spelled by the same SGLang.
+    """
+    quiet = Diagnostics()
+    placed = [p for p in place_host(peer, sources.models, quiet) if p.model.name == model.name]
+    node = node_for(sources, peer, model)
+    if len(placed) != 1 or node is None:
+        return None
+    p = replace(placed[0], cluster=node)
+    argv = build_argv(p, peer.sglang.python, catalog, quiet)
+    if quiet.has_errors:
+        return None
+    return p, argv
+
+
+def _flags(argv: ServiceArgv) -> dict[str, tuple[tuple[str, ...], Position]]:
+    return {g.action.dest: (g.words, g.pos) for g in argv.groups
+            if g.words and g.action.dest not in PER_NODE_DESTS}
+
+
+def _user_env(p: Placement) -> dict[str, tuple[str, Position]]:
+    merged: dict[str, tuple[str, Position]] = {}
+    for owner in (p.model, p.service):  # the service's own value wins, as in the rendering
+        for name, value in owner.env:
+            merged[name] = (value, owner.pos("env", name))
+    return merged
+
+
+def check_same_everywhere(sources: Sources, host: Host, p: Placement, argv: ServiceArgv, catalog: Catalog,
+                          diags: Diagnostics) -> None:
+    """P027-P029: this node's pin, SGLang flags and environment against every other node's.
+
+    ``argv`` was checked against ``catalog``; the peers' argvs are built against it too.
+    """
+    model = p.model
+    if model.multinode is None or p.cluster is None:
+        return
+    fallback = p.service.pos("model")
+    mine_flags, mine_env = _flags(argv), _user_env(p)
+    for peer in _peers(sources, model):
+        if peer.name == host.name or peer.host is None or len(peer.services) != 1:
+            continue  # reported as a membership problem
+        them = f"host '{peer.name}' (rank {peer.rank})"
+        if peer.host.sglang.pin != host.sglang.pin:
+            diags.error(host.pos("sglang", "pin"), "P027", f"host '{host.name}' runs SGLang "
+                        f"{host.sglang.pin} but {them} runs {peer.host.sglang.pin} "
+                        f"({peer.host.pos('sglang', 'pin')}); every node of model '{model.name}' "
+                        "must run the same SGLang")
+            continue  # flag spellings differ between pins: comparing them says nothing more
+        other = _peer_argv(sources, peer.host, model, catalog)
+        if other is None:
+            continue  # the peer's own render reports why it cannot render
+        their_flags = _flags(other[1])
+        for dest in sorted(set(mine_flags) | set(their_flags)):
+            mine, theirs = mine_flags.get(dest), their_flags.get(dest)
+            if mine is not None and theirs is not None and mine[0] == theirs[0]:
+                continue
+            if mine is not None:
+                pos, ours = mine[1], f"passes {' '.join(mine[0])}"
+            else:
+                assert theirs is not None
+                pos, ours = fallback, f"does not pass {theirs[0][0]}"
+            there = (f"{them} passes {' '.join(theirs[0])} ({theirs[1]})" if theirs is not None
+                     else f"{them} does not pass it ({peer.host.doc.path})")
+            diags.error(pos, "P028", f"service '{p.service.name}' {ours}, but {there}; the nodes of "
+                        f"model '{model.name}' must pass the same flags except --node-rank")
+        their_env = _user_env(other[0])
+        for name in sorted(set(mine_env) | set(their_env)):
+            a, b = mine_env.get(name), their_env.get(name)
+            if a is not None and b is not None and a[0] == b[0]:
+                continue
+            pos = a[1] if a is not None else fallback
+            ours = f"sets {name}={a[0]}" if a is not None else f"does not set {name}"
+            there = f"{them} sets {name}={b[0]} ({b[1]})" if b is not None else f"{them} does not ({peer.host.doc.path})"
+            diags.error(pos, "P029", f"service '{p.service.name}' {ours}, but {there}; the nodes of "
+                        f"model '{model.name}' must run with the same environment")
+

@@ -1,0 +1,319 @@
+"""Place every service of a host on GPUs, NUMA nodes and ports, and check it fits.
+
+Rules (each a diagnostic with a stable code): never a GPU that is not in the inventory,
+is passed through to a VM, or belongs to another service; a tensor-parallel group stays
+inside one NUMA node whenever a node has enough free GPUs (crossing then needs
+``allow_cross_numa``); one port per service; no path under a retired volume; weights
+under the host's model root; weights plus KV cache fit the GPUs' memory.
+
+CPU and memory binding: a service whose GPUs share one NUMA node runs with that node's
+CPUs and memory (systemd's CPUAffinity=/NUMAPolicy=bind, in the unit). When the service
+passes SGLang's own ``--numa-node`` (one node per GPU; SGLang binds each GPU's scheduler
+process itself), gen leaves the binding to SGLang and emits none: a unit-wide mask would
+only narrow SGLang's per-process choice, and 0.5.23 fails to bind a process whose allowed
+CPUs miss the requested node. Each ``--numa-node`` entry must name its GPU's node (P013).
+SGLang 0.5.23's automatic binding (SGLANG_AUTO_NUMA_BIND) picks each GPU's own node, a
+subset of the unit's mask, so the two agree.
+
+A multi-node model (``multinode`` in its manifest) takes ``tp x pp / nnodes`` GPUs on each
+of its hosts (``Model.gpus_per_node``) and holds that share of the weights; the node's
+rank and rendezvous address are set afterwards by :mod:`generator.plan.cluster`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence
+
+from generator.errors import Diagnostics, Position
+from generator.load.resolve import Gpu, Host, Model, ServiceSpec
+
+# SGLang picks mem_fraction_static itself when unset; for the fit check we assume the
+# common value on large GPUs. The manifest's own value always wins.
+DEFAULT_MEM_FRACTION = 0.85
+THIN_KV_GB_PER_GPU = 4.0
+
+
+@dataclass(frozen=True)
+class ClusterNode:
+    """This service's part in a multi-node deployment (set by :mod:`generator.plan.cluster`)."""
+
+    nnodes: int
+    rank: int
+    dist_init_addr: str  # rank 0's network.address:multinode.port ([v6]:port)
+    interface: str  # this host's network.interface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME
+    peers: tuple[str, ...]  # the inventories this node's render read (rank 0's address)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one service runs: its GPUs (PCI bus order) and the NUMA nodes they sit on."""
+
+    service: ServiceSpec
+    model: Model
+    gpus: tuple[Gpu, ...]
+    numa_nodes: tuple[int, ...]
+    cpus: str | None  # the NUMA CPU list when the GPUs share one node
+    cluster: ClusterNode | None = None  # None: a single-node service
+
+    @property
+    def cuda_visible_devices(self) -> str:
+        """``CUDA_VISIBLE_DEVICES`` value; valid with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``."""
+        return ",".join(str(g.index) for g in self.gpus)
+
+
+def _pci_key(gpu: Gpu) -> tuple[int, ...]:
+    domain, bus, rest = gpu.pci_bus_id.split(":")
+    dev, fn = rest.split(".")
+    return (int(domain, 16), int(bus, 16), int(dev, 16), int(fn, 16))
+
+
+def pci_order(gpus: Iterable[Gpu]) -> tuple[Gpu, ...]:
+    """GPUs sorted the way CUDA numbers them under ``CUDA_DEVICE_ORDER=PCI_BUS_ID``."""
+    return tuple(sorted(gpus, key=_pci_key))
+
+
+def check_pci_numbering(host: Host, diags: Diagnostics) -> None:
+    """With PCI_BUS_ID order, CUDA index i is the i-th GPU by bus id: the inventory must agree."""
+    for i, gpu in enumerate(pci_order(host.gpus)):
+        if gpu.index != i:
+            pos = next(k for k, g in enumerate(host.gpus) if g is gpu)
+            diags.error(host.pos("gpus", pos, "index"), "P012",
+                        f"GPU with PCI bus id {gpu.pci_bus_id} is CUDA device {i} in PCI bus order, "
+                        f"but the inventory calls it {gpu.index}")
+            return
+
+
+def _choose(free: list[Gpu], count: int, allow_cross: bool) -> tuple[Gpu, ...] | None:
+    """Best fit inside one NUMA node (the fullest node that still fits), else across nodes."""
+    by_node: dict[int, list[Gpu]] = {}
+    for gpu in free:
+        by_node.setdefault(gpu.numa_node, []).append(gpu)
+    fitting = [(len(g), node) for node, g in by_node.items() if len(g) >= count]
+    if fitting:
+        _, node = min(fitting)
+        return tuple(sorted(by_node[node], key=lambda g: g.index)[:count])
+    if len(free) < count:
+        return None
+    # No single node can hold the group: take whole nodes first, most free GPUs first.
+    order = sorted(by_node.items(), key=lambda item: (-len(item[1]), item[0]))
+    picked = [g for _, gs in order for g in sorted(gs, key=lambda g: g.index)][:count]
+    return tuple(picked)
+
+
+MAX_SEARCH_SERVICES = 12  # beyond this many automatic services, no exhaustive search
+
+
+def plan_nodes(free_by_node: dict[int, int], needs: Sequence[int]) -> list[int | None]:
+    """A NUMA node for each need (None: must cross nodes), keeping as many inside one node as possible.
+
+    An exhaustive search (with pruning), so a greedy order never strands a group that
+    another order could have kept local. Among the best plans the first found wins, and
+    nodes are tried fullest-that-fits first: the same choice best fit makes.
+    """
+    best: list[int | None] = [None] * len(needs)
+    best_score = -1
+    caps = dict(free_by_node)
+    chosen: list[int | None] = []
+
+    def search(i: int, score: int) -> None:
+        nonlocal best, best_score
+        if score + (len(needs) - i) <= best_score:
+            return  # even keeping every remaining group local cannot beat the best plan
+        if i == len(needs):
+            best, best_score = list(chosen), score
+            return
+        for node in sorted((n for n, c in caps.items() if c >= needs[i]), key=lambda n: (caps[n], n)):
+            caps[node] -= needs[i]
+            chosen.append(node)
+            search(i + 1, score + 1)
+            chosen.pop()
+            caps[node] += needs[i]
+        chosen.append(None)
+        search(i + 1, score)
+        chosen.pop()
+
+    if len(needs) <= MAX_SEARCH_SERVICES:
+        search(0, 0)
+    return best
+
+
+def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, tuple[Gpu, ...]]:
+    """GPUs for each automatic service that the plan keeps inside one node (lowest indexes first)."""
+    by_node: dict[int, list[Gpu]] = {}
+    for gpu in sorted(free, key=lambda g: g.index):
+        by_node.setdefault(gpu.numa_node, []).append(gpu)
+    plan = plan_nodes({n: len(gs) for n, gs in by_node.items()}, [n for _, n in needs])
+    out: dict[str, tuple[Gpu, ...]] = {}
+    for (name, count), node in zip(needs, plan):
+        if node is not None:
+            out[name] = tuple(by_node[node][:count])
+            del by_node[node][:count]
+    return out
+
+
+def _under(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _check_paths(host: Host, svc: ServiceSpec, model: Model, diags: Diagnostics) -> None:
+    """Retired volumes are never read; checkpoints live under the model root."""
+    checkpoints: list[tuple[str, Any]] = [(model.weights.path, model.pos("weights", "path"))]
+    if model.speculative and model.speculative.draft_model_path:
+        checkpoints.append((model.speculative.draft_model_path,
+                            model.pos("speculative", "draft_model_path")))
+    # Any other string an operator wrote (free-form flags, environment) may name a path too.
+    others = [(text, owner.pos(key, name))
+              for owner, key, items in ((model, "args", model.args), (svc, "args", svc.args),
+                                        (model, "env", model.env), (svc, "env", svc.env))
+              for name, value in items for text in _strings(value)]
+    for text, pos in checkpoints + others:
+        retired = next((r for r in host.retired if _under(text, r)), None)
+        if retired is not None:
+            diags.error(pos, "P008", f"'{text}' is on the retired volume {retired} of host "
+                        f"'{host.name}' (service '{svc.name}')", f"move it under {host.model_root}")
+        elif (text, pos) in checkpoints and not _under(text, host.model_root):
+            diags.error(pos, "P009", f"'{text}' is not under the model root {host.model_root} "
+                        f"of host '{host.name}' (service '{svc.name}')")
+
+
+def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
+    """Weights must fit the static memory pool; warn when little is left for the KV cache."""
+    model = placement.model
+    gpus = placement.gpus
+    if not gpus:
+        return
+    fraction = model.mem_fraction_static if model.mem_fraction_static is not None else DEFAULT_MEM_FRACTION
+    if not 0 < fraction < 1:
+        return  # the rules pass reports the out-of-range value itself
+    pool = sum(g.memory_gb for g in gpus) * fraction
+    weights = model.weights.size_gb / model.nnodes  # a multi-node replica splits them evenly
+    kv = pool - weights
+    where = placement.service.pos("model")
+    share = f" ({weights:g} GB per node of {model.nnodes})" if model.nnodes > 1 else ""
+    text = (f"{model.weights.size_gb:g} GB of weights{share} on {len(gpus)} GPU(s) "
+            f"x {min(g.memory_gb for g in gpus):g} GB at mem_fraction_static {fraction:g}")
+    if kv <= 0:
+        diags.error(where, "P010", f"model '{model.name}' does not fit: {text} leaves no room "
+                    f"({pool:.1f} GB static pool)", "use more GPUs or a smaller checkpoint")
+    elif kv / len(gpus) < THIN_KV_GB_PER_GPU:
+        diags.warning(where, "P011", f"thin KV cache for '{model.name}': {text} leaves "
+                      f"{kv:.1f} GB ({kv / len(gpus):.1f} GB per GPU)")
+
+
+def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tuple[Placement, ...]:
+    """Place all services of a host; services with explicit GPUs first, then the others."""
+    check_pci_numbering(host, diags)
+    vm_of = dict(host.vm_gpus)
+    owner: dict[int, str] = {}
+    placed: dict[str, Placement] = {}
+    ports: dict[int, ServiceSpec] = {}
+    cpus_of = dict(host.numa)
+
+    for svc in host.services:
+        if svc.port in ports and ports[svc.port].name != svc.name:
+            diags.error(svc.pos("port"), "P007", f"port {svc.port} is already used by service "
+                        f"'{ports[svc.port].name}' on host '{host.name}'")
+        ports.setdefault(svc.port, svc)
+
+    explicit = [s for s in host.services if s.gpus is not None]
+    automatic = [s for s in host.services if s.gpus is None]
+    reserved: dict[str, tuple[Gpu, ...]] | None = None
+    for svc in explicit + automatic:
+        model = models.get(svc.model)
+        if model is None:
+            continue  # reported by resolve (R002)
+        _check_paths(host, svc, model, diags)
+        free = [g for g in host.gpus if g.index not in vm_of and g.index not in owner]
+        if svc.gpus is not None:
+            chosen: list[Gpu] = []
+            for i, index in enumerate(svc.gpus):
+                gpu = host.gpu(index)
+                pos = svc.pos("gpus", i)
+                if gpu is None:
+                    known = ", ".join(str(g.index) for g in host.gpus)
+                    diags.error(pos, "P001", f"GPU {index} is not in the inventory of host "
+                                f"'{host.name}' (GPUs: {known})")
+                elif index in vm_of:
+                    diags.error(pos, "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
+                                f"and cannot serve '{svc.name}'")
+                elif index in owner:
+                    diags.error(pos, "P003", f"GPU {index} is already used by service '{owner[index]}'")
+                elif gpu in chosen:
+                    diags.error(pos, "P003", f"GPU {index} is listed twice")
+                else:
+                    chosen.append(gpu)
+            if len(svc.gpus) != model.gpus_per_node:
+                diags.error(svc.pos("gpus"), "P004", f"service '{svc.name}' lists {len(svc.gpus)} GPU(s), "
+                            f"but model '{model.name}' needs {model.gpus_per_node} "
+                            f"(tp {model.tp} x pp {model.pp}"
+                            + ("" if model.dp_attention or model.dp == 1 else f" x dp {model.dp}")
+                            + (f" over {model.nnodes} nodes" if model.nnodes > 1 else "") + ")")
+            nodes = sorted({g.numa_node for g in chosen})
+            if len(nodes) > 1 and not svc.allow_cross_numa:
+                counts: dict[int, int] = {}
+                for g in free:
+                    counts[g.numa_node] = counts.get(g.numa_node, 0) + 1
+                if any(c >= model.gpus_per_node for c in counts.values()):
+                    diags.error(svc.pos("gpus"), "P005", f"GPUs {', '.join(str(g.index) for g in chosen)} "
+                                f"span NUMA nodes {', '.join(map(str, nodes))}, but one node has "
+                                f"{model.gpus_per_node} free GPUs",
+                                "pick GPUs of one node, or set allow_cross_numa: true")
+            gpus = tuple(chosen)
+        else:
+            if reserved is None:  # first automatic service: plan all of them at once
+                reserved = _reserve_local(free, [(s.name, models[s.model].gpus_per_node)
+                                                 for s in automatic if s.model in models])
+            taken = {g.index for name, gs in reserved.items() if name != svc.name for g in gs}
+            picked = reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
+                                                       model.gpus_per_node, svc.allow_cross_numa)
+            if picked is None:
+                diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpus_per_node} GPU(s), "
+                            f"but host '{host.name}' has only {len(free)} free "
+                            f"({len(vm_of)} passed through to VMs, {len(owner)} used by other services)")
+                continue
+            gpus = picked
+            nodes = sorted({g.numa_node for g in gpus})
+            if len(nodes) > 1 and not svc.allow_cross_numa:
+                diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpus_per_node} GPUs; "
+                            f"no NUMA node has that many free, so they span nodes "
+                            f"{', '.join(map(str, nodes))}", "set allow_cross_numa: true to accept that")
+        for g in gpus:
+            owner[g.index] = svc.name
+        nodes = sorted({g.numa_node for g in gpus})
+        placement = Placement(service=svc, model=model, gpus=pci_order(gpus),
+                              numa_nodes=tuple(nodes),
+                              cpus=cpus_of.get(nodes[0]) if len(nodes) == 1 else None)
+        _check_memory(host, placement, diags)
+        placed[svc.name] = placement
+    # Inventory order, not placement order: output must not depend on which were explicit.
+    return tuple(placed[s.name] for s in host.services if s.name in placed)
+
+
+def defer_numa_to_sglang(placement: Placement, numa_nodes: Sequence[int] | None, pos: Position,
+                         diags: Diagnostics) -> Placement:
+    """The placement without gen's CPU/memory binding when SGLang's ``--numa-node`` is given.
+
+    ``numa_nodes`` is the flag's value (entry i for CUDA device i of the service, i.e. the
+    i-th GPU in PCI order); None when the flag is not written (gen binds as usual).
+    """
+    if numa_nodes is None:
+        return placement
+    wanted = [g.numa_node for g in placement.gpus]
+    if len(numa_nodes) < len(wanted):
+        diags.error(pos, "P013", f"--numa-node lists {len(numa_nodes)} node(s) for {len(wanted)} GPU(s) "
+                    f"of service '{placement.service.name}'; SGLang indexes it by GPU",
+                    f"write {' '.join(map(str, wanted))}")
+    elif list(numa_nodes[:len(wanted)]) != wanted:
+        diags.error(pos, "P013", f"--numa-node {' '.join(map(str, numa_nodes))} does not match the NUMA nodes "
+                    f"of GPUs {placement.cuda_visible_devices} ({' '.join(map(str, wanted))})",
+                    f"write {' '.join(map(str, wanted))}, or drop the flag and let gen bind the unit")
+    return replace(placement, cpus=None)

@@ -1,0 +1,374 @@
+"""SGLang flag catalogs: the CLI of one pinned SGLang, loaded from ``catalogs/sglang/<pin>.json``.
+
+A catalog is data captured from the real SGLang parser (see ``catalogs/README.md``); this
+module only reads it. Lookups follow argparse exactly, because the server's own
+``argparse.ArgumentParser`` (``allow_abbrev`` on) is what finally reads the rendered words.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.errors import CatalogMissingError, GenError
+
+CATALOG_FORMAT = 1
+
+# Pins name files, so only these two shapes are accepted (no path separators, no "..").
+_PIN_RE = re.compile(r"^(?:\d+(?:\.\d+)*(?:[.+-][0-9A-Za-z.+-]+)?|git-[0-9a-f]{40})$")
+
+# argparse's prefix_chars for every SGLang parser (a plain ArgumentParser()).
+_PREFIX_CHARS = "-"
+
+
+class CatalogFormatError(GenError, ValueError):
+    """A catalog file exists but cannot be read as format 1; it must be re-captured."""
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """SGLang marks an action deprecated; ``replacement`` is its suggested flag, if any."""
+
+    replacement: str | None
+    message: str
+    fatal: bool = False  # SGLang rejects the flag (parser.error, exit 2) instead of warning
+
+
+@dataclass(frozen=True)
+class Action:
+    """One argparse action of the SGLang parser, as captured in the catalog."""
+
+    option_strings: tuple[str, ...]
+    canonical: str
+    dest: str
+    kind: str
+    type: str | None
+    choices: tuple[str, ...] | None
+    nargs: int | str | None
+    # A JSON value (lists, dicts) is not hashable; it stays out of hash and equality.
+    default: object = field(hash=False)
+    help: str = ""
+    deprecated: Deprecation | None = None
+
+    @property
+    def takes_value(self) -> bool:
+        """True when the action consumes argument words (nargs other than 0)."""
+        return self.nargs != 0
+
+    @property
+    def negative(self) -> str | None:
+        """The ``--no-x`` spelling of a BooleanOptionalAction, else None."""
+        if self.kind != "boolean_optional":
+            return None
+        neg = "--no-" + self.canonical[2:]
+        return neg if neg in self.option_strings else None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The CLI of one SGLang pin: every action, with argparse-exact lookups."""
+
+    pin: str
+    version: str
+    commit: str | None
+    source_file: Path
+    actions: tuple[Action, ...]
+    allow_abbrev: bool = True  # the parser's own setting, captured as "parser.allow_abbrev"
+    # Option string -> action, in catalog order (the parser's own order is not captured).
+    _by_option: dict[str, Action] = field(init=False, repr=False, compare=False)
+    _by_dest: dict[str, tuple[Action, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_option: dict[str, Action] = {}
+        by_dest: dict[str, list[Action]] = {}
+        for action in self.actions:
+            for opt in action.option_strings:
+                by_option.setdefault(opt, action)
+            by_dest.setdefault(action.dest, []).append(action)
+        object.__setattr__(self, "_by_option", by_option)
+        object.__setattr__(self, "_by_dest", {k: tuple(v) for k, v in by_dest.items()})
+
+    @property
+    def option_strings(self) -> tuple[str, ...]:
+        """Every option string of every action (canonical names, aliases, ``--no-x``)."""
+        return tuple(self._by_option)
+
+    def by_option(self, opt: str) -> Action | None:
+        """The action whose option strings contain ``opt`` exactly (canonical or alias)."""
+        return self._by_option.get(opt)
+
+    def by_dest(self, dest: str) -> Action | None:
+        """The action that stores ``dest``.
+
+        Several actions can share a dest (a deprecated spelling next to its successor);
+        the live one wins, then the one whose canonical name spells the dest.
+        """
+        candidates = self._by_dest.get(dest, ())
+        if not candidates:
+            return None
+        spelled = "--" + dest.replace("_", "-")
+        return min(
+            candidates,
+            key=lambda a: (a.deprecated is not None or a.kind == "deprecated",
+                           a.canonical != spelled),
+        )
+
+    def actions_for_dest(self, dest: str) -> tuple[Action, ...]:
+        """Every action that stores ``dest`` (live and deprecated spellings)."""
+        return self._by_dest.get(dest, ())
+
+    def prefix_tuples(self, opt: str) -> list[tuple[Action, str, str | None]]:
+        """argparse's ``_get_option_tuples`` for ``opt``: ``(action, option_string, explicit_arg)``.
+
+        Mirrors ``_parse_optional``: returns [] when ``opt`` (or its part before ``=``) is
+        itself an option string, since argparse takes an exact match before any prefix.
+        One tuple per matching option *string*: two aliases of one action both matching
+        still make the prefix ambiguous, exactly as argparse counts them
+        (checked against Python 3.11's argparse and CPython main).
+        """
+        if len(opt) < 2 or opt[0] not in _PREFIX_CHARS or opt == "--":
+            return []  # "--" ends the options for argparse; it never reaches prefix matching
+        if opt in self._by_option:
+            return []
+        if "=" in opt and opt.split("=", 1)[0] in self._by_option:
+            return []
+        result: list[tuple[Action, str, str | None]] = []
+        if opt[1] in _PREFIX_CHARS:
+            if not self.allow_abbrev:
+                return result
+            # Long options are only split at "=".
+            prefix, sep, explicit = opt.partition("=")
+            for option_string, action in self._by_option.items():
+                if option_string.startswith(prefix):
+                    result.append((action, option_string, explicit if sep else None))
+        else:
+            # A single-dash word: "-x" may carry its value glued on ("-x4").
+            short_prefix, short_explicit = opt[:2], opt[2:]
+            for option_string, action in self._by_option.items():
+                if option_string == short_prefix:
+                    result.append((action, option_string, short_explicit))
+                elif option_string.startswith(opt):
+                    result.append((action, option_string, None))
+        return result
+
+    def prefix_matches(self, opt: str) -> list[Action]:
+        """Actions ``opt`` abbreviates, one entry per matching option string (argparse semantics).
+
+        Length 1: a unique abbreviation; more: argparse reports "ambiguous option";
+        an exact option string is not a prefix (use ``by_option``).
+        """
+        return [action for action, _, _ in self.prefix_tuples(opt)]
+
+
+def catalogs_dir(repo_root: Path) -> Path:
+    """The folder holding one ``<pin>.json`` per SGLang pin."""
+    return repo_root / "catalogs" / "sglang"
+
+
+def _version_key(pin: str) -> tuple[int, tuple[int, ...], str]:
+    """Sort releases numerically, then source-build pins (which carry no order) by name."""
+    match = re.match(r"^(\d+(?:\.\d+)*)", pin)
+    if match and not pin.startswith("git-"):
+        return (0, tuple(int(p) for p in match.group(1).split(".")), pin)
+    return (1, (), pin)
+
+
+def version_key(version: str) -> tuple[int, ...] | None:
+    """Numeric release tuple of a version string ("0.5.9" -> (0, 5, 9)), None when unknown."""
+    match = re.match(r"^(\d+(?:\.\d+)*)", version or "")
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+def known_pins(repo_root: Path) -> list[str]:
+    """Pins with a committed catalog, releases in version order, then source builds."""
+    folder = catalogs_dir(repo_root)
+    if not folder.is_dir():
+        return []
+    pins = [p.stem for p in folder.glob("*.json") if _PIN_RE.match(p.stem)]
+    return sorted(pins, key=_version_key)
+
+
+def _capture_howto(pin: str) -> str:
+    """How to capture a catalog for ``pin`` (the two ``gen sglang snapshot`` forms)."""
+    return (
+        f"Capture it from the SGLang that host runs: "
+        f"`gen sglang snapshot --python PATH --out catalogs/sglang/{pin}.json` "
+        f"or `gen sglang snapshot --host NAME`"
+    )
+
+
+def _missing_message(repo_root: Path, pin: str) -> str:
+    """The user message for a pin without a catalog: what exists and how to capture one."""
+    known = known_pins(repo_root)
+    have = ", ".join(known) if known else "none"
+    return (
+        f"no SGLang flag catalog for pin '{pin}' "
+        f"(expected catalogs/sglang/{pin}.json; committed pins: {have}). "
+        + _capture_howto(pin)
+    )
+
+
+def load_catalog(repo_root: Path, pin: str) -> Catalog:
+    """Load ``catalogs/sglang/<pin>.json``; raises CatalogMissingError when there is none.
+
+    Cached per file content stamp, so a re-captured catalog is re-read.
+    """
+    if not _PIN_RE.match(pin):
+        raise CatalogMissingError(
+            f"'{pin}' is not an SGLang pin (a release such as 0.5.9, or git-<40 hex>). "
+            + _capture_howto("<pin>")
+        )
+    path = catalogs_dir(repo_root) / f"{pin}.json"
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise CatalogMissingError(_missing_message(repo_root, pin)) from None
+    return _load_cached(path.resolve(), pin, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_cached(path: Path, pin: str, mtime_ns: int, size: int) -> Catalog:
+    """Parse one catalog file; the stamp arguments only key the cache."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogFormatError(f"{path}: cannot read SGLang catalog: {exc}") from exc
+    return catalog_from_data(data, pin=pin, source_file=path)
+
+
+def action_from_data(item: dict[str, Any]) -> Action:
+    """One catalog ``actions`` entry as an Action."""
+    dep = item.get("deprecated")
+    choices = item.get("choices")
+    return Action(
+        option_strings=tuple(item["option_strings"]),
+        canonical=item["canonical"],
+        dest=item["dest"],
+        kind=item["kind"],
+        type=item.get("type"),
+        # The format stores choices as strings already; str() guards a hand-made file.
+        choices=None if choices is None else tuple(str(c) for c in choices),
+        nargs=item.get("nargs"),
+        default=item.get("default"),
+        help=item.get("help") or "",
+        deprecated=None if dep is None else Deprecation(
+            dep.get("replacement"), dep.get("message", ""), bool(dep.get("fatal", False))),
+    )
+
+
+def catalog_from_data(data: dict[str, Any], pin: str, source_file: Path) -> Catalog:
+    """Build a Catalog from parsed JSON; raises CatalogFormatError naming the file."""
+    if not isinstance(data, dict) or data.get("format") != CATALOG_FORMAT:
+        got = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CatalogFormatError(
+            f"{source_file}: SGLang catalog format {got!r} is not {CATALOG_FORMAT}; re-capture it "
+            f"with `gen sglang snapshot`"
+        )
+    try:
+        sglang = data["sglang"]
+        parser = data.get("parser") or {}
+        if parser.get("prefix_chars", _PREFIX_CHARS) != _PREFIX_CHARS:
+            raise CatalogFormatError(
+                f"{source_file}: parser prefix_chars {parser['prefix_chars']!r} is not "
+                f"{_PREFIX_CHARS!r}; gen only reads SGLang's plain ArgumentParser"
+            )
+        actions = tuple(action_from_data(item) for item in data["actions"])
+    except (KeyError, TypeError) as exc:
+        raise CatalogFormatError(f"{source_file}: malformed SGLang catalog: missing {exc}") from exc
+    return Catalog(
+        pin=pin,
+        version=str(sglang.get("version") or pin),
+        commit=sglang.get("commit"),
+        source_file=source_file,
+        actions=actions,
+        allow_abbrev=bool(parser.get("allow_abbrev", True)),
+    )
+
+
+# ----- curated tables next to the catalogs: other servers' spellings, renames across pins -----
+
+
+@dataclass(frozen=True)
+class ForeignSpelling:
+    """A flag another server (vLLM, TGI, llama.cpp) spells differently from SGLang."""
+
+    server: str
+    dest: str | None  # the SGLang dest it means; None when SGLang has no such setting
+    also: tuple[str, ...] = ()  # dests SGLang needs alongside it
+    note: str = ""  # "{dest}" placeholders print as the pin's option string
+
+
+@dataclass(frozen=True)
+class FlagTables:
+    """``catalogs/foreign-flags.yaml`` and ``catalogs/renames.yaml``, loaded."""
+
+    foreign: dict[str, ForeignSpelling]
+    renames: dict[str, tuple[str, ...]]  # option string -> its names in other pins (both ways)
+    dest_groups: tuple[tuple[str, ...], ...]  # dests that name one setting across pins
+
+    def dest_names(self, dest: str) -> tuple[str, ...]:
+        """``dest`` followed by the other dests the same setting has in other pins."""
+        for group in self.dest_groups:
+            if dest in group:
+                return (dest, *(d for d in group if d != dest))
+        return (dest,)
+
+
+def tables_dir(source_file: Path) -> Path:
+    """The ``catalogs/`` folder holding the tables: next to the catalog, else the project's."""
+    beside = source_file.parent.parent
+    if (beside / "foreign-flags.yaml").is_file():
+        return beside
+    return Path(__file__).resolve().parents[2] / "catalogs"
+
+
+def load_flag_tables(source_file: Path) -> FlagTables:
+    """The tables that belong with the catalog at ``source_file`` (cached per folder)."""
+    folder = tables_dir(source_file)
+    stamps = tuple(
+        (p.stat().st_mtime_ns if p.is_file() else 0)
+        for p in (folder / "foreign-flags.yaml", folder / "renames.yaml")
+    )
+    return _load_tables_cached(folder, stamps)
+
+
+def _read_yaml(path: Path) -> Any:
+    """A YAML file as plain data; None when it does not exist."""
+    from ruamel.yaml import YAML  # imported here: catalogs alone do not need YAML
+
+    if not path.is_file():
+        return None
+    # The C safe loader when ruamel's extension is installed (10x faster on these tables,
+    # which every flag check loads once); the plain data read is the same either way.
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=8)
+def _load_tables_cached(folder: Path, stamps: tuple[int, ...]) -> FlagTables:
+    """Parse both tables; the stamps only key the cache."""
+    foreign_data = _read_yaml(folder / "foreign-flags.yaml") or {}
+    renames_data = _read_yaml(folder / "renames.yaml") or {}
+    foreign: dict[str, ForeignSpelling] = {}
+    try:
+        for spelling, entry in foreign_data.items():
+            foreign[spelling] = ForeignSpelling(
+                server=entry["server"],
+                dest=entry.get("dest"),
+                also=tuple(entry.get("also") or ()),
+                note=entry.get("note") or "",
+            )
+        renames: dict[str, tuple[str, ...]] = {}
+        for old, new in (renames_data.get("options") or {}).items():
+            # A flag split in two ("--x" -> "--x-decode", "--x-prefill") is a list.
+            news = (new,) if isinstance(new, str) else tuple(new)
+            renames[old] = renames.get(old, ()) + news
+            for n in news:
+                renames[n] = renames.get(n, ()) + (old,)
+        groups = tuple(tuple(g) for g in renames_data.get("dests") or ())
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise CatalogFormatError(f"{folder}: malformed flag table: {exc!r}") from exc
+    return FlagTables(foreign=foreign, renames=renames, dest_groups=groups)
