@@ -1,9 +1,12 @@
 """Diagnostics and errors: every problem in user input is a Diagnostic with a position.
 
 A Diagnostic prints as ``path:line:col: error[CODE]: message``; line and column are
-1-based, as editors and compilers print them. Errors carry their own user message
-(copier's style) and also inherit the built-in they resemble (pyinfra's style), so
-library callers can catch either.
+1-based, as editors and compilers print them. Every code is registered once in
+:mod:`generator.codes`; recording an unregistered one is a bug and raises at once.
+
+Every error class gen raises on purpose derives from :class:`GenError`, carries its own
+user message (copier's style) and its exit code, and also inherits the built-in it
+resembles (pyinfra's style), so library callers can catch either.
 """
 
 from __future__ import annotations
@@ -12,6 +15,14 @@ import enum
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from generator import codes
+from generator.codes import Severity
+
+__all__ = [
+    "CatalogMissingError", "Diagnostic", "Diagnostics", "ExitCode", "GenError", "InputError",
+    "Position", "Severity", "TemplateError",
+]
+
 
 class ExitCode(enum.IntEnum):
     """Process exit codes of ``gen``; documented in ``--help`` and the README."""
@@ -19,14 +30,8 @@ class ExitCode(enum.IntEnum):
     OK = 0
     FINDINGS = 1  # invalid input, or differences for diff/check, or failed live checks
     USAGE = 2  # bad command line (click's own usage errors exit 2 as well)
-
-
-class Severity(str, enum.Enum):
-    """How bad a diagnostic is; only errors stop a render."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    NOTE = "note"
+    ENVIRONMENT = 3  # a file cannot be written, a template is broken, a host is unreachable
+    INTERNAL = 4  # a bug in gen: any exception that is not a GenError
 
 
 @dataclass(frozen=True, order=True)
@@ -52,6 +57,11 @@ class Diagnostic:
     message: str
     severity: Severity = Severity.ERROR
     hint: str | None = None  # e.g. "did you mean '--speculative-num-draft-tokens'?"
+
+    def __post_init__(self) -> None:
+        # Every way of making a diagnostic passes here, so an unregistered or mistyped code
+        # (or one recorded with the wrong severity) fails where it is written.
+        codes.check(self.code, self.severity)
 
     def sort_key(self) -> tuple:
         """Order by file, then line and column, then code (stable, position first)."""
@@ -90,6 +100,8 @@ class CatalogMissingError(GenError, LookupError):
 class TemplateError(GenError, RuntimeError):
     """A template failed to render; the message names the template file and line."""
 
+    exit_code = ExitCode.ENVIRONMENT
+
 
 @dataclass
 class Diagnostics:
@@ -102,11 +114,11 @@ class Diagnostics:
         self.items.append(diagnostic)
 
     def error(self, pos: Position, code: str, message: str, hint: str | None = None) -> None:
-        """Record an error."""
+        """Record an error; ``code`` must be registered as an error in generator/codes.py."""
         self.add(Diagnostic(pos, code, message, Severity.ERROR, hint))
 
     def warning(self, pos: Position, code: str, message: str, hint: str | None = None) -> None:
-        """Record a warning."""
+        """Record a warning; ``code`` must be registered as a warning in generator/codes.py."""
         self.add(Diagnostic(pos, code, message, Severity.WARNING, hint))
 
     @property
@@ -122,8 +134,3 @@ class Diagnostics:
     def sorted(self) -> list[Diagnostic]:
         """All findings, ordered by position."""
         return sorted(self.items, key=Diagnostic.sort_key)
-
-    def raise_if_errors(self) -> None:
-        """Raise InputError carrying every finding when any is an error."""
-        if self.has_errors:
-            raise InputError(self.items)

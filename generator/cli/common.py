@@ -25,8 +25,6 @@ Exit codes:
   3  environment failure: a file cannot be written, a template is broken, a host is unreachable
   4  internal error in gen (set GEN_DEBUG=1 for the traceback)
 """
-ENV_FAILURE = 3
-INTERNAL = 4
 
 
 def report(diagnostics: list[Diagnostic]) -> None:
@@ -54,7 +52,7 @@ def guard(fn: Callable[..., int]) -> Callable[..., Any]:
     return functools.wraps(fn)(wrapper)
 
 
-def _exit_code_for(exc: Exception) -> int:
+def _exit_code_for(exc: Exception) -> ExitCode:
     """Print one message for ``exc`` and pick its documented exit code."""
     if isinstance(exc, InputError):
         report(exc.diagnostics)
@@ -64,13 +62,13 @@ def _exit_code_for(exc: Exception) -> int:
         if isinstance(exc, KeyError):  # lookups by name: unknown host, service, pin
             return ExitCode.USAGE
         if isinstance(exc, (OSError, TemplateError)):
-            return ENV_FAILURE
+            return ExitCode.ENVIRONMENT
         return int(exc.exit_code)
     # Anything else is a bug in gen: one clear line, the traceback only on request.
     if os.environ.get("GEN_DEBUG"):
         traceback.print_exception(exc)
     click.echo(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)", err=True)
-    return INTERNAL
+    return ExitCode.INTERNAL
 
 
 root_option = click.option(

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from generator.cli.common import ENV_FAILURE
 from generator.errors import ExitCode
 from generator.live.plan import HostPlan
 from generator.live.target import HostUnreachableError, Target
@@ -113,5 +112,5 @@ def fleet_exit_code(outcomes: Sequence[HostOutcome]) -> int:
     if any(o.verdict == "FAILED" for o in outcomes):
         return int(ExitCode.FINDINGS)
     if any(o.verdict == "UNREACHABLE" for o in outcomes):
-        return ENV_FAILURE
+        return int(ExitCode.ENVIRONMENT)
     return int(ExitCode.OK)

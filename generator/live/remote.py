@@ -13,6 +13,7 @@ from typing import Any
 
 from testinfra.host import Host as InfraHost
 
+from generator.errors import ExitCode, GenError
 from generator.live.onhost import RESULT_MARKER
 
 ONHOST = Path(__file__).with_name("onhost.py")
@@ -24,8 +25,10 @@ UNIT_PROPERTIES = (
 )
 
 
-class RemoteError(RuntimeError):
+class RemoteError(GenError, RuntimeError):
     """The on-host script did not produce a result (its output is the message)."""
+
+    exit_code = ExitCode.ENVIRONMENT
 
 
 @cache

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, tables_dir, version_key
-from generator.errors import Diagnostics, Position, Severity
+from generator.errors import Diagnostics, GenError, Position, Severity
 from generator.sglang.flags import CheckedArg
 
 RULES_FILE = "rules.yaml"
@@ -30,7 +30,7 @@ _BOUND = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+(?:\.\d+)*)$")
 _TRUE_WORDS = ("true", "1", "yes", "y")  # SGLang's EnvBool
 
 
-class RulesFormatError(ValueError):
+class RulesFormatError(GenError, ValueError):
     """catalogs/rules.yaml is malformed, or does not match the predicates in this module."""
 
 

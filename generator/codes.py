@@ -1,0 +1,196 @@
+"""The registry of diagnostic codes: every code gen reports, defined once.
+
+Each code has a family (its letter: Y yaml, S schema, R references, P placement, F flags,
+X SGLang's cross-flag rules, C catalogs, I import), a severity and a one-line meaning.
+:class:`generator.errors.Diagnostics` refuses a code that is not here, so a typo in a
+call site fails the first test that reaches it, and ``tests/test_codes.py`` scans the
+source for code literals so none ships unregistered. The README's "Diagnostics" table is
+generated from this registry (``python -m generator.codes``) and tested against it.
+
+The ``X`` codes are data: each rule of ``catalogs/rules.yaml`` carries its own code,
+message and severity beside its versions, so a rule is reviewed in one place. The
+registry holds their family only (``X0xx`` errors, ``X1xx`` warnings, checked by
+:func:`lookup`), and the rules loader checks each rule's code against it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import sys
+from dataclasses import dataclass
+
+
+class Severity(str, enum.Enum):
+    """How bad a diagnostic is; only errors stop a render."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A group of codes sharing a letter (and, for X, a numbering by severity)."""
+
+    letter: str
+    name: str
+    what: str  # the README's description of the family
+
+
+@dataclass(frozen=True)
+class Code:
+    """One registered diagnostic code."""
+
+    code: str
+    severity: Severity
+    meaning: str
+
+    @property
+    def family(self) -> Family:
+        """The family the code's letter names."""
+        return FAMILIES[self.code[0]]
+
+
+FAMILIES: dict[str, Family] = {f.letter: f for f in (
+    Family("Y", "YAML", "the YAML file itself"),
+    Family("S", "schema", "a document against its schema (`load/schema.py`)"),
+    Family("R", "references", "references between files and inside an inventory"),
+    Family("P", "placement", "GPUs, NUMA, memory, ports, paths; P02x multi-node"),
+    Family("F", "flags", "SGLang flags against the pinned catalog; F1xx are warnings"),
+    Family("X", "rules", "SGLang's cross-flag rules for the pin, from `catalogs/rules.yaml` "
+           "(X0xx errors, X1xx warnings; id, versions, message, fix there)"),
+    Family("C", "catalogs", "the flag catalog of the host's pin"),
+    Family("I", "import", "`gen import`: the command line read"),
+)}
+
+E, W = Severity.ERROR, Severity.WARNING
+
+_CODES: tuple[Code, ...] = (
+    Code("Y001", E, "malformed YAML (the parser's message, at its position)"),
+    Code("Y002", E, "a key appears twice in one mapping"),
+    Code("Y003", E, "nesting deeper than 64 levels"),
+    Code("Y004", E, "a YAML merge key ('<<'), which gen does not support"),
+    Code("Y005", E, "a mapping key that is not a plain scalar, or an unsupported node"),
+    Code("Y006", E, "the file is empty"),
+    Code("Y007", E, "the file is not UTF-8 text"),
+    Code("Y008", E, "the file cannot be read"),
+    Code("S000", E, "a schema rule without a dedicated message (names the cerberus rule)"),
+    Code("S001", E, "unknown key (with a did-you-mean)"),
+    Code("S002", E, "wrong type, or null where a value is required"),
+    Code("S003", E, "a required key is missing"),
+    Code("S004", E, "a value outside the allowed ones"),
+    Code("S005", E, "a number out of range, or a list or string too short"),
+    Code("S006", E, "a relative path where an absolute one is required"),
+    Code("S007", E, "an unsafe name (only [A-Za-z0-9:_.-], no '..')"),
+    Code("S008", E, "control characters in a key or value"),
+    Code("S009", E, "a key or value that does not match its pattern"),
+    Code("S010", E, "a path that cannot be written into a unit file"),
+    Code("R001", E, "a service name defined twice on one host"),
+    Code("R002", E, "a service names a model with no models/<name>.yaml"),
+    Code("R003", E, "a document's name differs from its file name"),
+    Code("R004", E, "a GPU index or PCI bus id appears twice in an inventory"),
+    Code("R005", E, "a GPU on a NUMA node the inventory does not list"),
+    Code("R006", E, "a VM is given a GPU that is not in the inventory"),
+    Code("R007", E, "the repository has no hosts/ folder"),
+    Code("R008", E, "the SGLang install is under a home folder the service user cannot read"),
+    Code("P001", E, "a GPU index that is not in the host's inventory"),
+    Code("P002", E, "a GPU that is passed through to a VM"),
+    Code("P003", E, "a GPU already used by another service, or listed twice"),
+    Code("P004", E, "the service lists a GPU count other than the model's parallelism needs"),
+    Code("P005", E, "a TP group crosses NUMA nodes"),
+    Code("P006", E, "not enough free GPUs for the service"),
+    Code("P007", E, "a port already used by another service"),
+    Code("P008", E, "a path on a retired volume"),
+    Code("P009", E, "weights outside the host's model root"),
+    Code("P010", E, "the model does not fit in GPU memory"),
+    Code("P011", W, "the model fits but leaves a thin KV cache"),
+    Code("P012", E, "GPU indexes disagree with PCI bus order"),
+    Code("P013", E, "SGLang's own --numa-node disagrees with the GPUs' NUMA nodes"),
+    Code("P020", E, "a multi-node model runs on a host its multinode.hosts does not list"),
+    Code("P021", E, "a multi-node model runs twice on one host"),
+    Code("P022", E, "a multi-node host (or rank 0) without a network section"),
+    Code("P023", E, "a multi-node peer's inventory is missing or has errors"),
+    Code("P024", E, "a host listed in multinode.hosts runs no service of that model"),
+    Code("P025", E, "a host listed twice in multinode.hosts"),
+    Code("P026", E, "a service port equals the multi-node --dist-init-addr port"),
+    Code("P027", E, "the nodes of a multi-node model run different SGLang pins"),
+    Code("P028", E, "the nodes of a multi-node model pass different flags"),
+    Code("P029", E, "the nodes of a multi-node model run with different environments"),
+    Code("F001", E, "unknown flag for the pin (foreign spellings explained)"),
+    Code("F002", E, "an ambiguous flag prefix"),
+    Code("F003", E, "a value outside the flag's choices"),
+    Code("F004", E, "a value of the wrong type"),
+    Code("F005", E, "the wrong number of values (nargs)"),
+    Code("F006", E, "a value given to a switch"),
+    Code("F007", E, "a flag removed or renamed in this pin"),
+    Code("F008", E, "a flag given twice"),
+    Code("F009", E, "a flag that makes SGLang print its help and exit"),
+    Code("F010", E, "a deprecated flag this pin refuses"),
+    Code("F101", W, "an abbreviated flag (rendered in full)"),
+    Code("F102", W, "an alias of a flag (rendered under its first name)"),
+    Code("F103", W, "an underscore spelling of a flag"),
+    Code("F104", W, "a deprecated flag"),
+    Code("C001", E, "no committed catalog for the host's SGLang pin (says how to capture one)"),
+    Code("I001", E, "an unterminated quote"),
+    Code("I002", E, "a variable or systemd specifier gen cannot expand"),
+    Code("I003", W, "a line that does not continue the one before with a backslash"),
+    Code("I004", W, "a shell operator or redirection: the rest of the line is ignored"),
+    Code("I005", E, "not an SGLang launch command"),
+    Code("I006", E, "an unexpected word (SGLang's parser takes no positional arguments)"),
+    Code("I007", W, "a value to fill in: weights path or size unknown from a command"),
+    Code("I008", W, "a flag dropped because gen sets it from the inventory"),
+)
+
+REGISTRY: dict[str, Code] = {}
+for _c in _CODES:
+    # A code defined twice would make its meaning ambiguous: refuse at import.
+    if _c.code in REGISTRY or _c.code[0] not in FAMILIES or not re.fullmatch(r"[A-Z]\d{3}", _c.code):
+        raise AssertionError(f"bad or duplicate code in the registry: {_c.code}")
+    REGISTRY[_c.code] = _c
+del _c
+
+_RULE_CODE = re.compile(r"X([01])\d\d")
+
+
+def rule_code_severity(code: str) -> Severity | None:
+    """The severity an ``X`` rule code implies (X0xx error, X1xx warning), None if not one."""
+    match = _RULE_CODE.fullmatch(code)
+    if not match:
+        return None
+    return Severity.ERROR if match.group(1) == "0" else Severity.WARNING
+
+
+def lookup(code: str) -> Code | None:
+    """The registered code; an ``X`` rule code is valid by its form (its text is in rules.yaml)."""
+    found = REGISTRY.get(code)
+    if found is not None:
+        return found
+    severity = rule_code_severity(code)
+    if severity is not None:
+        return Code(code, severity, "an SGLang cross-flag rule of catalogs/rules.yaml")
+    return None
+
+
+def check(code: str, severity: Severity) -> None:
+    """Refuse an unregistered code, or one recorded with another severity than registered."""
+    found = lookup(code)
+    if found is None:
+        raise ValueError(f"diagnostic code {code!r} is not registered in generator/codes.py")
+    if found.severity is not severity:
+        raise ValueError(f"diagnostic code {code} is registered as {found.severity.value}, "
+                         f"recorded as {severity.value}")
+
+
+def readme_table() -> str:
+    """The README's tables: the families, then one row per registered code."""
+    lines = ["| family | what |", "|---|---|"]
+    for family in FAMILIES.values():
+        lines.append(f"| `{family.letter}` {family.name} | {family.what} |")
+    lines += ["", "| code | severity | meaning |", "|---|---|---|"]
+    lines += [f"| `{c.code}` | {c.severity.value} | {c.meaning} |" for c in _CODES]
+    lines.append("| `X0xx` / `X1xx` | error / warning | one per rule of `catalogs/rules.yaml` |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m generator.codes: print the README table
+    sys.stdout.write(readme_table())
