@@ -1,12 +1,24 @@
-"""Shared fixtures: the example repository, and throwaway copies of it to break."""
+"""Shared fixtures: the example repository, throwaway copies of it, a private render cache.
+
+Runs stay hermetic: the render cache (``GEN_RENDER_CACHE``) points at a folder of this
+session, so no run writes into ``~/.cache/gen``. ``GEN_CACHE`` is left alone on purpose:
+the heavy, input-keyed build products under it (SGLang venvs from scripts/sglang-venv and
+tests/sglang_env.py, the test host's root from scripts/test-host) must still be found.
+
+Hypothesis runs under the ``ci`` profile (a budget of examples per test, see
+tests/hypothesis_budget.py) unless ``HYPOTHESIS_PROFILE=nightly`` asks for ten times more.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -15,6 +27,24 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output")
+
+# Set at import, before any test (or subprocess it starts) can render: a session fixture
+# would come too late for module-scoped fixtures that render at collection.
+_RENDER_CACHE = tempfile.mkdtemp(prefix="gen-render-cache-")
+os.environ["GEN_RENDER_CACHE"] = _RENDER_CACHE
+
+# No deadline: timings on a shared 2-core machine vary too much to fail a test on.
+settings.register_profile("ci", deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("nightly", parent=settings.get_profile("ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _render_cache_removed() -> object:
+    """Remove the session's render cache folder at the end of the run."""
+    yield _RENDER_CACHE
+    shutil.rmtree(_RENDER_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

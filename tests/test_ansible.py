@@ -33,7 +33,7 @@ def _gen(*args: str) -> Result:
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture

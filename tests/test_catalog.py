@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from generator.sglang.catalog import (
     Catalog,
@@ -234,7 +235,7 @@ def test_prefix_tuples_table(opt: str, expected: list[str]) -> None:
 _WORD = st.text(alphabet="abcd-", min_size=1, max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(options=st.lists(_WORD, min_size=1, max_size=8, unique=True), probe=_WORD,
        explicit=st.sampled_from(["", "=1"]))
 def test_prefix_tuples_match_argparse(options: list[str], probe: str, explicit: str) -> None:

@@ -108,7 +108,7 @@ def test_ipv6_rank0_is_bracketed_in_every_unit(repo_copy: Path) -> None:
 def test_rank0_address_change_reaches_rank1_through_the_fleet_cache(repo_copy: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """gpu-b's unit depends on gpu-a's inventory: a cached gpu-b render must not survive an edit there."""
-    monkeypatch.setenv("GEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
     assert render_fleet(repo_copy, None).ok
     _apply(repo_copy, {A: _replace("address: 192.0.2.10", "address: 192.0.2.99")})
     result = render_fleet(repo_copy, ["gpu-b"])

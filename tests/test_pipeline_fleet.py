@@ -26,7 +26,7 @@ BAD = Path(__file__).parent / "fixtures" / "bad"
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("GEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache"
 
 

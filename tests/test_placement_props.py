@@ -13,8 +13,9 @@ import itertools
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from repo_builder import model_yaml, write_repo
 
 from generator.errors import Diagnostics
@@ -77,7 +78,7 @@ def _brute_force_local(free_by_node: dict[int, int], needs: list[int]) -> int:
     return best
 
 
-PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=examples(60))
 
 
 @PROPS
@@ -115,7 +116,7 @@ def test_automatic_services_are_numa_local_whenever_possible(topology: tuple[str
     assert local == _brute_force_local(free_by_node, needs)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.dictionaries(st.integers(0, 3), st.integers(0, 8), min_size=1),
        st.lists(st.sampled_from(TPS), max_size=6))
 def test_plan_nodes_matches_brute_force(free_by_node: dict[int, int], needs: list[int]) -> None:

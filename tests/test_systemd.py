@@ -12,8 +12,9 @@ import random
 import shlex
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from systemd_unquote import (
     analyze_verify,
     env_file_readback,
@@ -238,7 +239,7 @@ def test_seeded_bulk_words_parse_back() -> None:
     assert _readback_argv(groups) == [PROGRAM, *bulk]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15))
 @given(st.lists(st.lists(words, min_size=1, max_size=4), min_size=1, max_size=12))
 def test_property_exec_lines_parse_back(groups: list[list[str]]) -> None:
     """Any printable words in any grouping come back from systemd exactly."""
@@ -257,7 +258,7 @@ def test_environment_parse_back() -> None:
     assert analyze_verify("gen-env-test.service", _unit(body)) == ""
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12))
 @given(st.lists(words, min_size=1, max_size=20))
 def test_property_environment_parse_back(values: list[str]) -> None:
     """Any printable values survive Environment= quoting."""
@@ -296,7 +297,7 @@ def test_env_file_dollar_is_unescaped_by_the_parser() -> None:
     assert got["GEN_D"] == "cost 42 or 42, `q`"
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12))
 @given(st.lists(st.text(alphabet=printable.filter(lambda c: c != "$"), min_size=1, max_size=20),
                 min_size=1, max_size=20))
 def test_property_env_file_parse_back(values: list[str]) -> None:

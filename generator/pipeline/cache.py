@@ -5,9 +5,9 @@ the templates and gen itself (its source and the libraries that shape its output
 key hashes all of those, so any edit anywhere misses the cache and renders afresh; a
 hit returns exactly what rendering would (diagnostics and tree), byte for byte.
 
-Entries live under ``${GEN_CACHE:-$HOME/.cache/gen}/render/`` as pickles, written
-atomically; a corrupt or unreadable entry is a miss, never an error. ``GEN_CACHE=off``
-(or ``none``) turns the cache off.
+Entries live in ``$GEN_RENDER_CACHE``, else under ``${GEN_CACHE:-$HOME/.cache/gen}/render/``,
+as pickles written atomically; a corrupt or unreadable entry is a miss, never an error.
+``GEN_RENDER_CACHE=off`` (or ``GEN_CACHE=off`` when it is unset) turns the cache off.
 """
 
 from __future__ import annotations
@@ -45,9 +45,18 @@ class HostEntry:
 
 
 def cache_dir() -> Path | None:
-    """The folder for render entries, or None when caching is off."""
+    """The folder for render entries, or None when caching is off.
+
+    ``GEN_RENDER_CACHE`` names the folder itself (the tests point it at a temporary one);
+    without it, entries go under ``GEN_CACHE``'s ``render/``, beside the heavy, shared
+    build products (SGLang venvs, the test host's root) that must stay found.
+    """
+    off = ("off", "none", "0", "")
+    render = os.environ.get("GEN_RENDER_CACHE")
+    if render is not None:
+        return None if render.strip().lower() in off else Path(render)
     base = os.environ.get("GEN_CACHE")
-    if base is not None and base.strip().lower() in ("off", "none", "0", ""):
+    if base is not None and base.strip().lower() in off:
         return None
     return Path(base or Path.home() / ".cache" / "gen") / "render"
 
