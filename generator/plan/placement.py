@@ -22,7 +22,7 @@ rank and rendezvous address are set afterwards by :mod:`generator.plan.cluster`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from generator.errors import Diagnostics, Position
@@ -84,7 +84,7 @@ def check_pci_numbering(host: Host, diags: Diagnostics) -> None:
             return
 
 
-def _choose(free: list[Gpu], count: int, allow_cross: bool) -> tuple[Gpu, ...] | None:
+def _choose(free: list[Gpu], count: int) -> tuple[Gpu, ...] | None:
     """Best fit inside one NUMA node (the fullest node that still fits), else across nodes."""
     by_node: dict[int, list[Gpu]] = {}
     for gpu in free:
@@ -209,85 +209,123 @@ def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
                       f"{kv:.1f} GB ({kv / len(gpus):.1f} GB per GPU)")
 
 
-def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tuple[Placement, ...]:
-    """Place all services of a host; services with explicit GPUs first, then the others."""
-    check_pci_numbering(host, diags)
-    vm_of = dict(host.vm_gpus)
-    owner: dict[int, str] = {}
-    placed: dict[str, Placement] = {}
-    ports: dict[int, ServiceSpec] = {}
-    cpus_of = dict(host.numa)
+@dataclass
+class _Ledger:
+    """Which GPUs of a host are spoken for while its services are placed one by one."""
 
+    host: Host
+    vm_of: dict[int, str]  # GPU index -> the VM it is passed through to
+    owner: dict[int, str] = field(default_factory=dict)  # GPU index -> the service using it
+    reserved: dict[str, tuple[Gpu, ...]] | None = None  # the NUMA plan of automatic services
+
+    def free(self) -> list[Gpu]:
+        """GPUs neither passed through to a VM nor used by a service placed so far."""
+        return [g for g in self.host.gpus if g.index not in self.vm_of and g.index not in self.owner]
+
+
+def _check_ports(host: Host, diags: Diagnostics) -> None:
+    """One port per service (P007)."""
+    ports: dict[int, ServiceSpec] = {}
     for svc in host.services:
         if svc.port in ports and ports[svc.port].name != svc.name:
             diags.error(svc.pos("port"), "P007", f"port {svc.port} is already used by service "
                         f"'{ports[svc.port].name}' on host '{host.name}'")
         ports.setdefault(svc.port, svc)
 
+
+def _check_gpu_count(svc: ServiceSpec, model: Model, diags: Diagnostics) -> None:
+    """An explicit GPU list holds exactly the GPUs one node of the model needs (P004)."""
+    assert svc.gpus is not None
+    if len(svc.gpus) != model.gpus_per_node:
+        diags.error(svc.pos("gpus"), "P004", f"service '{svc.name}' lists {len(svc.gpus)} GPU(s), "
+                    f"but model '{model.name}' needs {model.gpus_per_node} "
+                    f"(tp {model.tp} x pp {model.pp}"
+                    + ("" if model.dp_attention or model.dp == 1 else f" x dp {model.dp}")
+                    + (f" over {model.nnodes} nodes" if model.nnodes > 1 else "") + ")")
+
+
+def _take_explicit(ledger: _Ledger, svc: ServiceSpec, model: Model, diags: Diagnostics) -> tuple[Gpu, ...]:
+    """The GPUs a service lists, each checked (P001-P004), and P005 when a node would do."""
+    assert svc.gpus is not None
+    host, vm_of, owner = ledger.host, ledger.vm_of, ledger.owner
+    free = ledger.free()
+    chosen: list[Gpu] = []
+    for i, index in enumerate(svc.gpus):
+        gpu = host.gpu(index)
+        pos = svc.pos("gpus", i)
+        if gpu is None:
+            known = ", ".join(str(g.index) for g in host.gpus)
+            diags.error(pos, "P001", f"GPU {index} is not in the inventory of host "
+                        f"'{host.name}' (GPUs: {known})")
+        elif index in vm_of:
+            diags.error(pos, "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
+                        f"and cannot serve '{svc.name}'")
+        elif index in owner:
+            diags.error(pos, "P003", f"GPU {index} is already used by service '{owner[index]}'")
+        elif gpu in chosen:
+            diags.error(pos, "P003", f"GPU {index} is listed twice")
+        else:
+            chosen.append(gpu)
+    _check_gpu_count(svc, model, diags)
+    nodes = sorted({g.numa_node for g in chosen})
+    if len(nodes) > 1 and not svc.allow_cross_numa:
+        counts: dict[int, int] = {}
+        for g in free:
+            counts[g.numa_node] = counts.get(g.numa_node, 0) + 1
+        if any(c >= model.gpus_per_node for c in counts.values()):
+            diags.error(svc.pos("gpus"), "P005", f"GPUs {', '.join(str(g.index) for g in chosen)} "
+                        f"span NUMA nodes {', '.join(map(str, nodes))}, but one node has "
+                        f"{model.gpus_per_node} free GPUs",
+                        "pick GPUs of one node, or set allow_cross_numa: true")
+    return tuple(chosen)
+
+
+def _take_automatic(ledger: _Ledger, svc: ServiceSpec, model: Model, automatic: Sequence[ServiceSpec],
+                    models: dict[str, Model], diags: Diagnostics) -> tuple[Gpu, ...] | None:
+    """GPUs for a service without a list: the NUMA plan's, else best fit; None when too few (P006)."""
+    free = ledger.free()
+    if ledger.reserved is None:  # first automatic service: plan all of them at once
+        ledger.reserved = _reserve_local(free, [(s.name, models[s.model].gpus_per_node)
+                                                for s in automatic if s.model in models])
+    taken = {g.index for name, gs in ledger.reserved.items() if name != svc.name for g in gs}
+    picked = ledger.reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
+                                                      model.gpus_per_node)
+    if picked is None:
+        diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpus_per_node} GPU(s), "
+                    f"but host '{ledger.host.name}' has only {len(free)} free "
+                    f"({len(ledger.vm_of)} passed through to VMs, {len(ledger.owner)} used by other services)")
+        return None
+    nodes = sorted({g.numa_node for g in picked})
+    if len(nodes) > 1 and not svc.allow_cross_numa:
+        diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpus_per_node} GPUs; "
+                    f"no NUMA node has that many free, so they span nodes "
+                    f"{', '.join(map(str, nodes))}", "set allow_cross_numa: true to accept that")
+    return picked
+
+
+def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tuple[Placement, ...]:
+    """Place all services of a host; services with explicit GPUs first, then the others."""
+    check_pci_numbering(host, diags)
+    _check_ports(host, diags)
+    ledger = _Ledger(host, dict(host.vm_gpus))
+    cpus_of = dict(host.numa)
+    placed: dict[str, Placement] = {}
     explicit = [s for s in host.services if s.gpus is not None]
     automatic = [s for s in host.services if s.gpus is None]
-    reserved: dict[str, tuple[Gpu, ...]] | None = None
     for svc in explicit + automatic:
         model = models.get(svc.model)
         if model is None:
             continue  # reported by resolve (R002)
         _check_paths(host, svc, model, diags)
-        free = [g for g in host.gpus if g.index not in vm_of and g.index not in owner]
         if svc.gpus is not None:
-            chosen: list[Gpu] = []
-            for i, index in enumerate(svc.gpus):
-                gpu = host.gpu(index)
-                pos = svc.pos("gpus", i)
-                if gpu is None:
-                    known = ", ".join(str(g.index) for g in host.gpus)
-                    diags.error(pos, "P001", f"GPU {index} is not in the inventory of host "
-                                f"'{host.name}' (GPUs: {known})")
-                elif index in vm_of:
-                    diags.error(pos, "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
-                                f"and cannot serve '{svc.name}'")
-                elif index in owner:
-                    diags.error(pos, "P003", f"GPU {index} is already used by service '{owner[index]}'")
-                elif gpu in chosen:
-                    diags.error(pos, "P003", f"GPU {index} is listed twice")
-                else:
-                    chosen.append(gpu)
-            if len(svc.gpus) != model.gpus_per_node:
-                diags.error(svc.pos("gpus"), "P004", f"service '{svc.name}' lists {len(svc.gpus)} GPU(s), "
-                            f"but model '{model.name}' needs {model.gpus_per_node} "
-                            f"(tp {model.tp} x pp {model.pp}"
-                            + ("" if model.dp_attention or model.dp == 1 else f" x dp {model.dp}")
-                            + (f" over {model.nnodes} nodes" if model.nnodes > 1 else "") + ")")
-            nodes = sorted({g.numa_node for g in chosen})
-            if len(nodes) > 1 and not svc.allow_cross_numa:
-                counts: dict[int, int] = {}
-                for g in free:
-                    counts[g.numa_node] = counts.get(g.numa_node, 0) + 1
-                if any(c >= model.gpus_per_node for c in counts.values()):
-                    diags.error(svc.pos("gpus"), "P005", f"GPUs {', '.join(str(g.index) for g in chosen)} "
-                                f"span NUMA nodes {', '.join(map(str, nodes))}, but one node has "
-                                f"{model.gpus_per_node} free GPUs",
-                                "pick GPUs of one node, or set allow_cross_numa: true")
-            gpus = tuple(chosen)
+            gpus = _take_explicit(ledger, svc, model, diags)
         else:
-            if reserved is None:  # first automatic service: plan all of them at once
-                reserved = _reserve_local(free, [(s.name, models[s.model].gpus_per_node)
-                                                 for s in automatic if s.model in models])
-            taken = {g.index for name, gs in reserved.items() if name != svc.name for g in gs}
-            picked = reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
-                                                       model.gpus_per_node, svc.allow_cross_numa)
+            picked = _take_automatic(ledger, svc, model, automatic, models, diags)
             if picked is None:
-                diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpus_per_node} GPU(s), "
-                            f"but host '{host.name}' has only {len(free)} free "
-                            f"({len(vm_of)} passed through to VMs, {len(owner)} used by other services)")
                 continue
             gpus = picked
-            nodes = sorted({g.numa_node for g in gpus})
-            if len(nodes) > 1 and not svc.allow_cross_numa:
-                diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpus_per_node} GPUs; "
-                            f"no NUMA node has that many free, so they span nodes "
-                            f"{', '.join(map(str, nodes))}", "set allow_cross_numa: true to accept that")
         for g in gpus:
-            owner[g.index] = svc.name
+            ledger.owner[g.index] = svc.name
         nodes = sorted({g.numa_node for g in gpus})
         placement = Placement(service=svc, model=model, gpus=pci_order(gpus),
                               numa_nodes=tuple(nodes),
