@@ -69,14 +69,12 @@ def _env(trim_blocks: bool = False) -> jinja2.Environment:
 
 
 def _variables(**override: object) -> dict[str, object]:
-    """Representative values: a model root with a blank, the install, one writable dir."""
+    """Representative values: the sglang user, a model root, no install under a home."""
     values: dict[str, object] = {
         "service_name": SERVICE,
         "user": "sglang",
         "bind_read_only_paths": [],
         "model_root": "/shared/models/Qwen3.5-122B-A10B",
-        "read_only_paths": ["/opt/sglang-main", "/shared/models/drafts/eagle 3"],
-        "read_write_paths": ["/srv/sglang/%spool"],
         "exec_start": exec_lines(
             [[PYTHON, "-m", "sglang.launch_server"],
              ["--model-path", "/shared/models/Qwen3.5-122B-A10B"], ["--tp-size", "2"],
@@ -164,23 +162,22 @@ def test_partial_text_independent_of_whitespace_settings(keep_trailing_newline: 
         env.keep_trailing_newline = keep_trailing_newline
         outputs.append(env.get_template("hardening.j2").render(**_variables()))
     assert outputs[0] == outputs[1]
-    assert outputs[0].endswith("ReadWritePaths=/srv/sglang/%%spool\n")
+    assert outputs[0].endswith("ReadOnlyPaths=/shared/models/Qwen3.5-122B-A10B\n")
     assert "\n\n" not in outputs[0] and not outputs[0].startswith("\n")
 
 
 def test_systemd_loads_paths_and_cache_environment() -> None:
     """The real systemd resolves %S/%C and reads the quoted paths back as written."""
-    text = _render().replace("[Unit]\n", "[Unit]\nDefaultDependencies=no\n", 1)
+    text = _render(model_root="/shared/models/eagle 3/%spool",
+                   bind_read_only_paths=["/root/sglang main/%x"])
+    text = text.replace("[Unit]\n", "[Unit]\nDefaultDependencies=no\n", 1)
     dump = systemd_load(UNIT, text).dump
     env = [ln.strip() for ln in dump.split("\n") if ln.startswith("\t\tEnvironment: ")]
     assert f"Environment: HOME=/var/lib/{SERVICE}" in env
     assert f"Environment: TRITON_CACHE_DIR=/var/cache/{SERVICE}/triton" in env
     assert f"Environment: XDG_CACHE_HOME=/var/cache/{SERVICE}" in env
-    assert (
-        "\t\tReadOnlyPaths: /shared/models/Qwen3.5-122B-A10B /opt/sglang-main"
-        " /shared/models/drafts/eagle 3" in dump.split("\n")
-    )
-    assert "\t\tReadWritePaths: /srv/sglang/%spool" in dump.split("\n")
+    assert "\t\tReadOnlyPaths: /shared/models/eagle 3/%spool" in dump.split("\n")
+    assert "\t\tBindReadOnlyPaths: /root/sglang main/%x:/root/sglang main/%x:rbind" in dump.split("\n")
     assert "\t\tDeviceAllow: char-nvidia* rw" in dump.split("\n")
     assert "\t\tDevicePolicy: closed" in dump.split("\n")
     assert "\t\tUser: sglang" in dump.split("\n")
@@ -201,8 +198,8 @@ def test_gpu_breaking_settings_stay_off() -> None:
 def test_missing_variable_fails() -> None:
     """StrictUndefined: a renderer that forgets a variable gets an error, not a blank."""
     values = _variables()
-    del values["read_write_paths"]
-    with pytest.raises(jinja2.UndefinedError, match="read_write_paths"):
+    del values["bind_read_only_paths"]
+    with pytest.raises(jinja2.UndefinedError, match="bind_read_only_paths"):
         _env().from_string(WRAPPER).render(**values)
 
 
@@ -215,4 +212,4 @@ def test_bad_paths_refused(bad: str) -> None:
     with pytest.raises(ValueError):
         _render(model_root=bad)
     with pytest.raises(ValueError):
-        _render(read_write_paths=[bad])
+        _render(bind_read_only_paths=[bad])

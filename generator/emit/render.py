@@ -226,9 +226,7 @@ def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | Non
             "python": host.sglang.python,
             "model_root": host.model_root,
             "user": host.sglang.user,
-            "read_only_paths": [],
             "bind_read_only_paths": home_install_paths(host),
-            "read_write_paths": [],
             "service_name": svc.unit.removesuffix(".service"),
         }
         files.append(RenderedFile(unit_path(svc.name), render_template(templates, "sglang.service.j2", context)))
