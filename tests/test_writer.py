@@ -78,6 +78,23 @@ def test_atomic_write_leaves_no_temp_files_and_sets_mode(tmp_path: Path) -> None
     assert os.listdir(target.parent) == ["f"]
 
 
+def test_apply_writes_each_file_with_its_rendered_mode(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    old = os.umask(0)  # the mode written must be the file's own, not a umask leftover
+    try:
+        tree = HostTree("h", (RenderedFile("etc/a", HEAD + "a\n", 0o600),
+                              RenderedFile("usr/bin/b", HEAD + "b\n", 0o755),
+                              RenderedFile("etc/c", HEAD + "c\n")))
+        apply(out, plan(out, tree))
+        modes = {p: (out / "h" / p).stat().st_mode & 0o777 for p in ("etc/a", "usr/bin/b", "etc/c")}
+        assert modes == {"etc/a": 0o600, "usr/bin/b": 0o755, "etc/c": 0o644}
+        changed = HostTree("h", (RenderedFile("etc/a", HEAD + "a2\n", 0o640),) + tree.files[1:])
+        apply(out, plan(out, changed))
+        assert (out / "h/etc/a").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+
+
 def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "f"
     target.write_text("old\n")

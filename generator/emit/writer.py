@@ -65,12 +65,13 @@ class Action(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Change:
-    """One file's fate: path relative to the output root, and the action."""
+    """One file's fate: path relative to the output root, the action, and the new file's mode."""
 
     path: str
     action: Action
     old: str | None = None
     new: str | None = None
+    mode: int = 0o644  # the rendered file's mode, written with it
 
 
 @functools.lru_cache(maxsize=4096)  # a fleet repeats the same few relative paths per host
@@ -117,14 +118,14 @@ def plan(output_root: Path, tree: HostTree) -> list[Change]:
         old = read_existing(f"{base}/{_safe_rel(f.relpath)}")
         display = f"{tree.host}/{f.relpath}"
         if old is None:
-            changes.append(Change(display, Action.CREATED, None, f.text))
+            changes.append(Change(display, Action.CREATED, None, f.text, f.mode))
         elif old == f.text:
-            changes.append(Change(display, Action.UNCHANGED, old, f.text))
+            changes.append(Change(display, Action.UNCHANGED, old, f.text, f.mode))
         else:
             if f.relpath not in managed and MARKER not in old.split("\n", 1)[0] and f.relpath != MANAGED_LIST:
                 raise WriteError(f"output/{display} exists but gen did not write it; "
                                  "move it away or delete it, then render again")
-            changes.append(Change(display, Action.UPDATED, old, f.text))
+            changes.append(Change(display, Action.UPDATED, old, f.text, f.mode))
     for relpath in sorted(managed - rendered):
         path = host_dir / _safe_rel(relpath)
         old = read_existing(path)
@@ -216,7 +217,7 @@ def apply(output_root: Path, changes: Iterable[Change]) -> None:
                 assert change.new is not None
                 path = output_root / _safe_rel(change.path)
                 try:
-                    tmp = _write_temp(path, change.new, 0o644)
+                    tmp = _write_temp(path, change.new, change.mode)
                 except OSError as exc:
                     raise WriteError(f"cannot write output/{change.path}: {exc.strerror}") from exc
                 temps.append((tmp, path, change))

@@ -117,10 +117,6 @@ class Catalog:
                            a.canonical != spelled),
         )
 
-    def actions_for_dest(self, dest: str) -> tuple[Action, ...]:
-        """Every action that stores ``dest`` (live and deprecated spellings)."""
-        return self._by_dest.get(dest, ())
-
     def prefix_tuples(self, opt: str) -> list[tuple[Action, str, str | None]]:
         """argparse's ``_get_option_tuples`` for ``opt``: ``(action, option_string, explicit_arg)``.
 
