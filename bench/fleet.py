@@ -15,9 +15,9 @@ Every command runs in a fresh process; the table shows, per size:
   render again   `gen render --all` with nothing changed (must rewrite nothing;
                  answered from the render cache, generator/render_cache.py)
   check          `gen check` (output/ current, warm cache)
-  check, no cache  `gen check` with GEN_CACHE=off: the full work, as on a fresh CI box
+  check, no cache  `gen check` with GEN_RENDER_CACHE=off: the full work, as on a fresh CI box
 
-The render cache lives in the temporary folder too (GEN_CACHE), never in ~/.cache. gen
+The render cache lives in the temporary folder too (GEN_RENDER_CACHE), never in ~/.cache. gen
 runs from a snapshot of generator/ taken at the start: the cache key includes gen's own
 source, and other people editing this checkout mid-run would otherwise look like misses.
 
@@ -182,8 +182,8 @@ def bench_size(hosts: int, runs: int, jobs: int | None, gen_src: Path) -> list[t
         services = make_fleet(repo, hosts)
         gen = [py, "-m", "generator"]
         # python -m generator run in gen_src: the snapshot comes first on sys.path.
-        cache = {"GEN_CACHE": str(repo / "cache")}
-        nocache = {"GEN_CACHE": "off"}
+        cache = {"GEN_RENDER_CACHE": str(repo / "cache")}
+        nocache = {"GEN_RENDER_CACHE": "off"}
         rows = [("floor (yaml load)", measure([py, "-c", FLOOR_SCRIPT, str(repo)], runs), services)]
         first = measure(gen + ["render", "--all", "--root", str(repo)] + jobs_opt, 1, cache, gen_src)
         if first.status != 0:
