@@ -80,9 +80,23 @@ class Diagnostic:
 
 
 class GenError(Exception):
-    """Base of every error gen raises on purpose; ``str()`` is the user message."""
+    """Base of every error gen raises on purpose; ``str()`` is the user message.
+
+    ``exit_code`` follows the built-in a subclass inherits, unless the class sets its own:
+    a lookup by name (KeyError: unknown host, service) is a usage error, an OSError (a
+    file, a connection) an environment failure, anything else a finding.
+    """
 
     exit_code: ExitCode = ExitCode.FINDINGS
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "exit_code" in cls.__dict__:
+            return
+        if issubclass(cls, KeyError):
+            cls.exit_code = ExitCode.USAGE
+        elif issubclass(cls, OSError):
+            cls.exit_code = ExitCode.ENVIRONMENT
 
 
 class InputError(GenError, ValueError):

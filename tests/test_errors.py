@@ -12,8 +12,11 @@ import pkgutil
 import re
 from pathlib import Path
 
+from click.testing import CliRunner
+
 import generator
 from generator.cli.common import EXIT_CODES_HELP
+from generator.cli.main import main
 from generator.errors import ExitCode, GenError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,3 +63,31 @@ def test_no_bare_exit_code_numbers_in_the_cli() -> None:
     bare = re.compile(r"(sys\.exit|return|exit_code\s*=)\s*\(?\s*[1-4]\s*\)?\s*$", re.M)
     for path in sorted((ROOT / "generator" / "cli").rglob("*.py")) + [ROOT / "generator/live/fleet.py"]:
         assert not bare.search(path.read_text(encoding="utf-8")), path
+
+
+def test_exit_code_follows_the_builtin_unless_the_class_says() -> None:
+    class Lookup(GenError, KeyError):
+        """A lookup by name."""
+
+    class Disk(GenError, OSError):
+        """A file problem."""
+
+    class Bad(GenError, ValueError):
+        """Invalid data."""
+
+    class Own(GenError, OSError):
+        """Sets its own."""
+
+        exit_code = ExitCode.FINDINGS
+
+    assert [c.exit_code for c in (Lookup, Disk, Bad, Own)] == [
+        ExitCode.USAGE, ExitCode.ENVIRONMENT, ExitCode.FINDINGS, ExitCode.FINDINGS]
+
+
+def test_a_broken_rules_file_is_a_finding_not_an_internal_error(repo_copy: Path) -> None:
+    rules = repo_copy / "catalogs" / "rules.yaml"
+    rules.write_text(rules.read_text().replace("    code: X002\n", "    code: X102\n", 1))
+    out = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert out.exit_code == ExitCode.FINDINGS, out.output
+    assert "internal error" not in out.output and "Traceback" not in out.output
+    assert "X102" in out.output

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import click
 
-from generator.errors import Diagnostic, ExitCode, GenError, InputError, TemplateError
+from generator.errors import Diagnostic, ExitCode, GenError, InputError
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -57,13 +57,9 @@ def _exit_code_for(exc: Exception) -> ExitCode:
     if isinstance(exc, InputError):
         report(exc.diagnostics)
         return ExitCode.FINDINGS
-    if isinstance(exc, GenError):
+    if isinstance(exc, GenError):  # each class carries its code (errors.GenError)
         click.echo(f"gen: {exc}", err=True)
-        if isinstance(exc, KeyError):  # lookups by name: unknown host, service, pin
-            return ExitCode.USAGE
-        if isinstance(exc, (OSError, TemplateError)):
-            return ExitCode.ENVIRONMENT
-        return int(exc.exit_code)
+        return exc.exit_code
     # Anything else is a bug in gen: one clear line, the traceback only on request.
     if os.environ.get("GEN_DEBUG"):
         traceback.print_exception(exc)
