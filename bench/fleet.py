@@ -10,10 +10,10 @@ synthetic ones in the same shape, and N hosts with 8 GPUs on two NUMA nodes, eac
 Every command runs in a fresh process; the table shows, per size:
 
   floor          load the same YAML files with ruamel.yaml (YAML(typ="safe"), the
-                 loader generator/manifests.py uses), nothing else: the lower bound
+                 loader generator/load/manifests.py uses), nothing else: the lower bound
   render first   `gen render --all` into an empty output/, empty render cache
   render again   `gen render --all` with nothing changed (must rewrite nothing;
-                 answered from the render cache, generator/render_cache.py)
+                 answered from the render cache, generator/pipeline/cache.py)
   check          `gen check` (output/ current, warm cache)
   check, no cache  `gen check` with GEN_RENDER_CACHE=off: the full work, as on a fresh CI box
 

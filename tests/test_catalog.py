@@ -1,4 +1,4 @@
-"""Tests for generator/catalog.py: loading catalogs and argparse-exact option lookups.
+"""Tests for generator/sglang/catalog.py: loading catalogs and argparse-exact option lookups.
 
 Small catalogs are built from real ``argparse`` parsers serialized to the catalog format
 (``catalog_from_parser``), so every lookup can be compared with what argparse itself does.

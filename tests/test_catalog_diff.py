@@ -1,4 +1,4 @@
-"""generator/catalog_diff.py against the committed catalogs of the real SGLang 0.5.9 and 0.5.23."""
+"""generator/sglang/catalog_diff.py against the committed catalogs of the real SGLang 0.5.9 and 0.5.23."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multi-node deployments (generator/cluster.py): one unit per host, checked as a whole.
+"""Multi-node deployments (generator/plan/cluster.py): one unit per host, checked as a whole.
 
 The example repo's DeepSeek-V3 BF16 runs at TP=16 over hosts gpu-a (rank 0) and gpu-b.
 Each broken variant below must give exactly the listed diagnostics, and the same ones

@@ -1,4 +1,4 @@
-"""The snapshot runner (generator/snapshot.py): local and shell-wrapped probe runs, errors,
+"""The snapshot runner (generator/sglang/snapshot.py): local and shell-wrapped probe runs, errors,
 atomic writes; and, marked ``sglang``, re-capturing the committed catalogs from real SGLang.
 
 The runner tests import a tiny stand-in ``sglang`` package written into tmp_path

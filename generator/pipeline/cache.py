@@ -104,7 +104,7 @@ def host_key(shared: str, display: str, data: bytes, peers: tuple[Path, ...] = (
     """The key of one host file: the shared key, its displayed path, its bytes and its peers'.
 
     ``peers`` are the inventories of the hosts a multi-node model puts in one replica with
-    this one: their addresses, pins and flags go into this host's unit (generator/cluster.py).
+    this one: their addresses, pins and flags go into this host's unit (generator/plan/cluster.py).
     """
     digest = hashlib.sha256(shared.encode())
     digest.update(f"{display}\0".encode())

@@ -1,6 +1,6 @@
 """Capture a flag catalog from a real SGLang: the library behind ``gen sglang snapshot``.
 
-The probe (``generator/sglang_probe.py``, standard library only) runs inside the Python
+The probe (``generator/sglang/probe.py``, standard library only) runs inside the Python
 that has SGLang installed: locally as ``PYTHON sglang_probe.py``, or on a host over SSH
 as ``PYTHON -`` with the probe piped on stdin. Its stdout is the catalog JSON; on any
 failure a :class:`SnapshotError` carries the interpreter, the exit status and the tail
