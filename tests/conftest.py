@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,20 +29,22 @@ if str(TESTS) not in sys.path:
 
 REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output")
 
-# Set at import, before any test (or subprocess it starts) can render: a session fixture
-# would come too late for module-scoped fixtures that render at collection.
+# Set when pytest loads this file, before any test module is imported or any fixture runs,
+# so every render of the session (and of the processes tests start) uses it.
 _RENDER_CACHE = tempfile.mkdtemp(prefix="gen-render-cache-")
 os.environ["GEN_RENDER_CACHE"] = _RENDER_CACHE
 
 # No deadline: timings on a shared 2-core machine vary too much to fail a test on.
-settings.register_profile("ci", deadline=None, print_blob=True,
+settings.register_profile("ci", deadline=None, print_blob=True, max_examples=100,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("nightly", parent=settings.get_profile("ci"))
+# Tests state their own budget (hypothesis_budget.examples); these are the defaults for any
+# test that does not.
+settings.register_profile("nightly", parent=settings.get_profile("ci"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _render_cache_removed() -> object:
+def _render_cache_removed() -> Iterator[str]:
     """Remove the session's render cache folder at the end of the run."""
     yield _RENDER_CACHE
     shutil.rmtree(_RENDER_CACHE, ignore_errors=True)
