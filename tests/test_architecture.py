@@ -8,9 +8,11 @@ fail.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,3 +46,15 @@ def test_an_upward_import_breaks_the_contracts(tmp_path: Path) -> None:
     assert "2 broken" in out.stdout, out.stdout
     assert "generator.live.checks.gpus -> generator.cli.common" in out.stdout
     assert "generator.load.manifests -> generator.plan.placement" in out.stdout
+
+
+def test_every_package_and_module_of_generator_has_a_layer() -> None:
+    # A module in no layer is not held by the layers contract at all: place it on purpose.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [stages] = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    layered = {name.strip() for layer in stages["layers"] for name in re.split(r"[|:]", layer)}
+    top = {f"generator.{p.stem if p.is_file() else p.name}" for p in (ROOT / "generator").iterdir()
+           if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+           or (p.is_dir() and (p / "__init__.py").is_file())}
+    assert top - layered == set(), "add these to a layer in pyproject.toml [tool.importlinter]"
+    assert layered - top == set(), "layers name modules that do not exist"
