@@ -101,3 +101,14 @@ def test_each_code_has_a_family_and_a_one_line_meaning() -> None:
     for code in codes.REGISTRY.values():
         assert code.family.letter == code.code[0]
         assert code.meaning and "\n" not in code.meaning and "|" not in code.meaning
+
+
+def test_each_call_site_records_its_code_with_the_registered_severity() -> None:
+    # diags.error(pos, "F101", ...) would raise only when that path runs; read them all here.
+    call = re.compile(r"\.(error|warning)\(\s*(?:[^\"'()]|\([^()]*\))*?,\s*[\"']([A-Z]\d{3})[\"']", re.S)
+    calls = [(path, kind, code) for path in sorted(SOURCE.rglob("*.py"))
+             for kind, code in call.findall(path.read_text(encoding="utf-8"))]
+    assert len(calls) > 80, "the scan found almost no call sites: the pattern is broken"
+    wrong = [f"{p.relative_to(ROOT)}: {kind}({code})" for p, kind, code in calls
+             if codes.REGISTRY[code].severity.value != kind]
+    assert not wrong, f"recorded with another severity than registered: {wrong}"
