@@ -90,6 +90,7 @@ class GenError(Exception):
     exit_code: ExitCode = ExitCode.FINDINGS
 
     def __init_subclass__(cls, **kwargs: object) -> None:
+        """Give a subclass the exit code of the built-in it inherits (see above)."""
         super().__init_subclass__(**kwargs)
         if "exit_code" in cls.__dict__:
             return
