@@ -4,7 +4,7 @@ The unit is rendered through Jinja with StrictUndefined, written under its real 
 given to the real systemd 252 tools: ``systemd-analyze security --offline=yes`` must rate it
 at most 3.0, ``systemd-analyze verify`` must print nothing, and ``systemd --test`` must load
 it with the cache paths and read-only paths resolved as meant. No GPU is here, so that the
-settings keep CUDA working is argued in the template, not tested; see the report.
+settings keep CUDA working is argued in the template's comments, not tested.
 """
 
 from __future__ import annotations
@@ -145,6 +145,22 @@ def test_bare_unit_fails_the_same_threshold() -> None:
     print(f"exposure without hardening.j2: {score}")
     assert score > 3.0
     assert rc != 0, output
+
+
+def test_the_exposure_the_template_states_is_the_measured_one() -> None:
+    """hardening.j2's comment gives the scores of the committed units: it must not go stale."""
+    comment = " ".join((TEMPLATES / "hardening.j2").read_text(encoding="utf-8").split())
+    m = re.search(r"gives (\d\.\d) for the rendered units that run as root.*?and (\d\.\d) for "
+                  r"those that run as the sglang user.*?a bare unit gives (\d\.\d)", comment, re.S)
+    assert m, "hardening.j2 no longer states the measured exposure"
+    stated = {"root": float(m.group(1)), "sglang": float(m.group(2))}
+    units = sorted((TEMPLATES.parent / "output").glob("*/etc/systemd/system/*.service"))
+    assert units
+    for unit in units:
+        text = unit.read_text(encoding="utf-8")
+        user = "root" if "\nUser=root\n" in text else "sglang"
+        assert _security(text)[0] == stated[user], f"{unit}: not the {stated[user]} stated for {user}"
+    assert _security(_render(BARE))[0] == float(m.group(3))
 
 
 @pytest.mark.parametrize("trim_blocks", [False, True])
