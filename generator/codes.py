@@ -82,7 +82,7 @@ _CODES: tuple[Code, ...] = (
     Code("S005", E, "a number out of range, or a list or string too short"),
     Code("S006", E, "a relative path where an absolute one is required"),
     Code("S007", E, "an unsafe name (only `[A-Za-z0-9:_.-]`, no `..`)"),
-    Code("S008", E, "control characters in a key or value"),
+    Code("S008", E, "control characters or Unicode noncharacters in a key or value"),
     Code("S009", E, "a key or value that does not match its pattern"),
     Code("S010", E, "a path that cannot be written into a unit file"),
     Code("R001", E, "a service name defined twice on one host"),

@@ -55,12 +55,28 @@ _UNIT_STEM = re.compile(r"[A-Za-z0-9_.-]+")
 UNIT_NAME_MAX = 255  # UNIT_NAME_MAX is 256 including the terminating NUL
 
 
+# Unicode noncharacters: U+FDD0-U+FDEF and the last two code points of every plane.
+# systemd's unichar_is_valid() (src/basic/utf8.c) refuses them, so a unit-file line with
+# one is "not UTF-8 clean" and systemd ignores the whole assignment (an ExecStart= too).
+_NONCHARACTER = re.compile(
+    "[\ufdd0-\ufdef" + "".join(f"{chr(p + 0xFFFE)}{chr(p + 0xFFFF)}" for p in range(0, 0x110000, 0x10000)) + "]"
+)
+
+
+def noncharacter(s: str) -> str | None:
+    """The first Unicode noncharacter in ``s`` (which systemd refuses), or None."""
+    match = _NONCHARACTER.search(s)
+    return match.group(0) if match else None
+
+
 def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
-    """Raise ValueError if ``s`` holds a control character (Unicode Cc) or a lone surrogate.
+    """Raise ValueError if ``s`` holds a control character (Unicode Cc), a lone surrogate or
+    a noncharacter.
 
     NUL cannot be stored in a C string, a newline would end the unit-file line, and the other
     control characters are never meant in a command line or a variable; refusing them keeps
-    the rendered files printable and reviewable in a diff.
+    the rendered files printable and reviewable in a diff. systemd itself refuses a line
+    with a noncharacter (see ``_NONCHARACTER``).
     """
     for i, ch in enumerate(s):
         if ch == "\t" and allow_tab:
@@ -69,6 +85,10 @@ def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
             raise ValueError(
                 f"{what} contains control character U+{ord(ch):04X} at offset {i}: {s!r}"
             )
+    bad = noncharacter(s)
+    if bad is not None:
+        raise ValueError(f"{what} contains the Unicode noncharacter U+{ord(bad):04X}, which "
+                         f"systemd refuses: {s!r}")
 
 
 def exec_word(s: str) -> str:

@@ -32,6 +32,8 @@ from generator.systemd import (
     exec_line,
     exec_lines,
     exec_word,
+    noncharacter,
+    path_value,
     unit_name_ok,
 )
 
@@ -51,7 +53,9 @@ NASTY = [
 
 CONTROL = ["\n", "\r", "\x00", "\x1b", "\x7f", "\x85", "a\nb", "tail\n"]
 
-printable = st.characters(blacklist_categories=("Cc", "Cs")) | st.just("\t")
+# Without noncharacters: systemd refuses them, so gen does (test_noncharacters_are_refused).
+printable = (st.characters(blacklist_categories=("Cc", "Cs")).filter(lambda c: noncharacter(c) is None)
+             | st.just("\t"))
 words = st.text(alphabet=printable, max_size=20)
 
 
@@ -244,6 +248,20 @@ def test_seeded_bulk_words_parse_back() -> None:
 def test_property_exec_lines_parse_back(groups: list[list[str]]) -> None:
     """Any printable words in any grouping come back from systemd exactly."""
     assert _readback_argv([[PROGRAM], *groups]) == [PROGRAM, *(w for g in groups for w in g)]
+
+
+# Found by test_property_exec_lines_parse_back (groups=[['\ufdd0']]): systemd called the
+# line "not UTF-8 clean" and dropped the ExecStart=. Kept, with its siblings, as examples.
+@pytest.mark.parametrize("char", ["\ufdd0", "\ufdef", "\ufffe", "\uffff", "\U0001fffe", "\U0010ffff"])
+def test_noncharacters_are_refused(char: str) -> None:
+    """systemd drops a line holding a Unicode noncharacter, so gen refuses to write one."""
+    raw = _unit(f"ExecStart={PROGRAM} a{char}b")
+    assert "is not UTF-8 clean" in analyze_verify("gen-nonchar-test.service", raw)
+    for write in (exec_word, lambda w: env_file_line("A", w), lambda w: path_value("/m/" + w),
+                  lambda w: environment_assignment("A", w)):
+        with pytest.raises(ValueError, match="noncharacter"):
+            write(f"a{char}b")
+    assert noncharacter(f"a{char}b") == char and noncharacter("a\ufdcf\ufdf0\ufffdb") is None
 
 
 # ---------------------------------------------------------------- parse-back: Environment=

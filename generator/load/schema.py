@@ -330,6 +330,9 @@ def _check_strings(doc: Document, diags: Diagnostics, data: Any, path: DocPath) 
             if isinstance(key, str) and _has_control(key):
                 diags.error(doc.pos(path + (key,), key=True), "S008",
                             f"key {key!r} contains a control character")
+            elif isinstance(key, str) and systemd.noncharacter(key) is not None:
+                diags.error(doc.pos(path + (key,), key=True), "S008",
+                            f"key {key!r} contains a Unicode noncharacter, which systemd refuses")
             _check_strings(doc, diags, value, path + (key,))
     elif isinstance(data, list):
         for i, value in enumerate(data):
@@ -337,6 +340,11 @@ def _check_strings(doc: Document, diags: Diagnostics, data: Any, path: DocPath) 
     elif isinstance(data, str) and _has_control(data):
         diags.error(doc.pos(path), "S008",
                     f"'{_dotted(path)}' contains a control character (newline, tab, NUL, ...): {data!r}")
+    elif isinstance(data, str) and systemd.noncharacter(data) is not None:
+        # Found by the hypothesis test of ExecStart= parse-back: systemd drops such a line.
+        bad = ord(systemd.noncharacter(data) or "\0")
+        diags.error(doc.pos(path), "S008", f"'{_dotted(path)}' contains the Unicode noncharacter "
+                    f"U+{bad:04X}, which systemd refuses in unit and environment files: {data!r}")
 
 
 def _has_control(text: str) -> bool:
