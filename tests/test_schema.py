@@ -128,8 +128,8 @@ def test_host_value_patterns() -> None:
 @pytest.mark.parametrize("char", ["\ufdd0", "\ufdef", "\U0001fffe", "\U0010ffff"])  # YAML refuses U+FFFE itself
 def test_unicode_noncharacters_are_refused(char: str) -> None:
     """systemd ignores a unit line holding a noncharacter (found by test_systemd's property)."""
-    assert _errors(MODEL_OK + f'served_model_name: "a{char}b"\n') == [
-        f"models/m.yaml:3:20: error[S008]: 'served_model_name' contains the Unicode noncharacter "
-        f"U+{ord(char):04X}, which systemd refuses in unit and environment files: {'a' + char + 'b'!r}"]
-    assert _errors(MODEL_OK + f'env: {{"A{char}": x}}\n')[0].startswith(
-        "models/m.yaml:3:7: error[S008]: key 'A")
+    [value] = _errors(MODEL_OK + f'served_model_name: "a{char}b"\n')
+    assert value.startswith("models/m.yaml:3:20: error[S008]: 'served_model_name' contains the ")
+    assert f"U+{ord(char):04X}" in value
+    keys = _errors(MODEL_OK + f'env: {{"A{char}": x}}\n')  # the env name pattern (S009) too
+    assert any(k.startswith("models/m.yaml:3:7: error[S008]: key 'A") for k in keys), keys
