@@ -11,11 +11,11 @@ tests/hypothesis_budget.py) unless ``HYPOTHESIS_PROFILE=nightly`` asks for ten t
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,8 @@ REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output")
 # so every render of the session (and of the processes tests start) uses it.
 _RENDER_CACHE = tempfile.mkdtemp(prefix="gen-render-cache-")
 os.environ["GEN_RENDER_CACHE"] = _RENDER_CACHE
+# Removed when pytest exits, also after a run that selected no test.
+atexit.register(shutil.rmtree, _RENDER_CACHE, ignore_errors=True)
 
 # No deadline: timings on a shared 2-core machine vary too much to fail a test on.
 settings.register_profile("ci", deadline=None, print_blob=True, max_examples=100,
@@ -41,13 +43,6 @@ settings.register_profile("ci", deadline=None, print_blob=True, max_examples=100
 # test that does not.
 settings.register_profile("nightly", parent=settings.get_profile("ci"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _render_cache_removed() -> Iterator[str]:
-    """Remove the session's render cache folder at the end of the run."""
-    yield _RENDER_CACHE
-    shutil.rmtree(_RENDER_CACHE, ignore_errors=True)
 
 
 @pytest.fixture
