@@ -32,7 +32,7 @@ from generator.sglang.catalog import known_pins, load_catalog, load_flag_tables
 from generator.errors import Diagnostics
 from generator.sglang.flags import check_args
 from generator.plan.placement import place_host
-from generator.load.resolve import load_sources
+from generator.load.sources import load_sources
 
 
 def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None) -> float:

@@ -16,7 +16,7 @@ from sglang_env import sglang_python
 from generator.cli.main import main
 from generator.cli.sglang import host_ssh_prefix
 from generator.errors import Diagnostics
-from generator.load.resolve import load_sources
+from generator.load.sources import load_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 

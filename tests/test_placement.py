@@ -8,7 +8,7 @@ from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
 from generator.plan.placement import Placement, place_host
-from generator.load.resolve import load_sources
+from generator.load.sources import load_sources
 
 
 def _place(tmp_path: Path, services: str, models: dict[str, str], **host_kw: object

@@ -20,7 +20,8 @@ from repo_builder import model_yaml, write_repo
 
 from generator.errors import Diagnostics
 from generator.plan.placement import Placement, place_host, plan_nodes
-from generator.load.resolve import Host, load_sources
+from generator.load.resolve import Host
+from generator.load.sources import load_sources
 
 TPS = (1, 2, 4, 8)
 MODELS = {f"m{tp}": model_yaml(f"m{tp}", tp=tp, size_gb=1) for tp in TPS}

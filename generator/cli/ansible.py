@@ -13,9 +13,8 @@ import click
 
 from generator.emit.ansible import generate
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
-from generator.errors import Diagnostics, ExitCode
-from generator.pipeline.fleet import OUTPUT_DIR, render_fleet
-from generator.load.resolve import load_sources
+from generator.errors import ExitCode
+from generator.pipeline.fleet import OUTPUT_DIR, run_fleet
 from generator.emit.writer import MARKER, WriteError, atomic_write, read_existing
 
 DEFAULT_OUT = "ansible"
@@ -34,7 +33,9 @@ def ansible_command(out: Path | None, root: Path) -> int:
     Preview: ansible-playbook -i ansible/inventory.yml ansible/site.yml --check --diff
     """
     out = out if out is not None else root / DEFAULT_OUT
-    result = render_fleet(root, None)
+    result = run_fleet(root, None, detail=True)  # the hosts too, for the inventory
+    for notice in result.notices:
+        click.echo(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     if not result.ok:
         click.echo("gen: nothing written", err=True)
@@ -43,8 +44,7 @@ def ansible_command(out: Path | None, root: Path) -> int:
         click.echo(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
                    "(the playbook copies what is in output/)", err=True)
         return ExitCode.FINDINGS
-    sources = load_sources(root, Diagnostics())  # valid: render_fleet found no error
-    files = generate(list(sources.hosts.values()), result.trees, out, root / OUTPUT_DIR)
+    files = generate(result.hosts, result.trees, out, root / OUTPUT_DIR)
     for name, text in files.files:
         path = out / name
         old = read_existing(path)

@@ -21,7 +21,7 @@ from generator.live.journal import status_text, unit_state
 from generator.live.plan import HostPlan, host_plan
 from generator.live.preflight import preflight_host
 from generator.live.target import HostUnreachableError, Target, shared_connection, target_for
-from generator.pipeline.fleet import run
+from generator.pipeline.fleet import run_fleet
 
 DEFAULT_JOBS = 8  # hosts verified at once: each is one ssh connection, mostly waiting
 
@@ -40,7 +40,7 @@ ssh_config_option = click.option(
 
 def _plans(root: Path, hosts: list[str] | None) -> list[HostPlan] | None:
     """Render the hosts in memory; None (after printing diagnostics) when the sources are bad."""
-    rendered = run(root, hosts)
+    rendered = run_fleet(root, hosts, detail=True)
     report(rendered.diagnostics)
     if not rendered.ok:
         return None

@@ -63,6 +63,8 @@ jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=N
 
 def _render(root: Path, hosts: list[str] | None, jobs: int | None) -> RenderResult:
     result = render_fleet(root, hosts, jobs)
+    for notice in result.notices:
+        click.echo(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     return result
 

@@ -24,10 +24,10 @@ import click
 from generator.sglang.catalog import Catalog, known_pins, load_catalog
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
-from generator.errors import CatalogMissingError, Diagnostics, ExitCode
+from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.importer.build import import_command as import_manifest
-from generator.pipeline.fleet import select_hosts
-from generator.load.resolve import Host, load_sources
+from generator.pipeline.fleet import load_inventory_host
+from generator.load.resolve import Host
 from generator.sglang.snapshot import (
     catalog_path,
     catalog_pin,
@@ -60,11 +60,13 @@ def host_ssh_prefix(host: Host, options: tuple[str, ...] = ()) -> list[str]:
 
 
 def _load_host(root: Path, name: str) -> Host:
-    """The inventory ``name`` from ``root/hosts``; its own findings are printed first."""
-    diags = Diagnostics()
-    sources = load_sources(root, diags)
-    [host] = select_hosts(sources, [name])  # an unknown name raises (exit 2)
-    own = [d for d in diags.sorted() if d.pos.path.startswith(f"hosts/{name}.")]
+    """The inventory ``name`` from ``root/hosts``; its own findings are printed first.
+
+    An unknown name raises (exit 2); a file that does not load is exit 1 with its findings.
+    """
+    host, own = load_inventory_host(root, name)  # the per-host pipeline, without rendering
+    if host is None:
+        raise InputError(own)
     report(own)
     return host
 

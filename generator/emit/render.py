@@ -1,6 +1,8 @@
-"""Render a host's services into systemd units and environment files (jinja2).
+"""Render a host's planned services into systemd units and environment files (jinja2).
 
-Templates live in the repository's ``templates/`` folder and run with StrictUndefined:
+Templating only: placement, cluster joins, flag and rule checks happened before
+(generator/pipeline/host.py), and :func:`render_host` takes their result, a
+:class:`generator.plan.services.PlannedHost`. Templates live in the repository's ``templates/`` folder and run with StrictUndefined:
 a missing variable is a bug, never an empty string. Every systemd escape happens in the
 pure functions of :mod:`generator.systemd`, exposed to templates as filters. A template
 error is re-raised with the template's file and line.
@@ -16,13 +18,12 @@ from typing import Any, Sequence
 import jinja2
 
 from generator import __version__, systemd
-from generator.plan import cluster
-from generator.plan.argv import ServiceArgv, build_argv
-from generator.sglang.catalog import Catalog, known_pins, load_catalog
-from generator.errors import CatalogMissingError, Diagnostics, TemplateError
-from generator.plan.placement import Placement, defer_numa_to_sglang, place_host
-from generator.load.resolve import Host, Sources, default_timeout_start_min
-from generator.sglang.rules import check_rules, sglang_numa_flag
+from generator.plan.argv import ServiceArgv
+from generator.sglang.catalog import Catalog
+from generator.errors import TemplateError
+from generator.plan.placement import Placement
+from generator.plan.services import PlannedHost, PlannedService
+from generator.load.resolve import Host, default_timeout_start_min
 from generator.emit.writer import MARKER, HostTree, RenderedFile
 
 UNIT_DIR = "etc/systemd/system"
@@ -149,92 +150,44 @@ def health_address(listen: str) -> str:
     return f"[{listen}]" if ":" in listen else listen
 
 
-def _environment_vars(p: Placement) -> list[tuple[str, str]]:
-    """The service's environment: GPU selection first, then the model's, then the service's."""
-    merged: dict[str, str] = {
-        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-        "CUDA_VISIBLE_DEVICES": p.cuda_visible_devices,
+def _context(host: Host, catalog: Catalog, ps: PlannedService) -> dict[str, Any]:
+    """The template variables of one service."""
+    p, svc, model = ps.placement, ps.placement.service, ps.placement.model
+    peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
+    return {
+        "header": header(host, [host.doc.path, model.doc.path, *peers], catalog),
+        "host": host,
+        "service": svc,
+        "model": model,
+        "placement": p,
+        # A switch turned off (``false``) renders no words at all.
+        "exec_groups": [list(ps.argv.program)] + [list(g.words) for g in ps.argv.groups if g.words],
+        "env_file": "/" + env_path(svc.name),
+        "secret_env_file": "/" + secret_env_path(svc.name) if svc.secret_env else "",
+        "environment": list(ps.environment),
+        "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
+        "wait_ready": "/" + WAIT_READY,
+        "health_url": f"http://{health_address(svc.listen)}:{svc.port}/health",
+        "python": host.sglang.python,
+        "model_root": host.model_root,
+        "user": host.sglang.user,
+        "bind_read_only_paths": home_install_paths(host),
+        "service_name": svc.unit.removesuffix(".service"),
     }
-    if p.cluster is not None:  # the NIC the nodes of a multi-node deployment talk over
-        merged["NCCL_SOCKET_IFNAME"] = p.cluster.interface
-        merged["GLOO_SOCKET_IFNAME"] = p.cluster.interface
-    for name, value in p.model.env + p.service.env:
-        merged[name] = value
-    return list(merged.items())
 
 
-def _load_host_catalog(sources: Sources, host: Host, pin: str, diags: Diagnostics) -> Catalog | None:
-    try:
-        return load_catalog(sources.root, pin)
-    except CatalogMissingError as exc:
-        diags.error(host.pos("sglang", "pin"), "C001", str(exc))
-        return None
-
-
-def _other_catalogs(sources: Sources, pin: str) -> list[Catalog]:
-    out = []
-    for other in known_pins(sources.root):
-        if other != pin:
-            try:
-                out.append(load_catalog(sources.root, other))
-            except CatalogMissingError:
-                continue
-    return out
-
-
-def render_host(sources: Sources, host: Host, diags: Diagnostics, pin: str | None = None) -> HostRender | None:
-    """Place, check and render every service of one host. None when anything is wrong.
-
-    ``pin`` checks the flags against another SGLang pin than the host's own (upgrade
-    impact: ``gen check --sglang PIN``).
-    """
-    before = diags.error_count
-    pin = pin or host.sglang.pin
-    placements = cluster.join(sources, host, place_host(host, sources.models, diags), diags)
-    catalog = _load_host_catalog(sources, host, pin, diags)
-    if catalog is None:
-        return None
-    others = _other_catalogs(sources, pin)
-    templates = sources.root / "templates"
+def render_host(planned: PlannedHost, templates: Path) -> HostRender:
+    """Template every planned service of one host (unit, environment file, readiness helper)."""
+    host, catalog = planned.host, planned.catalog
     files: list[RenderedFile] = []
     rendered: list[RenderedService] = []
-    for p in placements:
-        svc, model = p.service, p.model
-        argv = build_argv(p, host.sglang.python, catalog, diags, others)
-        environment = _environment_vars(p)
-        check_rules(catalog, p, argv, environment, diags)
-        cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
-        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, svc), diags)  # CPU binding only
-        if diags.error_count > before:
-            continue  # keep checking the other services; render nothing for this one
-        peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
-        head = header(host, [host.doc.path, model.doc.path, *peers], catalog)
-        context = {
-            "header": head,
-            "host": host,
-            "service": svc,
-            "model": model,
-            "placement": p,
-            # A switch turned off (``false``) renders no words at all.
-            "exec_groups": [list(argv.program)] + [list(g.words) for g in argv.groups if g.words],
-            "env_file": "/" + env_path(svc.name),
-            "secret_env_file": "/" + secret_env_path(svc.name) if svc.secret_env else "",
-            "environment": environment,
-            "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
-            "wait_ready": "/" + WAIT_READY,
-            "health_url": f"http://{health_address(svc.listen)}:{svc.port}/health",
-            "python": host.sglang.python,
-            "model_root": host.model_root,
-            "user": host.sglang.user,
-            "bind_read_only_paths": home_install_paths(host),
-            "service_name": svc.unit.removesuffix(".service"),
-        }
-        files.append(RenderedFile(unit_path(svc.name), render_template(templates, "sglang.service.j2", context)))
-        files.append(RenderedFile(env_path(svc.name), render_template(templates, "sglang.env.j2", context)))
-        rendered.append(RenderedService(p, argv, unit_path(svc.name), env_path(svc.name), tuple(environment)))
-    if diags.error_count > before:
-        return None
-    if placements:
+    for ps in planned.services:
+        name = ps.placement.service.name
+        context = _context(host, catalog, ps)
+        files.append(RenderedFile(unit_path(name), render_template(templates, "sglang.service.j2", context)))
+        files.append(RenderedFile(env_path(name), render_template(templates, "sglang.env.j2", context)))
+        rendered.append(RenderedService(ps.placement, ps.argv, unit_path(name), env_path(name), ps.environment))
+    if planned.services:
         wait_head = header(host, [host.doc.path], catalog)
         files.append(RenderedFile(WAIT_READY, render_template(templates, "sglang-wait-ready.py.j2",
                                                               {"header": wait_head})))

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostics, Position
-from generator.load.manifests import Document, DocPath, load_file
-from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, suggest, validate
+from generator.load.manifests import Document, DocPath
+from generator.load.schema import suggest
 
 
 @dataclass(frozen=True)
@@ -308,47 +308,6 @@ def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diag
             hint = suggest(svc.model, models)
             diags.error(svc.pos("model"), "R002", f"unknown model '{svc.model}' (no models/{svc.model}.yaml)",
                         f"did you mean '{hint}'?" if hint else None)
-
-
-def load_dir(root: Path, folder: str, schema: dict[str, Any], diags: Diagnostics,
-              invalid: set[str]) -> list[Document]:
-    """Load every YAML file of a folder; names of files that failed go into ``invalid``."""
-    docs: list[Document] = []
-    directory = root / folder
-    if not directory.is_dir():
-        return docs
-    for path in sorted(directory.iterdir()):
-        if path.suffix not in (".yaml", ".yml") or path.name.startswith("."):
-            continue
-        display = f"{folder}/{path.name}"
-        doc = load_file(path, display, diags)
-        clean = doc is not None and check_strings(doc, diags)
-        # Schema errors are worth reporting even when the strings were bad.
-        if doc is not None and validate(doc, schema, diags) and clean:
-            check_name_matches_file(doc, path.stem, "model" if folder == "models" else "host", diags)
-            docs.append(doc)
-        else:
-            invalid.add(path.stem)
-    return docs
-
-
-def load_sources(root: Path, diags: Diagnostics) -> Sources:
-    """Load, validate and resolve every model and host under ``root``.
-
-    Invalid documents are reported in ``diags`` and left out, so every other file is
-    still checked in the same run.
-    """
-    models: dict[str, Model] = {}
-    broken: set[str] = set()
-    for doc in load_dir(root, "models", MODEL_SCHEMA, diags, broken):
-        model = model_from_doc(doc)
-        models[model.name] = model
-    hosts: dict[str, Host] = {}
-    for doc in load_dir(root, "hosts", HOST_SCHEMA, diags, set()):
-        host = host_from_doc(doc)
-        check_host_refs(host, models, broken, diags)
-        hosts[host.name] = host
-    return Sources(root=root, models=dict(sorted(models.items())), hosts=dict(sorted(hosts.items())))
 
 
 def default_timeout_start_min(model: Model) -> int:

@@ -1,12 +1,18 @@
-"""A content-addressed cache of per-host render results, so a no-change render is cheap.
+"""A content-addressed cache of per-host results, so a no-change render is cheap.
 
-A host's render depends only on its inventory file, every model manifest, the catalogs,
-the templates and gen itself (its source and the libraries that shape its output). The
-key hashes all of those, so any edit anywhere misses the cache and renders afresh; a
-hit returns exactly what rendering would (diagnostics and tree), byte for byte.
+A host's result depends only on its inventory file, its multi-node peers' files, every
+model manifest, the catalogs, the templates and gen itself (its source and the libraries
+that shape its output). The key hashes all of those (:func:`shared_key`, :func:`host_key`),
+so any edit anywhere misses the cache and renders afresh.
 
-Entries live in ``$GEN_RENDER_CACHE``, else under ``${GEN_CACHE:-$HOME/.cache/gen}/render/``,
-as pickles written atomically; a corrupt or unreadable entry is a miss, never an error.
+The cache is untrusted storage: an entry is JSON (data only, never code), it names its
+own key and carries a SHA-256 digest of its payload, and :func:`load` re-checks the key,
+the digest and the exact shape of every field; anything else is a miss. The folder is
+used only when it belongs to the current user and neither group nor others can write
+it (nor any folder between it and the entries); otherwise :func:`open_cache` gives no
+folder and one warning, and the run proceeds uncached. Entries are written atomically.
+
+Entries live in ``$GEN_RENDER_CACHE``, else under ``${GEN_CACHE:-$HOME/.cache/gen}/render/``;
 ``GEN_RENDER_CACHE=off`` (or ``GEN_CACHE=off`` when it is unset) turns the cache off.
 """
 
@@ -15,37 +21,45 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import json
 import os
-import pickle
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from generator.errors import Diagnostic
-from generator.emit.writer import HostTree
-
-CACHE_FORMAT = "render-v1"  # bump when the entry layout changes
+CACHE_FORMAT = "render-v2-json"  # bump when the entry layout changes
 _LIBRARIES = ("jinja2", "ruamel.yaml", "ruamel.yaml.clib", "cerberus")
 _SHARED_FOLDERS = ("models", "catalogs", "templates")
 
 
 @dataclass(frozen=True)
-class HostEntry:
-    """What loading and rendering one host file produced.
+class CacheFolder:
+    """Where entries go (None: caching is off or refused) and why it was refused, if it was."""
 
-    ``load`` holds the diagnostics of loading and validating the file, ``render`` those of
-    placing, checking and rendering it; ``tree`` is None when rendering failed.
-    """
+    path: Path | None
+    warning: str | None = None
 
-    name: str | None  # the host's name, None when the file did not load
-    load: tuple[Diagnostic, ...]
-    render: tuple[Diagnostic, ...]
-    tree: HostTree | None
+
+def _unsafe(path: Path) -> str | None:
+    """Why ``path`` (an existing folder) must not hold cache entries, or None when it may."""
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        return f"cannot inspect {path}: {exc.strerror}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to uid {st.st_uid}, not to you (uid {os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
 
 
 def cache_dir() -> Path | None:
-    """The folder for render entries, or None when caching is off.
+    """The configured folder for render entries (not yet checked), or None when caching is off.
 
     ``GEN_RENDER_CACHE`` names the folder itself (the tests point it at a temporary one);
     without it, entries go under ``GEN_CACHE``'s ``render/``, beside the heavy, shared
@@ -61,7 +75,28 @@ def cache_dir() -> Path | None:
     return Path(base or Path.home() / ".cache" / "gen") / "render"
 
 
-def _hash_tree(digest: hashlib._Hash, folder: Path, label: str) -> None:
+def open_cache() -> CacheFolder:
+    """The render cache folder, created private (0700) when missing, or why it is not used.
+
+    The folder and the one holding it (``$GEN_CACHE`` when entries go to its ``render/``)
+    must belong to the current user and be closed to group and others.
+    """
+    folder = cache_dir()
+    if folder is None:
+        return CacheFolder(None)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        return CacheFolder(None, f"render cache {folder} cannot be created ({exc.strerror}); rendering uncached")
+    checked = [folder] if "GEN_RENDER_CACHE" in os.environ else [folder.parent, folder]
+    for path in checked:
+        why = _unsafe(path)
+        if why is not None:
+            return CacheFolder(None, f"render cache not used: {why}; rendering uncached")
+    return CacheFolder(folder)
+
+
+def _hash_tree(digest: Any, folder: Path, label: str) -> None:
     """Feed every file under ``folder`` (relative name and bytes, sorted) into ``digest``."""
     if not folder.is_dir():
         digest.update(f"{label}: none\0".encode())
@@ -100,78 +135,79 @@ def shared_key(root: Path, pin: str | None) -> str:
     return digest.hexdigest()
 
 
-def host_key(shared: str, display: str, data: bytes, peers: tuple[Path, ...] = ()) -> str:
+def host_key(shared: str, display: str, data: bytes | None,
+             peers: tuple[tuple[str, bytes | None], ...] = ()) -> str:
     """The key of one host file: the shared key, its displayed path, its bytes and its peers'.
 
-    ``peers`` are the inventories of the hosts a multi-node model puts in one replica with
-    this one: their addresses, pins and flags go into this host's unit (generator/plan/cluster.py).
+    ``peers`` are (name, bytes) of the inventories of the hosts a multi-node model puts in
+    one replica with this one (None: no such file): their addresses, pins and flags go
+    into this host's unit (generator/plan/cluster.py).
     """
     digest = hashlib.sha256(shared.encode())
     digest.update(f"{display}\0".encode())
-    digest.update(data)
-    for peer in peers:
-        try:
-            peer_data = peer.read_bytes()
-        except OSError:
-            peer_data = b"\0missing"
-        digest.update(f"\0peer {peer.name}\0{len(peer_data)}\0".encode())
-        digest.update(peer_data)
+    digest.update(b"\0unreadable" if data is None else b"\1" + data)
+    for name, peer in peers:
+        digest.update(f"\0peer {name}\0".encode())
+        digest.update(b"\0missing" if peer is None else f"{len(peer)}\0".encode() + peer)
     return digest.hexdigest()
 
 
-def multinode_peers(root: Path) -> dict[str, tuple[Path, ...]]:
-    """Host name -> inventory files of every host listed with it in a model's ``multinode``.
-
-    Read straight from models/ (a file that does not parse names no peers; the render
-    reports it). Membership itself lives in models/, which the shared key covers.
-    """
-    from ruamel.yaml import YAML  # the plain loader: positions do not matter here
-
-    yaml = YAML(typ="safe")
-    peers: dict[str, set[str]] = {}
-    folder = root / "models"
-    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if path.suffix not in (".yaml", ".yml") or path.name.startswith("."):
-            continue
-        try:
-            data = yaml.load(path.read_bytes().decode("utf-8"))
-            members = [str(h) for h in data["multinode"]["hosts"]]
-        except Exception:  # noqa: BLE001, S112 - any malformed manifest simply names no peers
-            continue
-        for name in members:
-            peers.setdefault(name, set()).update(members)
-    return {name: tuple(p for m in sorted(group) for p in (root / "hosts" / f"{m}.yaml", root / "hosts" / f"{m}.yml"))
-            for name, group in peers.items()}
-
-
 def _entry_path(folder: Path, key: str) -> Path:
-    return folder / key[:2] / f"{key}.pickle"
+    return folder / key[:2] / f"{key}.json"
 
 
-def load(folder: Path | None, key: str) -> object | None:
-    """The cached value under ``key``, or None (missing, unreadable or corrupt)."""
+def _digest(payload: Any) -> str:
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def load(folder: Path | None, key: str) -> Any:
+    """The payload stored under ``key``, or None (missing, not ours, corrupt, or tampered with).
+
+    Only the envelope is checked here (key, digest); the caller checks the payload's shape.
+    """
     if folder is None:
         return None
+    path = _entry_path(folder, key)
     try:
-        with open(_entry_path(folder, key), "rb") as fh:
-            return pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            envelope = json.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if (not isinstance(envelope, dict) or set(envelope) != {"format", "key", "payload", "digest"}
+            or envelope["format"] != CACHE_FORMAT or envelope["key"] != key):
+        return None
+    payload = envelope["payload"]
+    if envelope["digest"] != _digest(payload):
+        return None
+    return payload
 
 
-def store(folder: Path | None, key: str, value: object) -> None:
-    """Save ``value`` under ``key`` atomically; a cache that cannot be written is skipped."""
+def store(folder: Path | None, key: str, payload: Any) -> None:
+    """Save a JSON payload under ``key`` atomically; a cache that cannot be written is skipped."""
     if folder is None:
         return
     path = _entry_path(folder, key)
+    envelope = {"format": CACHE_FORMAT, "key": key, "payload": payload, "digest": _digest(payload)}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=path.parent)
     except OSError:
         return  # a read-only or full cache only costs speed
     try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(envelope, fh, ensure_ascii=True, separators=(",", ":"))
         os.replace(tmp, path)
-    except (OSError, pickle.PicklingError):
+    except (OSError, TypeError, ValueError):
         Path(tmp).unlink(missing_ok=True)

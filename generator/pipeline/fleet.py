@@ -1,17 +1,12 @@
-"""The render pipeline as plain functions: load -> validate -> place -> flags -> render -> plan.
+"""The fleet runner: the per-host pipeline over every host file, scheduled and cached.
 
-The CLI calls these and only turns their results into output and exit codes; tests call
-them directly. Nothing here prints.
-
-Two entry points give the same diagnostics and the same trees:
-
-* :func:`run` renders in this process and keeps every intermediate object
-  (``RenderResult.renders``: placements, argv, catalogs) for later passes;
-* :func:`render_fleet` is what the CLI uses for ``render``/``diff``/``check``: each host
-  file is loaded, validated and rendered on its own (per-host work is independent), in a
-  process pool over hosts, and the result per host is cached by the hash of everything it
-  depends on (:mod:`generator.pipeline.cache`), so a no-change run does almost no work.
-  Output and diagnostics do not depend on the number of jobs or on the cache.
+:func:`run_fleet` is what every command calls. It lists ``hosts/``, loads the models once,
+and runs :func:`generator.pipeline.host.process_host` for each host file, in a process
+pool when that pays, answering from the render cache (generator/pipeline/cache.py) where
+it can. Then it puts the results together in one way: every file's load diagnostics,
+the selected hosts' render diagnostics, their trees, and the plan against ``output/``.
+Output and diagnostics do not depend on the number of jobs or on the cache. Nothing
+here prints.
 """
 
 from __future__ import annotations
@@ -24,31 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.pipeline import cache as render_cache
-from generator.errors import Diagnostic, Diagnostics, GenError, Position
-from generator.load.manifests import load_file, load_text
-from generator.emit.render import HostRender, render_host
-from generator.load.resolve import (
-    Host,
-    Model,
-    Sources,
-    check_host_refs,
-    check_name_matches_file,
-    host_from_doc,
-    load_dir,
-    model_from_doc,
-    load_sources,
-)
-from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, suggest, validate
+from generator.emit.render import HostRender
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
+from generator.errors import Diagnostic, GenError, Position
+from generator.load.resolve import Host, Model
+from generator.load.schema import suggest
+from generator.load.sources import ModelSet, SourceFile, host_file_index, load_models, source_files
+from generator.pipeline import cache as render_cache
+from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
+from generator.pipeline.host import HostOutcome, process_host
 
 OUTPUT_DIR = "output"
-# Below this many hosts to render, starting worker processes costs more than it saves.
+# Below this many hosts to process, starting worker processes costs more than it saves.
 MIN_HOSTS_FOR_POOL = 8
 
 
 class UnknownHostError(GenError, KeyError):
-    """``--host`` names no inventory in hosts/."""
+    """``--host`` names no file in hosts/."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
@@ -56,16 +43,20 @@ class UnknownHostError(GenError, KeyError):
 
 @dataclass
 class RenderResult:
-    """Diagnostics of a run, the rendered trees, and the plan against ``output/``.
+    """Diagnostics of a run, the selected hosts' trees, and the plan against ``output/``.
 
-    :func:`run` fills ``renders`` (trees plus what they were rendered from);
-    :func:`render_fleet` fills only ``host_trees``. ``trees`` works for both.
+    ``renders`` (what each service was rendered from), ``hosts`` (every loaded host, by
+    name) and ``models`` are filled only for ``detail=True``;
+    ``notices`` are one-line remarks about the run itself (e.g. a refused cache folder).
     """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    trees: list[HostTree] = field(default_factory=list)
     renders: list[HostRender] = field(default_factory=list)
+    hosts: list[Host] = field(default_factory=list)
+    models: dict[str, Model] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
-    host_trees: list[HostTree] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -73,151 +64,47 @@ class RenderResult:
         return not any(d.is_error for d in self.diagnostics)
 
     @property
-    def trees(self) -> list[HostTree]:
-        """The rendered tree of each selected host."""
-        return self.host_trees or [r.tree for r in self.renders]
-
-    @property
     def dirty(self) -> list[Change]:
         """Changes that would modify ``output/``."""
         return [c for c in self.changes if c.action.value != "unchanged"]
 
 
-def _select(known: Mapping[str, Any], names: list[str] | None) -> list[str]:
-    """The host names to render, in order; an unknown name raises UnknownHostError."""
+def _select(stems: Mapping[str, Any], names: list[str] | None) -> set[str] | None:
+    """The host file stems to render (None: all); an unknown name raises UnknownHostError."""
     if names is None:
-        return list(known)
+        return None
+    known = sorted(stems)
     for name in names:
-        if name not in known:
+        if name not in stems:
             hint = suggest(name, known)
             raise UnknownHostError(f"no host '{name}' in hosts/ (known: {', '.join(known) or 'none'})"
                                    + (f"; did you mean '{hint}'?" if hint else ""))
-    return list(names)
+    return set(names)
 
 
-def select_hosts(sources: Sources, names: list[str] | None) -> list[Host]:
-    """The hosts to render: all of them for None, else the named ones (unknown name: error)."""
-    return [sources.hosts[n] for n in _select(sources.hosts, names)]
-
-
-def _plan(root: Path, trees: list[HostTree], host_names: list[str] | None, known: Mapping[str, Any]) -> list[Change]:
-    output = root / OUTPUT_DIR
-    changes: list[Change] = []
-    for tree in trees:
-        changes.extend(plan(output, tree))
-    if host_names is None:
-        changes.extend(plan_orphans(output, known))
-    return changes
-
-
-def run(root: Path, host_names: list[str] | None, pin: str | None = None) -> RenderResult:
-    """Validate every source, render the selected hosts, and plan the writes.
-
-    ``host_names=None`` means every host, and then managed files of hosts that no longer
-    exist are planned for removal too. ``pin`` checks every host against that SGLang
-    catalog instead of its own (the plan then means nothing and is left empty).
-    """
-    diags = Diagnostics()
-    sources = load_sources(root, diags)
-    result = RenderResult()
-    if not (root / "hosts").is_dir():
-        diags.error(Position("hosts/"), "R007", f"no hosts/ folder under {root}")
-    hosts = select_hosts(sources, host_names)
-    for host in hosts:
-        rendered = render_host(sources, host, diags, pin)
-        if rendered is not None:
-            result.renders.append(rendered)
-    result.diagnostics = diags.sorted()
-    if not result.ok or pin is not None:
-        return result
-    result.changes = _plan(root, result.trees, host_names, sources.hosts)
-    return result
-
-
-# ----- the fleet path: per-host, parallel, cached ---------------------------------------
-
+# ----- scheduling -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _HostFile:
-    """One file of hosts/: its displayed path, bytes and cache key."""
+class _Work:
+    """One host file to process, with the peer files its render may read."""
 
-    path: Path
-    display: str
-    data: bytes
-    key: str
-
-
-def _host_files(root: Path, shared: str) -> list[_HostFile]:
-    """Every host file, in the order resolve.load_sources reads them."""
-    directory = root / "hosts"
-    if not directory.is_dir():
-        return []
-    files = []
-    peers = render_cache.multinode_peers(root)
-    for path in sorted(directory.iterdir()):
-        if path.suffix not in (".yaml", ".yml") or path.name.startswith("."):
-            continue
-        display = f"hosts/{path.name}"
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = b"\0unreadable"  # load_file below reports it; the key just must not collide
-        key = render_cache.host_key(shared, display, data, peers.get(path.stem, ()))
-        files.append(_HostFile(path, display, data, key))
-    return files
-
-
-def _load_models(root: Path, diags: Diagnostics) -> tuple[dict[str, Model], set[str]]:
-    """Models keyed by name and the names of model files that failed (as load_sources does)."""
-    models: dict[str, Model] = {}
-    broken: set[str] = set()
-    for doc in load_dir(root, "models", MODEL_SCHEMA, diags, broken):
-        model = model_from_doc(doc)
-        models[model.name] = model
-    return dict(sorted(models.items())), broken
-
-
-def _load_host(root: Path, hf: _HostFile, models: dict[str, Model], broken: set[str],
-               diags: Diagnostics) -> Host | None:
-    """Load, validate and resolve one host file exactly as resolve.load_sources does."""
-    try:
-        doc = load_text(hf.data.decode("utf-8"), hf.display, diags)
-    except UnicodeDecodeError:
-        doc = load_file(hf.path, hf.display, diags)  # reports the bad byte the same way
-    clean = doc is not None and check_strings(doc, diags)
-    if doc is None or not validate(doc, HOST_SCHEMA, diags) or not clean:
-        return None
-    check_name_matches_file(doc, hf.path.stem, "host", diags)
-    host = host_from_doc(doc)
-    check_host_refs(host, models, broken, diags)
-    return host
+    file: SourceFile
+    peers: dict[str, SourceFile | None]
+    render: bool
 
 
 # Set in each worker (and in this process for serial work) by _init_worker.
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(root: Path, models: dict[str, Model], broken: set[str], pin: str | None) -> None:
-    _WORKER.update(root=root, models=models, broken=broken, pin=pin)
+def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool) -> None:
+    _WORKER.update(root=root, models=models, pin=pin, detail=detail)
 
 
-def _process(hf: _HostFile, render: bool) -> render_cache.HostEntry:
-    """Load one host file and, when asked and it loaded, render it."""
-    root, models, broken, pin = _WORKER["root"], _WORKER["models"], _WORKER["broken"], _WORKER["pin"]
-    load_diags = Diagnostics()
-    host = _load_host(root, hf, models, broken, load_diags)
-    render_diags = Diagnostics()
-    tree = None
-    if host is not None and render:
-        sources = Sources(root=root, models=models, hosts={host.name: host})
-        rendered = render_host(sources, host, render_diags, pin)
-        tree = rendered.tree if rendered is not None else None
-    return render_cache.HostEntry(host.name if host else None, tuple(load_diags.items),
-                                  tuple(render_diags.items), tree)
-
-
-def _process_chunk(work: list[tuple[_HostFile, bool]]) -> list[render_cache.HostEntry]:
-    return [_process(hf, render) for hf, render in work]
+def _process_chunk(work: list[_Work]) -> list[HostOutcome]:
+    w = _WORKER
+    return [process_host(w["root"], item.file, w["models"], item.peers, item.render, w["pin"], w["detail"])
+            for item in work]
 
 
 def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
@@ -227,7 +114,7 @@ def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _compute(work: list[tuple[_HostFile, bool]], jobs: int, init: tuple[Any, ...]) -> list[render_cache.HostEntry]:
+def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOutcome]:
     """Process host files, in a pool of ``jobs`` workers when that pays; results in order."""
     if jobs <= 1 or len(work) < MIN_HOSTS_FOR_POOL:
         _init_worker(*init)
@@ -237,82 +124,145 @@ def _compute(work: list[tuple[_HostFile, bool]], jobs: int, init: tuple[Any, ...
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                              initargs=init) as pool:
-        return [entry for chunk in pool.map(_process_chunk, _chunks(work, jobs)) for entry in chunk]
+        return [o for chunk in pool.map(_process_chunk, _chunks(work, jobs)) for o in chunk]
+
+
+# ----- the models, once per run -----------------------------------------------------------
+
+@dataclass
+class _Models:
+    """The model diagnostics and multi-node groups; the loaded set only once it is needed."""
+
+    root: Path
+    diagnostics: tuple[Diagnostic, ...]
+    groups: dict[str, list[str]]
+    loaded: ModelSet | None = None
+
+    def get(self) -> ModelSet:
+        if self.loaded is None:
+            self.loaded = load_models(self.root)
+        return self.loaded
+
+
+def _models(root: Path, folder: Path | None, key: str) -> _Models:
+    """From the cache when it holds this key (the models' bytes are in it), else loaded."""
+    payload = render_cache.load(folder, key)
+    if isinstance(payload, dict) and set(payload) == {"diagnostics", "groups"}:
+        diags, groups = diagnostics_from_json(payload["diagnostics"]), payload["groups"]
+        if diags is not None and isinstance(groups, dict) and all(
+                isinstance(v, list) and all(isinstance(n, str) for n in v) for v in groups.values()):
+            return _Models(root, diags, groups)
+    models = load_models(root)
+    hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
+    groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
+    render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
+                                     "groups": groups})
+    return _Models(root, models.diagnostics, groups, models)
+
+
+# ----- putting it together ------------------------------------------------------------------
+
+def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin: str | None,
+              jobs: int, detail: bool, cache: Path | None) -> tuple[list[HostOutcome], _Models]:
+    """Every host file's outcome (rendered when selected), and the models' diagnostics."""
+    shared = render_cache.shared_key(root, pin)
+    models = _models(root, cache, render_cache.host_key(shared, "models/", b""))
+    index = host_file_index(files)
+    outcomes: list[HostOutcome | None] = []
+    work: list[_Work] = []
+    keys: list[str] = []
+    for sf in files:
+        peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
+        render = wanted is None or sf.stem in wanted
+        key = render_cache.host_key(shared, sf.display, sf.data,
+                                    tuple((n, p.data if p else None) for n, p in peers.items()))
+        found = outcome_from_json(render_cache.load(cache, key), sf.stem)
+        if found is not None and (found.rendered or not render or found.name is None):
+            outcomes.append(found)
+            continue
+        outcomes.append(None)
+        work.append(_Work(sf, peers, render))
+        keys.append(key)
+    if work:
+        computed = _compute(work, jobs, (root, models.get(), pin, detail))
+        done = iter(computed)
+        outcomes = [o if o is not None else next(done) for o in outcomes]
+        for key, outcome in zip(keys, computed):
+            render_cache.store(cache, key, outcome_json(outcome))
+    return [o for o in outcomes if o is not None], models
+
+
+def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, jobs: int | None = None,
+              use_cache: bool = True, detail: bool = False) -> RenderResult:
+    """Validate every source, render the selected hosts, and plan the writes.
+
+    ``host_names`` are host file stems (``hosts/<name>.yaml``); None means every host, and
+    then managed files of hosts that no longer exist are planned for removal too. ``pin``
+    checks every host against that SGLang catalog instead of its own (the plan then means
+    nothing and is left empty). ``detail`` keeps each host's full render (``renders``);
+    it is never cached. ``jobs=None`` uses every core.
+    """
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    result = RenderResult()
+    cache_folder = render_cache.open_cache() if use_cache and not detail else render_cache.CacheFolder(None)
+    if cache_folder.warning:
+        result.notices.append(cache_folder.warning)
+    files = source_files(root, "hosts")
+    wanted = _select(host_file_index(files), host_names)
+    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path)
+    diagnostics = list(models.diagnostics)
+    if detail:
+        result.models = dict(models.get().models)
+    for outcome in outcomes:
+        diagnostics.extend(outcome.load)
+    if not (root / "hosts").is_dir():
+        diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
+    # Hosts by name, a later file with the same name winning, in name order (or as asked).
+    by_name = dict(sorted({o.name: o for o in outcomes if o.name is not None}.items()))
+    result.hosts = [o.host for o in by_name.values() if o.host is not None]
+    if host_names is None:
+        selected = [o for o in by_name.values()]
+    else:
+        by_stem = {o.stem: o for o in outcomes}
+        selected = [by_stem[n] for n in host_names if n in by_stem]
+    for outcome in selected:
+        diagnostics.extend(outcome.render)
+        if outcome.tree is not None:
+            result.trees.append(outcome.tree)
+        if outcome.detail is not None:
+            result.renders.append(outcome.detail)
+    result.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+    if result.ok and pin is None:
+        output = root / OUTPUT_DIR
+        for tree in result.trees:
+            result.changes.extend(plan(output, tree))
+        if host_names is None:
+            result.changes.extend(plan_orphans(output, by_name))
+    return result
+
+
+def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagnostic]]:
+    """One host file loaded (with its peers) but not rendered: the host and its own findings.
+
+    For commands that need an inventory, not its services (``gen sglang snapshot --host``,
+    ``gen import --host``). An unknown name raises UnknownHostError.
+    """
+    files = source_files(root, "hosts")
+    index = host_file_index(files)
+    _select(index, [name])
+    sf = index[name]
+    models = load_models(root)
+    peers = {n: index.get(n) for n in models.peer_names(name) if n != name}
+    outcome = process_host(root, sf, models, peers, render=False, detail=True)
+    return outcome.host, sorted(outcome.load, key=Diagnostic.sort_key)
+
+
+def run(root: Path, host_names: list[str] | None, pin: str | None = None) -> RenderResult:
+    """:func:`run_fleet` in this process, uncached, keeping every host's full render."""
+    return run_fleet(root, host_names, pin, jobs=1, use_cache=False, detail=True)
 
 
 def render_fleet(root: Path, host_names: list[str] | None, jobs: int | None = None,
                  use_cache: bool = True) -> RenderResult:
-    """Like :func:`run` without ``renders``: per-host work in ``jobs`` processes, cached.
-
-    ``jobs=None`` uses every core. Diagnostics, trees and changes are identical to
-    :func:`run`'s for any ``jobs`` and whether or not the cache answered.
-    """
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    cache = render_cache.cache_dir() if use_cache else None
-    shared = render_cache.shared_key(root, None)
-    files = _host_files(root, shared)
-
-    # Models: their diagnostics are reported once; the objects are only needed on a miss.
-    model_key = render_cache.host_key(shared, "models/", b"")
-    cached_models = render_cache.load(cache, model_key)
-    model_diags: list[Diagnostic]
-    models: dict[str, Model] | None = None
-    broken: set[str] = set()
-    if isinstance(cached_models, tuple):
-        model_diags = list(cached_models)
-    else:
-        diags = Diagnostics()
-        models, broken = _load_models(root, diags)
-        model_diags = diags.items
-        render_cache.store(cache, model_key, tuple(model_diags))
-
-    loaded = [render_cache.load(cache, hf.key) for hf in files]
-    entries = [e if isinstance(e, render_cache.HostEntry) else None for e in loaded]
-    missing = [i for i, e in enumerate(entries) if e is None]
-    if missing:
-        if models is None:
-            models, broken = _load_models(root, Diagnostics())
-        # Render the missing hosts only when they are selected; a by-name selection can
-        # only be known after loading, so load-only work is done for the others.
-        wanted = None if host_names is None else set(host_names)
-        work = [(files[i], wanted is None or files[i].path.stem in wanted) for i in missing]
-        for i, entry in zip(missing, _compute(work, jobs, (root, models, broken, None))):
-            entries[i] = entry
-            if entry.name is None or entry.tree is not None or entry.render:
-                render_cache.store(cache, files[i].key, entry)  # complete: loaded (and rendered)
-    done: list[render_cache.HostEntry] = [e for e in entries if e is not None]
-
-    # Like load_sources: hosts by name (a later file with the same name wins), name order.
-    by_name: dict[str, render_cache.HostEntry] = {}
-    for entry in done:
-        if entry.name is not None:
-            by_name[entry.name] = entry
-    by_name = dict(sorted(by_name.items()))
-
-    all_diags: list[Diagnostic] = list(model_diags)
-    for entry in done:
-        all_diags.extend(entry.load)
-    if not (root / "hosts").is_dir():
-        all_diags.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
-    selected = _select(by_name, host_names)
-    # A host selected by name whose file was not rendered (its stem differs): render it now.
-    late = [n for n in selected if by_name[n].tree is None and not by_name[n].render]
-    if late:
-        if models is None:
-            models, broken = _load_models(root, Diagnostics())
-        index = {e.name: i for i, e in enumerate(done) if e.name is not None}
-        for name, entry in zip(late, _compute([(files[index[n]], True) for n in late], jobs,
-                                              (root, models, broken, None))):
-            by_name[name] = entry
-            render_cache.store(cache, files[index[name]].key, entry)
-    result = RenderResult()
-    for name in selected:
-        all_diags.extend(by_name[name].render)
-        tree = by_name[name].tree
-        if tree is not None:
-            result.host_trees.append(tree)
-    result.diagnostics = sorted(all_diags, key=Diagnostic.sort_key)
-    if not result.ok:
-        return result
-    result.changes = _plan(root, result.host_trees, host_names, by_name)
-    return result
+    """:func:`run_fleet` as render, diff and check use it: in a pool, cached, trees only."""
+    return run_fleet(root, host_names, jobs=jobs, use_cache=use_cache)

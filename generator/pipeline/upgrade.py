@@ -1,6 +1,6 @@
 """Upgrade impact: what every service would do on another SGLang pin (``gen check --sglang PIN``).
 
-The pipeline checks every host against the other pin (``pipeline.run(root, None, pin)``),
+The pipeline checks every host against the other pin (``run_fleet(root, None, pin, detail=True)``),
 so every check it runs (flags, and any later pass) applies. Its diagnostics are then
 attributed to services: a finding in a model manifest belongs to every service running
 that model; a finding inside a host's ``services[i]`` block belongs to that service; any
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import Diagnostic, Diagnostics
-from generator.pipeline.fleet import RenderResult, run
-from generator.load.resolve import Host, ServiceSpec, load_sources
+from generator.errors import Diagnostic
+from generator.pipeline.fleet import RenderResult, run_fleet
+from generator.load.resolve import Host, Model, ServiceSpec
 
 
 @dataclass(frozen=True)
@@ -71,21 +71,21 @@ def _argv_groups(result: RenderResult) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def upgrade_report(root: Path, pin: str) -> UpgradeReport:
+def upgrade_report(root: Path, pin: str, jobs: int | None = None) -> UpgradeReport:
     """Check every service of every host against SGLang ``pin``; nothing is written."""
-    new = run(root, None, pin=pin)
-    today = run(root, None)
-    sources = load_sources(root, Diagnostics())
+    new = run_fleet(root, None, pin=pin, jobs=jobs, detail=True)
+    today = run_fleet(root, None, jobs=jobs, detail=True)
     before, after = _argv_groups(today), _argv_groups(new)
+    models = new.models
     claimed: set[int] = set()
     impacts: list[ServiceImpact] = []
-    for host in sources.hosts.values():
-        impacts.extend(_host_impacts(host, sources.models, new.diagnostics, before, after, claimed))
+    for host in new.hosts:
+        impacts.extend(_host_impacts(host, models, new.diagnostics, before, after, claimed))
     other = tuple(d for i, d in enumerate(new.diagnostics) if i not in claimed)
     return UpgradeReport(pin, tuple(impacts), other)
 
 
-def _host_impacts(host: Host, models: dict, diagnostics: list[Diagnostic],
+def _host_impacts(host: Host, models: dict[str, Model], diagnostics: list[Diagnostic],
                   before: dict[tuple[str, str], list[str]],
                   after: dict[tuple[str, str], list[str]], claimed: set[int]) -> list[ServiceImpact]:
     """The impact on each service of ``host``; marks the diagnostics it attributes."""

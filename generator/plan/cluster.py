@@ -11,9 +11,9 @@ environment, and ``tp x pp / nnodes`` GPUs (placement uses ``Model.gpus_per_node
 Each host's render reports, at its own lines, every cluster problem that stops its unit,
 naming the other place in the message. So ``gen render --host b`` is as strict as
 ``--all``, and no line is printed twice (a difference between two nodes is one line at
-each node). Peer inventories come from ``Sources`` when loaded there, else from
-``hosts/<name>.yaml`` (the fleet path renders each host on its own); a peer's own
-problems (its flags, its GPUs) are reported by the peer's render, not repeated here.
+each node). Peer inventories are loaded with the host (``HostSources.peer``,
+generator/load/sources.py); nothing here reads a file. A peer's own problems (its flags,
+its GPUs) are reported by the peer's render, not repeated here.
 
 Codes: P020 serves a multi-node model without being listed; P021 runs it in two
 services; P022 no ``network`` in a member's inventory; P023 a listed host has no valid
@@ -31,10 +31,9 @@ from typing import Sequence
 from generator.plan.argv import ServiceArgv, build_argv
 from generator.sglang.catalog import Catalog
 from generator.errors import Diagnostics, Position
-from generator.load.manifests import load_file
+from generator.load.resolve import Host, Model, ServiceSpec
+from generator.load.sources import HostSources
 from generator.plan.placement import ClusterNode, Placement, place_host
-from generator.load.resolve import Host, Model, ServiceSpec, Sources, host_from_doc
-from generator.load.schema import HOST_SCHEMA, check_strings, validate
 
 # Flags that may differ between nodes: only the rank.
 PER_NODE_DESTS = frozenset({"node_rank"})
@@ -50,28 +49,9 @@ class Peer:
     services: tuple[ServiceSpec, ...]  # its services running the model
 
 
-def inventory_path(sources: Sources, name: str) -> str:
-    """The displayed path of a host's inventory file (``hosts/<name>.yaml``)."""
-    for suffix in (".yaml", ".yml"):
-        if (sources.root / "hosts" / f"{name}{suffix}").is_file():
-            return f"hosts/{name}{suffix}"
-    return f"hosts/{name}.yaml"
-
-
-def load_peer(sources: Sources, name: str) -> Host | None:
-    """The host named ``name``: from ``sources`` or read and validated from its file; None if invalid."""
-    if name in sources.hosts:
-        return sources.hosts[name]
-    display = inventory_path(sources, name)
-    path = sources.root / display
-    if not path.is_file():
-        return None
-    quiet = Diagnostics()  # the peer's own render reports its problems
-    doc = load_file(path, display, quiet)
-    if doc is None or not check_strings(doc, quiet) or not validate(doc, HOST_SCHEMA, quiet):
-        return None
-    host = host_from_doc(doc)
-    return host if host.name == name else None
+def load_peer(sources: HostSources, name: str) -> Host | None:
+    """The valid inventory of host ``name`` (this host or a peer); None if it has none."""
+    return sources.peer(name).host
 
 
 def dist_init_addr(address: str, port: int) -> str:
@@ -88,7 +68,7 @@ def _serving(host: Host, model: str) -> tuple[ServiceSpec, ...]:
     return tuple(s for s in host.services if s.model == model)
 
 
-def _peers(sources: Sources, model: Model) -> list[Peer]:
+def _peers(sources: HostSources, model: Model) -> list[Peer]:
     assert model.multinode is not None
     out = []
     for rank, name in enumerate(model.multinode.hosts):
@@ -97,7 +77,7 @@ def _peers(sources: Sources, model: Model) -> list[Peer]:
     return out
 
 
-def node_for(sources: Sources, host: Host, model: Model) -> ClusterNode | None:
+def node_for(sources: HostSources, host: Host, model: Model) -> ClusterNode | None:
     """This host's node settings for ``model``, or None when they cannot be derived."""
     mn = model.multinode
     if mn is None or host.name not in mn.hosts or host.network is None:
@@ -111,7 +91,7 @@ def node_for(sources: Sources, host: Host, model: Model) -> ClusterNode | None:
                        interface=host.network.interface, peers=peers)
 
 
-def _check_listed_without_service(sources: Sources, host: Host, diags: Diagnostics) -> None:
+def _check_listed_without_service(sources: HostSources, host: Host, diags: Diagnostics) -> None:
     """P024 at this host: a model lists it as a node, but it runs no service with that model."""
     for model in sources.models.values():
         mn = model.multinode
@@ -124,7 +104,7 @@ def _check_listed_without_service(sources: Sources, host: Host, diags: Diagnosti
                     f"add a service with model: {model.name}, or remove '{host.name}' from multinode.hosts")
 
 
-def _check_membership(sources: Sources, host: Host, svc: ServiceSpec, model: Model,
+def _check_membership(sources: HostSources, host: Host, svc: ServiceSpec, model: Model,
                       diags: Diagnostics) -> None:
     """Whether this service and every other node of its deployment can take part."""
     mn = model.multinode
@@ -156,8 +136,9 @@ def _check_membership(sources: Sources, host: Host, svc: ServiceSpec, model: Mod
         if peer.name == host.name:
             continue
         if peer.host is None:
-            display = inventory_path(sources, peer.name)
-            state = "has errors" if (sources.root / display).is_file() else "does not exist"
+            inventory = sources.peer(peer.name)
+            display = inventory.display
+            state = "has errors" if inventory.exists else "does not exist"
             diags.error(where, "P023", f"host '{peer.name}' (rank {peer.rank} of model '{model.name}', "
                         f"{model.pos('multinode', 'hosts', peer.rank)}): its inventory {display} {state}")
         elif not peer.services:
@@ -174,7 +155,7 @@ def _check_membership(sources: Sources, host: Host, svc: ServiceSpec, model: Mod
                             f"on its rank 0 host '{host.name}'")
 
 
-def join(sources: Sources, host: Host, placements: Sequence[Placement], diags: Diagnostics) -> tuple[Placement, ...]:
+def join(sources: HostSources, host: Host, placements: Sequence[Placement], diags: Diagnostics) -> tuple[Placement, ...]:
     """The placements with their node settings; records every membership problem in ``diags``."""
     _check_listed_without_service(sources, host, diags)
     out = []
@@ -188,7 +169,7 @@ def join(sources: Sources, host: Host, placements: Sequence[Placement], diags: D
     return tuple(out)
 
 
-def _peer_argv(sources: Sources, peer: Host, model: Model, catalog: Catalog) -> tuple[Placement, ServiceArgv] | None:
+def _peer_argv(sources: HostSources, peer: Host, model: Model, catalog: Catalog) -> tuple[Placement, ServiceArgv] | None:
     """How the peer's render would place and launch its node; None when that fails there.
 
     ``catalog`` is the one this host's render checks against (the shared pin, or the pin
@@ -219,7 +200,7 @@ def _user_env(p: Placement) -> dict[str, tuple[str, Position]]:
     return merged
 
 
-def check_same_everywhere(sources: Sources, host: Host, p: Placement, argv: ServiceArgv, catalog: Catalog,
+def check_same_everywhere(sources: HostSources, host: Host, p: Placement, argv: ServiceArgv, catalog: Catalog,
                           diags: Diagnostics) -> None:
     """P027-P029: this node's pin, SGLang flags and environment against every other node's.
 

@@ -1,0 +1,103 @@
+"""Per-host results as JSON data and back, with every field's shape checked on the way in.
+
+The render cache (generator/pipeline/cache.py) stores what :func:`outcome_json` gives and
+reads through :func:`outcome_from_json`, which rejects (returns None for) anything that
+is not exactly what :func:`outcome_json` writes: unknown keys, wrong types, an unknown
+severity, a file mode outside 0..0o7777, a path that is absolute or climbs with ``..``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.emit.writer import HostTree, RenderedFile
+from generator.errors import Diagnostic, Position, Severity
+from generator.pipeline.host import HostOutcome
+
+_SEVERITIES = {s.value: s for s in Severity}
+
+
+def diagnostic_json(d: Diagnostic) -> list[Any]:
+    """One diagnostic as a JSON list."""
+    return [d.pos.path, d.pos.line, d.pos.col, d.code, d.message, d.severity.value, d.hint]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def diagnostic_from_json(item: Any) -> Diagnostic | None:
+    """The diagnostic :func:`diagnostic_json` wrote, or None when ``item`` is not one."""
+    if not isinstance(item, list) or len(item) != 7:
+        return None
+    path, line, col, code, message, severity, hint = item
+    if not (isinstance(path, str) and _is_int(line) and _is_int(col) and line >= 0 and col >= 0
+            and isinstance(code, str) and isinstance(message, str) and severity in _SEVERITIES
+            and (hint is None or isinstance(hint, str))):
+        return None
+    return Diagnostic(Position(path, line, col), code, message, _SEVERITIES[severity], hint)
+
+
+def diagnostics_from_json(items: Any) -> tuple[Diagnostic, ...] | None:
+    """A list of diagnostics, or None when any item is malformed."""
+    if not isinstance(items, list):
+        return None
+    out = [diagnostic_from_json(item) for item in items]
+    return None if any(d is None for d in out) else tuple(d for d in out if d is not None)
+
+
+def _tree_json(tree: HostTree | None) -> Any:
+    if tree is None:
+        return None
+    return {"host": tree.host, "files": [[f.relpath, f.text, f.mode] for f in tree.files]}
+
+
+def _safe_relpath(path: Any) -> bool:
+    return (isinstance(path, str) and path != "" and not path.startswith("/") and "\0" not in path
+            and all(part not in ("", ".", "..") for part in path.split("/")))
+
+
+def _tree_from_json(data: Any) -> tuple[bool, HostTree | None]:
+    """(valid, tree)."""
+    if data is None:
+        return True, None
+    if not isinstance(data, dict) or set(data) != {"host", "files"} or not isinstance(data["host"], str) \
+            or not isinstance(data["files"], list):
+        return False, None
+    files = []
+    for item in data["files"]:
+        if not (isinstance(item, list) and len(item) == 3 and _safe_relpath(item[0])
+                and isinstance(item[1], str) and _is_int(item[2]) and 0 <= item[2] <= 0o7777):
+            return False, None
+        files.append(RenderedFile(item[0], item[1], item[2]))
+    return True, HostTree(data["host"], tuple(files))
+
+
+_FIELDS = {"stem", "name", "load", "render", "rendered", "tree"}
+
+
+def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
+    """A host's outcome (without ``detail``) as JSON data."""
+    return {
+        "stem": outcome.stem,
+        "name": outcome.name,
+        "load": [diagnostic_json(d) for d in outcome.load],
+        "render": [diagnostic_json(d) for d in outcome.render],
+        "rendered": outcome.rendered,
+        "tree": _tree_json(outcome.tree),
+    }
+
+
+def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:
+    """The outcome :func:`outcome_json` wrote for the file ``stem``, or None when ``data`` is not one."""
+    if not isinstance(data, dict) or set(data) != _FIELDS or data["stem"] != stem:
+        return None
+    name, rendered = data["name"], data["rendered"]
+    load, render = diagnostics_from_json(data["load"]), diagnostics_from_json(data["render"])
+    valid, tree = _tree_from_json(data["tree"])
+    if (not (name is None or isinstance(name, str)) or not isinstance(rendered, bool) or load is None
+            or render is None or not valid):
+        return None
+    if tree is not None and (not rendered or tree.host != name) or (name is None and (rendered or render)):
+        return None
+    return HostOutcome(stem, name, load, render, rendered, tree)

@@ -1,0 +1,106 @@
+"""The per-host pipeline: one host file -> load -> place -> cluster -> flags -> rules -> render.
+
+:func:`process_host` is the only place a host is turned into files. Every command goes
+through it: render, diff, check and ansible via the fleet runner (generator/pipeline/fleet.py,
+which only schedules it in a process pool and caches what it returns), verify, status,
+preflight and ``check --sglang`` with ``detail=True`` so they keep what each service was
+rendered from. Nothing here prints or writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.emit.render import HostRender, render_host
+from generator.errors import CatalogMissingError, Diagnostic, Diagnostics
+from generator.emit.writer import HostTree
+from generator.load.resolve import Host
+from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
+from generator.plan import cluster
+from generator.plan.argv import build_argv
+from generator.plan.placement import defer_numa_to_sglang, place_host
+from generator.plan.services import PlannedHost, PlannedService, service_environment
+from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.sglang.rules import check_rules, sglang_numa_flag
+
+
+@dataclass(frozen=True)
+class HostOutcome:
+    """What one host file produced.
+
+    ``load`` holds the diagnostics of loading and validating the file, ``render`` those of
+    planning and rendering it (empty when it was only loaded). ``tree`` is None when the
+    file did not load, was not rendered, or rendering failed; ``detail`` is the full
+    render, only when asked for (it holds documents and catalogs, so it is never cached).
+    """
+
+    stem: str  # the file name without suffix: what --host selects
+    name: str | None  # the host's name, None when the file did not load
+    load: tuple[Diagnostic, ...]
+    render: tuple[Diagnostic, ...]
+    rendered: bool  # True when planning and rendering ran (successfully or not)
+    tree: HostTree | None
+    detail: HostRender | None = None
+    host: Host | None = None  # the loaded host, only with ``detail``
+
+
+def _catalogs(root: Path, host_pos: object, pin: str, diags: Diagnostics) -> tuple[Catalog, list[Catalog]] | None:
+    """The catalog of ``pin`` and every other committed one (for "renamed in" hints)."""
+    try:
+        catalog = load_catalog(root, pin)
+    except CatalogMissingError as exc:
+        diags.error(host_pos, "C001", str(exc))  # type: ignore[arg-type]
+        return None
+    others = []
+    for other in known_pins(root):
+        if other != pin:
+            try:
+                others.append(load_catalog(root, other))
+            except CatalogMissingError:
+                continue
+    return catalog, others
+
+
+def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) -> PlannedHost | None:
+    """Place, join clusters, build and check every service of one host. None when anything is wrong.
+
+    ``pin`` checks the flags against another SGLang pin than the host's own (upgrade
+    impact: ``gen check --sglang PIN``).
+    """
+    host = sources.host
+    before = diags.error_count
+    pin = pin or host.sglang.pin
+    placements = cluster.join(sources, host, place_host(host, sources.models, diags), diags)
+    found = _catalogs(sources.root, host.pos("sglang", "pin"), pin, diags)
+    if found is None:
+        return None
+    catalog, others = found
+    planned: list[PlannedService] = []
+    for p in placements:
+        argv = build_argv(p, host.sglang.python, catalog, diags, others)
+        environment = service_environment(p)
+        check_rules(catalog, p, argv, environment, diags)
+        cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
+        p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
+        planned.append(PlannedService(p, argv, environment))
+    if diags.error_count > before:
+        return None  # every service was still checked: all findings at once
+    return PlannedHost(host, catalog, tuple(planned))
+
+
+def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[str, SourceFile | None],
+                 render: bool = True, pin: str | None = None, detail: bool = False) -> HostOutcome:
+    """Load one host file with its peers and, when ``render``, plan and render it."""
+    load_diags = Diagnostics()
+    sources = load_host(root, sf, models, peer_files, load_diags)
+    host = sources.host if sources is not None and detail else None
+    if sources is None or not render:
+        return HostOutcome(sf.stem, sources.host.name if sources else None, tuple(load_diags.items), (),
+                           False, None, None, host)
+    render_diags = Diagnostics()
+    planned = plan_host(sources, render_diags, pin)
+    rendered = render_host(planned, root / "templates") if planned is not None else None
+    return HostOutcome(sf.stem, sources.host.name, tuple(load_diags.items), tuple(render_diags.items), True,
+                       rendered.tree if rendered else None, rendered if detail else None, host)

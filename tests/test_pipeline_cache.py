@@ -1,0 +1,275 @@
+"""The render cache (generator/pipeline/cache.py) is untrusted storage.
+
+Whatever is in the cache folder, the output and ``gen check`` must equal an uncached run:
+a tampered entry (any field of any entry), a planted pickle or JSON "with code", a
+symlinked entry, or a folder that is not the user's own or that others can write.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli.main import main
+from generator.pipeline import cache as render_cache
+from generator.pipeline.fleet import RenderResult, render_fleet
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Entries under GEN_CACHE's render/ (so both folders are checked); the session's folder is unset."""
+    top = tmp_path / "cache"
+    monkeypatch.delenv("GEN_RENDER_CACHE", raising=False)
+    monkeypatch.setenv("GEN_CACHE", str(top))
+    return top
+
+
+def _entries(top: Path) -> list[Path]:
+    return sorted((top / "render").glob("*/*.json"))
+
+
+def _same(a: RenderResult, b: RenderResult) -> None:
+    assert [str(d) for d in a.diagnostics] == [str(d) for d in b.diagnostics]
+    assert a.trees == b.trees
+    assert a.changes == b.changes
+
+
+def _check(root: Path) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["check", "--root", str(root)])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _leaves(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every leaf path in a JSON value (lists by index, objects by key)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(data, list) and data:
+        for i, value in enumerate(data):
+            yield from _leaves(value, path + (i,))
+    else:
+        yield path
+
+
+def _shape(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A leaf path with list indexes beyond the first level of a file/diagnostic generalized."""
+    return tuple("#" if isinstance(p, int) and i < len(path) - 1 else p for i, p in enumerate(path))
+
+
+def _tampered(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value + "\nExecStartPre=/bin/id"
+    if value is None:
+        return "forged"
+    return None  # an empty list or object
+
+
+def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
+    for p in path[:-1]:
+        data = data[p]
+    data[path[-1]] = value
+
+
+def _get(data: Any, path: tuple[Any, ...]) -> Any:
+    for p in path:
+        data = data[p]
+    return data
+
+
+def test_entries_are_json_with_key_and_digest(repo_copy: Path, cache: Path) -> None:
+    render_fleet(repo_copy, None)
+    entries = _entries(cache)
+    assert entries, "the run must have stored entries"
+    for path in entries:
+        envelope = json.loads(path.read_text())
+        assert set(envelope) == {"format", "key", "payload", "digest"}
+        assert envelope["key"] == path.stem
+    assert not list((cache / "render").rglob("*.pickle"))
+    mode = (cache / "render").stat().st_mode & 0o777
+    assert mode == 0o700
+
+
+def test_tampering_with_every_field_of_every_entry_changes_nothing(repo_copy: Path, cache: Path) -> None:
+    """Each field of every entry, changed in every entry at once: output and check equal uncached."""
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    assert CliRunner().invoke(main, ["render", "--all", "--root", str(repo_copy)]).exit_code == 0
+    expected_check = _check(repo_copy)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    assert expected_check[0] == 0
+    pristine = {p: p.read_bytes() for p in _entries(cache)}
+    documents = {p: json.loads(data) for p, data in pristine.items()}
+    shapes: dict[tuple[Any, ...], list[tuple[Path, tuple[Any, ...]]]] = {}
+    for path, doc in documents.items():
+        for leaf in _leaves(doc):
+            shapes.setdefault(_shape(leaf), []).append((path, leaf))
+    assert len(shapes) >= 15, sorted(shapes, key=str)  # envelope, outcome, diagnostics, files
+    for shape, places in sorted(shapes.items(), key=lambda kv: str(kv[0])):
+        for path, data in pristine.items():
+            path.write_bytes(data)
+        for path, leaf in places:
+            doc = copy.deepcopy(documents[path])
+            _set(doc, leaf, _tampered(_get(doc, leaf)))
+            path.write_text(json.dumps(doc))
+        _same(render_fleet(repo_copy, None), uncached)
+        for path, leaf in places:  # the run above may have replaced them: tamper again
+            doc = copy.deepcopy(documents[path])
+            _set(doc, leaf, _tampered(_get(doc, leaf)))
+            path.write_text(json.dumps(doc))
+        assert _check(repo_copy) == expected_check, shape
+
+
+def test_a_forged_entry_with_a_matching_digest_is_still_checked_for_shape(repo_copy: Path, cache: Path) -> None:
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    for path in _entries(cache):
+        envelope = json.loads(path.read_text())
+        payload = envelope["payload"]
+        if isinstance(payload, dict) and payload.get("tree"):
+            payload["tree"]["files"][0][0] = "../../etc/cron.d/evil"  # outside the host tree
+            payload["tree"]["files"][1][2] = 0o104755  # not a permission mode
+        elif isinstance(payload, dict):
+            payload["surprise"] = 1
+        envelope["digest"] = render_cache._digest(payload)
+        path.write_text(json.dumps(envelope))
+    _same(render_fleet(repo_copy, None), uncached)
+
+
+def test_planted_pickle_and_json_never_run(repo_copy: Path, cache: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+
+    class Boom:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, (f"touch {marker}",))
+
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    bomb = pickle.dumps(Boom())
+    for path in _entries(cache):
+        path.with_suffix(".pickle").write_bytes(bomb)  # where the old cache looked
+        path.write_bytes(bomb)
+    _same(render_fleet(repo_copy, None), uncached)
+    for path in _entries(cache):
+        path.write_text(json.dumps({"format": render_cache.CACHE_FORMAT, "key": path.stem,
+                                    "payload": {"__reduce__": ["os.system", [f"touch {marker}"]],
+                                                "py/object": "os.system"},
+                                    "digest": "0" * 64}))
+    _same(render_fleet(repo_copy, None), uncached)
+    assert not marker.exists()
+
+
+def test_symlinked_entry_is_a_miss(repo_copy: Path, cache: Path, tmp_path: Path) -> None:
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for i, path in enumerate(_entries(cache)):
+        target = elsewhere / f"{i}.json"
+        envelope = json.loads(path.read_text())
+        if isinstance(envelope["payload"], dict) and envelope["payload"].get("tree"):
+            envelope["payload"]["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
+            envelope["digest"] = render_cache._digest(envelope["payload"])
+        target.write_text(json.dumps(envelope))
+        path.unlink()
+        path.symlink_to(target)
+    _same(render_fleet(repo_copy, None), uncached)
+
+
+def _refused(repo: Path, top: Path) -> None:
+    uncached = render_fleet(repo, None, use_cache=False)
+    result = render_fleet(repo, None)
+    _same(result, uncached)
+    assert len(result.notices) == 1 and "render cache not used" in result.notices[0]
+    assert not _entries(top) or all(p.stat().st_mtime_ns for p in _entries(top))
+    r = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    warnings = [ln for ln in r.stderr.splitlines() if "render cache not used" in ln]
+    assert len(warnings) == 1, r.stderr
+
+
+@pytest.mark.parametrize("which", ["top", "render"])
+def test_group_or_world_writable_folder_is_not_used(repo_copy: Path, cache: Path, which: str) -> None:
+    render_fleet(repo_copy, None)
+    before = {p: p.read_bytes() for p in _entries(cache)}
+    folder = cache if which == "top" else cache / "render"
+    folder.chmod(0o777 if which == "top" else 0o720)
+    _refused(repo_copy, cache)
+    assert {p: p.read_bytes() for p in _entries(cache)} == before  # nothing stored either
+
+
+def test_folder_of_another_user_is_not_used(repo_copy: Path, cache: Path) -> None:
+    if os.getuid() != 0:
+        pytest.fail("this test creates a folder owned by another user and needs root")
+    (cache / "render").mkdir(parents=True)
+    os.chown(cache, 65534, 65534)
+    _refused(repo_copy, cache)
+    assert not _entries(cache)
+
+
+def test_entry_owned_by_another_user_is_a_miss(repo_copy: Path, cache: Path) -> None:
+    if os.getuid() != 0:
+        pytest.fail("this test chowns an entry and needs root")
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    for path in _entries(cache):
+        envelope = json.loads(path.read_text())
+        if isinstance(envelope["payload"], dict) and envelope["payload"].get("tree"):
+            envelope["payload"]["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
+            envelope["digest"] = render_cache._digest(envelope["payload"])
+        path.write_text(json.dumps(envelope))
+        os.chown(path, 65534, 65534)
+    _same(render_fleet(repo_copy, None), uncached)
+
+
+def test_render_cache_variable_folder_is_checked_too(repo_copy: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "entries"
+    monkeypatch.setenv("GEN_RENDER_CACHE", str(folder))
+    render_fleet(repo_copy, None)
+    assert list(folder.glob("*/*.json")) and folder.stat().st_mode & 0o777 == 0o700
+    folder.chmod(0o770)
+    result = render_fleet(repo_copy, None)
+    assert len(result.notices) == 1 and "writable by group or others" in result.notices[0]
+
+
+def test_cache_off(repo_copy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("GEN_RENDER_CACHE", raising=False)
+    monkeypatch.setenv("GEN_CACHE", "off")
+    assert render_cache.open_cache().path is None
+    result = render_fleet(repo_copy, None)
+    assert result.ok and not result.notices
+    shutil.rmtree(tmp_path / "nothing", ignore_errors=True)
+
+
+def test_a_warm_run_is_answered_from_the_cache(repo_copy: Path, cache: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control for the tests above: untouched entries are used, so a refused entry is a real miss."""
+    from generator.pipeline import fleet
+
+    calls: list[str] = []
+    real = fleet.process_host
+
+    def counted(root: Path, sf: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(sf.stem)
+        return real(root, sf, *args, **kwargs)
+
+    monkeypatch.setattr(fleet, "process_host", counted)
+    cold = render_fleet(repo_copy, None, jobs=1)
+    assert sorted(calls) == ["gpu-a", "gpu-b", "llm-two", "llm-two-full"]
+    calls.clear()
+    _same(render_fleet(repo_copy, None, jobs=1), cold)
+    assert calls == []
+    first = _entries(cache)[0]
+    first.write_text(first.read_text().replace('"digest":"', '"digest":"0'))
+    _same(render_fleet(repo_copy, None, jobs=1), cold)
+    assert len(calls) <= 1
