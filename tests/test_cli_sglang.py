@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from sglang_env import sglang_python
 
 from generator.cli.main import main
-from generator.cli.sglang import host_ssh_prefix
+from generator.live.target import BadAddressError, target_for_host
 from generator.errors import Diagnostics
 from generator.load.sources import load_sources
 
@@ -57,14 +57,20 @@ def test_snapshot_missing_python_is_an_environment_error(tmp_path: Path) -> None
     assert r.exit_code == 1 and "cannot run" in r.stderr and not (tmp_path / "c.json").exists()
 
 
-def test_host_ssh_prefix_from_inventory() -> None:
+def test_snapshot_target_from_inventory() -> None:
+    """The snapshot reaches a host through live/target.py's one Target, as verify does."""
     host = load_sources(ROOT, Diagnostics()).hosts["llm-two"]
     # llm-two writes ssh.user but no port: the default 22 must not override an ssh config's Port.
-    assert host_ssh_prefix(host, ("-F", "/dev/null")) == [
-        "ssh", "-o", "BatchMode=yes", "-F", "/dev/null", "root@llm-two.lan"]
-    data = {**host.doc.data, "ssh": {"user": "ops", "port": 2222}}
-    written = dataclasses.replace(host, doc=dataclasses.replace(host.doc, data=data))
-    assert host_ssh_prefix(written) == ["ssh", "-o", "BatchMode=yes", "-p", "2222", "ops@llm-two.lan"]
+    assert target_for_host(host, ssh_args=("-F", "/dev/null")).ssh_argv() == [
+        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-l", "root", "-F", "/dev/null",
+        "--", "llm-two.lan"]
+    assert (host.ssh_user, host.ssh_port) == ("root", 22)  # resolved: what ansible uses
+    written = dataclasses.replace(host, ssh_user="ops", ssh_port=2222, ssh_written=("user", "port"))
+    assert target_for_host(written).ssh_argv() == [
+        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-l", "ops", "-p", "2222", "--", "llm-two.lan"]
+    for bad in ("-oProxyCommand=touch /tmp/x", "", "host name"):
+        with pytest.raises(BadAddressError, match="not an SSH address"):
+            target_for_host(dataclasses.replace(host, address=bad)).ssh_argv()
 
 
 @pytest.mark.sglang

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.live.target import Target
 from generator.sglang import snapshot
 from generator.errors import GenError
 from generator.sglang.probe import dumps
@@ -226,20 +227,11 @@ def test_commit_passed_in_is_recorded(standin: Path) -> None:
 
 
 def test_ssh_command_construction() -> None:
-    prefix = snapshot.ssh_prefix(
-        "llm-two.lan", user="root", port=2222, options=["-F", "/tmp/ssh config"]
-    )
+    prefix = Target("llm-two.lan", "root", 2222, ssh_args=("-F", "/tmp/ssh config")).ssh_argv()
     assert prefix == [
-        "ssh",
-        "-o",
-        "BatchMode=yes",
-        "-p",
-        "2222",
-        "-F",
-        "/tmp/ssh config",
-        "root@llm-two.lan",
+        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-l", "root", "-p", "2222",
+        "-F", "/tmp/ssh config", "--", "llm-two.lan",
     ]
-    assert snapshot.ssh_prefix("10.0.0.5") == ["ssh", "-o", "BatchMode=yes", "10.0.0.5"]
     commit = "0123456789abcdef0123456789abcdef01234567"
     assert snapshot.remote_probe_command(
         prefix, "/root/sglang main/.venv/bin/python", commit
@@ -255,9 +247,6 @@ def test_ssh_command_construction() -> None:
     assert snapshot.remote_commit_command(
         ["ssh", "h"], "/root/sglang-main; rm -rf /"
     ) == ["ssh", "h", "git -C '/root/sglang-main; rm -rf /' rev-parse HEAD"]
-    for bad in ("-oProxyCommand=touch /tmp/x", "", "host name"):
-        with pytest.raises(SnapshotError, match="not an SSH address"):
-            snapshot.ssh_prefix(bad)
 
 
 def git(*args: str, cwd: Path) -> str:

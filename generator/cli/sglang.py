@@ -26,6 +26,7 @@ from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.importer.build import import_command as import_manifest
+from generator.live.target import target_for_host
 from generator.pipeline.fleet import load_inventory_host
 from generator.load.resolve import Host
 from generator.sglang.snapshot import (
@@ -33,7 +34,6 @@ from generator.sglang.snapshot import (
     catalog_pin,
     snapshot_python,
     snapshot_remote,
-    ssh_prefix,
     without_date,
     write_catalog,
 )
@@ -43,20 +43,6 @@ from generator.pipeline.upgrade import format_report, upgrade_report
 @click.group(epilog=EXIT_CODES_HELP)
 def sglang() -> None:
     """Capture and compare SGLang flag catalogs (catalogs/sglang/<pin>.json)."""
-
-
-def host_ssh_prefix(host: Host, options: tuple[str, ...] = ()) -> list[str]:
-    """The ssh argv that reaches ``host`` as its inventory says (address, ssh user and port).
-
-    User and port go on the command line only when the inventory writes them: ssh's
-    command line beats its config, so the resolved defaults (root, 22) would override
-    the ``Port``/``User`` of an ssh config given with ``--ssh-option -F FILE``. This is
-    how ``gen verify``/``gen preflight`` reach a host too (generator/live/plan.py).
-    """
-    written = host.doc.data.get("ssh") or {}
-    user, port = written.get("user"), written.get("port")
-    return ssh_prefix(host.address, user=str(user) if user else None,
-                      port=int(port) if port else None, options=options)
 
 
 def _load_host(root: Path, name: str) -> Host:
@@ -109,7 +95,7 @@ def snapshot(python: str | None, host: str | None, out: Path | None, commit: str
                                    "the host's sglang.source_dir")
         assert host is not None
         inventory = _load_host(root, host)
-        catalog = snapshot_remote(host_ssh_prefix(inventory, ssh_options),
+        catalog = snapshot_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
                                   inventory.sglang.python, source_dir=inventory.sglang.source_dir)
     pin = catalog_pin(catalog)
     path = out or catalog_path(catalog, root)

@@ -108,12 +108,6 @@ def _service_plan(rs: RenderedService) -> ServicePlan:
     )
 
 
-def _explicit_ssh(render: HostRender, key: str) -> object:
-    """An ssh setting only when the inventory writes it, so an ssh config can supply it."""
-    ssh = render.host.doc.data.get("ssh") or {}
-    return ssh.get(key)
-
-
 def host_plan(render: HostRender) -> HostPlan:
     """Everything the live checks compare against, from one host's render."""
     host = render.host
@@ -123,13 +117,12 @@ def host_plan(render: HostRender) -> HostPlan:
         for f in render.tree.files
         if f.relpath != MANAGED_LIST  # the list lives in output/ only, never on the host
     )
-    user = _explicit_ssh(render, "user")
-    port = _explicit_ssh(render, "port")
+    user, port = host.ssh_explicit()  # an ssh config may supply the rest
     return HostPlan(
         name=host.name,
         address=host.address,
-        ssh_user=str(user) if user else None,
-        ssh_port=int(port) if port else None,  # type: ignore[call-overload]
+        ssh_user=user,
+        ssh_port=port,
         python=host.sglang.python,
         sglang_version=render.catalog.version,
         sglang_commit=host.sglang.commit or render.catalog.commit,

@@ -1,14 +1,18 @@
-"""How gen reaches a host: the inventory's address over SSH, with the operator's ssh config.
+"""How gen reaches a host: the one SSH target every command uses.
 
-The inventory gives ``address`` and, optionally, ``ssh.user``/``ssh.port``; an ssh
-config (``--ssh-config FILE``) supplies the rest (identity, jump hosts, a real port
-for an alias). Only settings the inventory writes are passed on the command line,
-so an ssh config's ``Host`` block is never overridden by a default.
+The inventory gives ``address`` and, optionally, ``ssh.user``/``ssh.port`` (resolved in
+generator/load/resolve.py, the one place their defaults live); an ssh config
+(``--ssh-config FILE``) supplies the rest (identity, jump hosts, a real port for an
+alias). Only settings the inventory writes are passed on the command line
+(``Host.ssh_explicit``), so an ssh config's ``Host`` block is never overridden by a default.
 
-Two ways out, both plain ``ssh``: a pytest-testinfra host (``testinfra_host``) for the
-checks, and ``run_with_stdin`` for scripts sent on stdin (preflight). An Ansible
-inventory gives the same Target with an identity file and extra ssh arguments
-(generator/live/inventory.py).
+Every ssh command line comes from :meth:`Target.ssh_argv`: BatchMode (never a prompt),
+ConnectTimeout, and ``--`` before the destination, so neither an address nor the
+remote command can be taken for an ssh option. Three ways out, all plain ``ssh``: a
+pytest-testinfra host (``testinfra_host``) for the checks, ``run_with_stdin`` for
+scripts sent on stdin (preflight), and the argv prefix ``gen sglang snapshot --host``
+hands to :func:`generator.sglang.snapshot.snapshot_remote`. An Ansible inventory gives
+the same Target with an identity file and extra ssh arguments (generator/live/inventory.py).
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import testinfra
-from testinfra.host import Host as InfraHost
+from typing import TYPE_CHECKING
 
 from generator.errors import GenError
 from generator.live.plan import HostPlan
+from generator.load.resolve import Host
+
+if TYPE_CHECKING:  # testinfra is imported when a check runs, not for a snapshot's argv
+    from testinfra.host import Host as InfraHost
 
 CONNECT_TIMEOUT_S = 10
 CONTROL_PERSIST_S = 30  # an upper bound only: the master is closed explicitly
@@ -33,6 +40,10 @@ CONTROL_PERSIST_S = 30  # an upper bound only: the master is closed explicitly
 
 class HostUnreachableError(GenError, ConnectionError):
     """SSH to the host failed (exit status 255): no check could run (``gen`` exits 3)."""
+
+
+class BadAddressError(GenError, ValueError):
+    """An address ssh would misread (empty, an option, whitespace): refused before ssh runs."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,12 @@ class Target:
         return f"ssh://{user}{self.address}{port}"
 
     def ssh_argv(self) -> list[str]:
-        """``ssh`` with this target's options, up to and including the destination."""
+        """``ssh`` with this target's options, up to and including the destination.
+
+        The remote command, one shell string, goes after it.
+        """
+        if not self.address or self.address.startswith("-") or any(c.isspace() for c in self.address):
+            raise BadAddressError(f"not an SSH address: {self.address!r}")
         argv = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"]
         if self.ssh_config:
             argv += ["-F", str(self.ssh_config)]
@@ -76,8 +92,17 @@ def target_for(plan: HostPlan, ssh_config: Path | None) -> Target:
     return Target(plan.address, plan.ssh_user, plan.ssh_port, ssh_config)
 
 
+def target_for_host(host: Host, ssh_config: Path | None = None, ssh_args: Sequence[str] = ()) -> Target:
+    """The target of an inventory host (as :func:`target_for` its plan), plus extra ssh arguments."""
+    user, port = host.ssh_explicit()
+    return Target(host.address, user, port, ssh_config, ssh_args=tuple(ssh_args))
+
+
 def testinfra_host(target: Target, control_path: Path | None = None) -> InfraHost:
     """A pytest-testinfra host over ssh; with CONTROL_PATH all commands share one connection."""
+    import testinfra
+
+    target.ssh_argv()  # the address check, before testinfra builds its own command line
     # testinfra pastes ssh_extra_args into a shell command line: quote each word.
     extra = shlex.join(["-o", "BatchMode=yes", *target.ssh_args])
     kwargs: dict[str, object] = {"timeout": CONNECT_TIMEOUT_S, "ssh_extra_args": extra}

@@ -153,6 +153,10 @@ class ServiceSpec(Sourced):
         return f"sglang-{self.name}.service"
 
 
+SSH_DEFAULT_USER = "root"  # the one place these defaults live (ansible, live, snapshot)
+SSH_DEFAULT_PORT = 22
+
+
 @dataclass(frozen=True)
 class Host(Sourced):
     """One host inventory (hosts/<name>.yaml)."""
@@ -160,8 +164,9 @@ class Host(Sourced):
     name: str = ""
     description: str = ""
     address: str = ""
-    ssh_user: str = "root"
-    ssh_port: int = 22
+    ssh_user: str = SSH_DEFAULT_USER
+    ssh_port: int = SSH_DEFAULT_PORT
+    ssh_written: tuple[str, ...] = ()  # which of "user", "port" the inventory writes
     gpus: tuple[Gpu, ...] = ()
     numa: tuple[tuple[int, str], ...] = ()  # (node, cpu list)
     vm_gpus: tuple[tuple[int, str], ...] = ()  # (gpu index, vm name)
@@ -170,6 +175,15 @@ class Host(Sourced):
     sglang: SglangInstall = SglangInstall("", "")
     services: tuple[ServiceSpec, ...] = ()
     network: Network | None = None
+
+    def ssh_explicit(self) -> tuple[str | None, int | None]:
+        """(user, port) as the inventory writes them; None where only the default applies.
+
+        SSH's command line beats its config, so a caller with an ssh config passes only
+        these: the defaults would override a config's ``User``/``Port`` for the address.
+        """
+        return (self.ssh_user if "user" in self.ssh_written else None,
+                self.ssh_port if "port" in self.ssh_written else None)
 
     def gpu(self, index: int) -> Gpu | None:
         """The inventory GPU with this index, if any."""
@@ -245,7 +259,8 @@ def host_from_doc(doc: Document) -> Host:
     return Host(
         doc=doc, base=(),
         name=d["name"], description=d.get("description", ""), address=d["address"],
-        ssh_user=ssh.get("user", "root"), ssh_port=ssh.get("port", 22),
+        ssh_user=ssh.get("user") or SSH_DEFAULT_USER, ssh_port=ssh.get("port") or SSH_DEFAULT_PORT,
+        ssh_written=tuple(k for k in ("user", "port") if ssh.get(k)),
         gpus=tuple(Gpu(g["index"], g["pci_bus_id"].upper().replace("0X", ""), float(g["memory_gb"]),
                        g["numa_node"], g.get("model", "")) for g in d["gpus"]),
         numa=tuple((n["node"], n["cpus"]) for n in d["numa"]),

@@ -197,28 +197,6 @@ def snapshot_python(
     )
 
 
-def ssh_prefix(
-    address: str,
-    *,
-    user: str | None = None,
-    port: int | None = None,
-    options: Sequence[str] = (),
-) -> list[str]:
-    """``ssh`` argv up to and including the destination, for an inventory host.
-
-    BatchMode keeps ssh from prompting (a snapshot runs unattended); ``options`` are
-    extra ssh arguments placed before the destination (e.g. ``-F CONFIG``).
-    """
-    if not address or address.startswith("-") or any(c.isspace() for c in address):
-        raise SnapshotError(f"not an SSH address: {address!r}")
-    argv = ["ssh", "-o", "BatchMode=yes"]
-    if port is not None:
-        argv += ["-p", str(port)]
-    argv += list(options)
-    argv.append(f"{user}@{address}" if user else address)
-    return argv
-
-
 def remote_commit_command(prefix: Sequence[str], source_dir: str) -> list[str]:
     """The command that prints the commit of the SGLang source checkout ``source_dir`` on the host."""
     return [*prefix, f"git -C {shlex.quote(source_dir)} rev-parse HEAD"]
@@ -265,8 +243,9 @@ def snapshot_remote(
 ) -> dict[str, Any]:
     """Capture the catalog of the SGLang on a host: ``gen sglang snapshot --host NAME``.
 
-    ``prefix`` is the ssh argv up to the destination (see :func:`ssh_prefix`; any
-    command that runs its last argument through a POSIX shell works the same way).
+    ``prefix`` is the ssh argv up to the destination (``Target.ssh_argv()`` of
+    generator/live/target.py, the one way gen reaches a host; any command that runs its
+    last argument through a POSIX shell works the same way).
     With ``source_dir`` (a source install) the checkout's commit is read first and
     recorded in the catalog, whose pin is then ``git-<commit>``.
     """
