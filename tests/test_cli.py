@@ -164,7 +164,7 @@ def test_a_bug_is_one_line_exit_4_without_traceback(repo_copy: Path, monkeypatch
     def broken(*_args: object, **_kw: object) -> None:
         raise ZeroDivisionError("simulated bug")
 
-    monkeypatch.setattr(cli_module, "render_fleet", broken)
+    monkeypatch.setattr(cli_module, "run_fleet", broken)
     result = _gen("check", "--root", str(repo_copy))
     assert result.exit_code == 4, _explain(result)
     assert result.stderr == ("gen: internal error: ZeroDivisionError: simulated bug "

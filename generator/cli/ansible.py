@@ -1,8 +1,9 @@
 """``gen ansible``: write the Ansible inventory and playbook for the rendered tree.
 
-The files go to ``ansible/`` beside ``output/`` (or ``--out``), outside the checked
-tree, so ``gen check`` never depends on them; they are written only when output/ is
-current, since the playbook copies exactly what is in output/.
+The files go to ``ansible/`` beside ``output/`` (or ``--out``); they are written only when
+output/ is current, since the playbook copies exactly what is in output/. When
+``ROOT/ansible/`` exists, ``gen check`` requires it to be current too
+(:func:`ansible_actions`, the same computation this command writes from).
 """
 
 from __future__ import annotations
@@ -14,10 +15,27 @@ import click
 from generator.emit.ansible import generate
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
 from generator.errors import ExitCode
-from generator.pipeline.fleet import OUTPUT_DIR, run_fleet
+from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
 from generator.emit.writer import MARKER, WriteError, atomic_write, read_existing
 
 DEFAULT_OUT = "ansible"
+
+
+def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[Path, str, str]]:
+    """(path, text, action) of each file ``gen ansible`` writes into ``out``, from a detail run.
+
+    The action is created, updated or unchanged; a file there that gen did not write
+    raises WriteError.
+    """
+    files = generate(result.hosts, result.trees, out, root / OUTPUT_DIR)
+    actions = []
+    for name, text in files.files:
+        path = out / name
+        old = read_existing(path)
+        if old is not None and old != text and MARKER not in old.split("\n", 1)[0]:
+            raise WriteError(f"{path} exists but gen did not write it; move it away, then run again")
+        actions.append((path, text, "created" if old is None else "unchanged" if old == text else "updated"))
+    return actions
 
 
 @click.command("ansible", epilog=EXIT_CODES_HELP)
@@ -44,13 +62,7 @@ def ansible_command(out: Path | None, root: Path) -> int:
         click.echo(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
                    "(the playbook copies what is in output/)", err=True)
         return ExitCode.FINDINGS
-    files = generate(result.hosts, result.trees, out, root / OUTPUT_DIR)
-    for name, text in files.files:
-        path = out / name
-        old = read_existing(path)
-        if old is not None and old != text and MARKER not in old.split("\n", 1)[0]:
-            raise WriteError(f"{path} exists but gen did not write it; move it away, then run again")
-        action = "created" if old is None else "unchanged" if old == text else "updated"
+    for path, text, action in ansible_actions(root, result, out):
         if action != "unchanged":
             atomic_write(path, text)
         click.echo(f"{action:9} {path}")

@@ -13,7 +13,7 @@ import click
 from generator import __version__
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
 from generator.errors import ExitCode
-from generator.pipeline.fleet import RenderResult, render_fleet
+from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import apply, unified_diff
 
 # Commands beyond render/diff/check live in their own modules and are imported only when
@@ -61,8 +61,8 @@ jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=N
                            help="Render N hosts at once (default: one per CPU).")
 
 
-def _render(root: Path, hosts: list[str] | None, jobs: int | None) -> RenderResult:
-    result = render_fleet(root, hosts, jobs)
+def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool = False) -> RenderResult:
+    result = run_fleet(root, hosts, jobs=jobs, detail=detail)
     for notice in result.notices:
         click.echo(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
@@ -115,7 +115,9 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
         from generator.cli.sglang import check_pin  # only upgrade checks need it
 
         return check_pin(root, pin)
-    result = _render(root, None, jobs)
+    ansible_dir = root / "ansible"
+    # The Ansible files need every host as loaded, which the render cache does not keep.
+    result = _render(root, None, jobs, detail=ansible_dir.is_dir())
     if not result.ok:
         return ExitCode.FINDINGS
     for change in result.dirty:
@@ -123,6 +125,16 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     if result.dirty:
         click.echo("gen: output/ is not current; run `gen render --all`", err=True)
         return ExitCode.FINDINGS
+    if ansible_dir.is_dir():
+        from generator.cli.ansible import ansible_actions  # only a repo with ansible/ needs it
+
+        stale = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir)
+                 if action != "unchanged"]
+        for path, action in stale:
+            click.echo(f"gen: {path.relative_to(root)} would be {action}", err=True)
+        if stale:
+            click.echo("gen: ansible/ is not current; run `gen ansible`", err=True)
+            return ExitCode.FINDINGS
     click.echo(f"gen: {len(result.trees)} host(s) checked, output/ is current")
     return ExitCode.OK
 

@@ -73,7 +73,7 @@ def _tree_from_json(data: Any) -> tuple[bool, HostTree | None]:
     return True, HostTree(data["host"], tuple(files))
 
 
-_FIELDS = {"stem", "name", "load", "render", "rendered", "tree"}
+_FIELDS = {"stem", "name", "load", "render", "rendered", "tree", "models"}
 
 
 def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
@@ -85,6 +85,7 @@ def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
         "render": [diagnostic_json(d) for d in outcome.render],
         "rendered": outcome.rendered,
         "tree": _tree_json(outcome.tree),
+        "models": list(outcome.models),
     }
 
 
@@ -92,7 +93,9 @@ def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:
     """The outcome :func:`outcome_json` wrote for the file ``stem``, or None when ``data`` is not one."""
     if not isinstance(data, dict) or set(data) != _FIELDS or data["stem"] != stem:
         return None
-    name, rendered = data["name"], data["rendered"]
+    name, rendered, models = data["name"], data["rendered"], data["models"]
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        return None
     load, render = diagnostics_from_json(data["load"]), diagnostics_from_json(data["render"])
     valid, tree = _tree_from_json(data["tree"])
     if (not (name is None or isinstance(name, str)) or not isinstance(rendered, bool) or load is None
@@ -100,4 +103,4 @@ def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:
         return None
     if tree is not None and (not rendered or tree.host != name) or (name is None and (rendered or render)):
         return None
-    return HostOutcome(stem, name, load, render, rendered, tree)
+    return HostOutcome(stem, name, load, render, rendered, tree, tuple(models))

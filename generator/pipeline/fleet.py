@@ -28,6 +28,7 @@ from generator.load.sources import ModelSet, SourceFile, host_file_index, load_m
 from generator.pipeline import cache as render_cache
 from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
 from generator.pipeline.host import HostOutcome, process_host
+from generator.pipeline.models import check_models_alone
 
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
@@ -131,11 +132,12 @@ def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOu
 
 @dataclass
 class _Models:
-    """The model diagnostics and multi-node groups; the loaded set only once it is needed."""
+    """The models' diagnostics, multi-node groups and lone checks; the set once it is needed."""
 
     root: Path
     diagnostics: tuple[Diagnostic, ...]
     groups: dict[str, list[str]]
+    alone: dict[str, tuple[Diagnostic, ...]]  # findings of each model checked without a host
     loaded: ModelSet | None = None
 
     def get(self) -> ModelSet:
@@ -144,20 +146,37 @@ class _Models:
         return self.loaded
 
 
+def _string_lists(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value.values())
+
+
+def _cached_models(root: Path, payload: Any) -> _Models | None:
+    """The models entry :func:`_models` stored, or None when it is not exactly that."""
+    if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone"}:
+        return None
+    diags, groups, alone = diagnostics_from_json(payload["diagnostics"]), payload["groups"], payload["alone"]
+    if diags is None or not _string_lists(groups) or not isinstance(alone, dict):
+        return None
+    lone = {name: diagnostics_from_json(items) for name, items in alone.items()}
+    if any(v is None for v in lone.values()):
+        return None
+    return _Models(root, diags, groups, {k: v for k, v in lone.items() if v is not None})
+
+
 def _models(root: Path, folder: Path | None, key: str) -> _Models:
-    """From the cache when it holds this key (the models' bytes are in it), else loaded."""
-    payload = render_cache.load(folder, key)
-    if isinstance(payload, dict) and set(payload) == {"diagnostics", "groups"}:
-        diags, groups = diagnostics_from_json(payload["diagnostics"]), payload["groups"]
-        if diags is not None and isinstance(groups, dict) and all(
-                isinstance(v, list) and all(isinstance(n, str) for n in v) for v in groups.values()):
-            return _Models(root, diags, groups)
+    """From the cache when it holds this key (the models' and catalogs' bytes are in it), else loaded."""
+    cached = _cached_models(root, render_cache.load(folder, key))
+    if cached is not None:
+        return cached
     models = load_models(root)
     hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
     groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
+    alone = check_models_alone(root, models)
     render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
-                                     "groups": groups})
-    return _Models(root, models.diagnostics, groups, models)
+                                     "groups": groups,
+                                     "alone": {k: [diagnostic_json(d) for d in v] for k, v in alone.items()}})
+    return _Models(root, models.diagnostics, groups, alone, models)
 
 
 # ----- putting it together ------------------------------------------------------------------
@@ -217,6 +236,9 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
         diagnostics.extend(outcome.load)
     if not (root / "hosts").is_dir():
         diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
+    if host_names is None:  # every host is in: a model none of them names is checked alone
+        used = {m for o in outcomes for m in o.models}
+        diagnostics.extend(d for name, found in models.alone.items() if name not in used for d in found)
     # Hosts by name, a later file with the same name winning, in name order (or as asked).
     by_name = dict(sorted({o.name: o for o in outcomes if o.name is not None}.items()))
     result.hosts = [o.host for o in by_name.values() if o.host is not None]

@@ -42,6 +42,7 @@ class HostOutcome:
     render: tuple[Diagnostic, ...]
     rendered: bool  # True when planning and rendering ran (successfully or not)
     tree: HostTree | None
+    models: tuple[str, ...] = ()  # the models its services name (for unused-model checks)
     detail: HostRender | None = None
     host: Host | None = None  # the loaded host, only with ``detail``
 
@@ -95,12 +96,16 @@ def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mappi
     """Load one host file with its peers and, when ``render``, plan and render it."""
     load_diags = Diagnostics()
     sources = load_host(root, sf, models, peer_files, load_diags)
-    host = sources.host if sources is not None and detail else None
-    if sources is None or not render:
-        return HostOutcome(sf.stem, sources.host.name if sources else None, tuple(load_diags.items), (),
-                           False, None, None, host)
+    if sources is None:
+        return HostOutcome(sf.stem, None, tuple(load_diags.items), (), False, None)
+    host = sources.host
+    used = tuple(sorted({s.model for s in host.services}))
+    if not render:
+        return HostOutcome(sf.stem, host.name, tuple(load_diags.items), (), False, None, used,
+                           None, host if detail else None)
     render_diags = Diagnostics()
     planned = plan_host(sources, render_diags, pin)
     rendered = render_host(planned, root / "templates") if planned is not None else None
-    return HostOutcome(sf.stem, sources.host.name, tuple(load_diags.items), tuple(render_diags.items), True,
-                       rendered.tree if rendered else None, rendered if detail else None, host)
+    return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
+                       rendered.tree if rendered else None, used, rendered if detail else None,
+                       host if detail else None)
