@@ -20,6 +20,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from generator.errors import Diagnostics, Position
 
 DocPath = tuple[Any, ...]
+_STR_TAG = "tag:yaml.org,2002:str"
 
 # One safe loader: the composer keeps marks; no arbitrary object construction.
 _YAML = YAML(typ="safe")  # libyaml (ruamel.yaml.clib) when installed: same marks, ~6x faster
@@ -61,6 +62,8 @@ def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: 
         diags.error(doc.pos(path), "Y003", "YAML nesting is too deep (more than 64 levels)")
         return None
     if isinstance(node, ScalarNode):
+        if node.tag == _STR_TAG:
+            return node.value  # what the constructor returns for a string, without its dispatch
         if node.tag == "tag:yaml.org,2002:merge":
             diags.error(doc.pos(path), "Y004", "YAML merge keys ('<<') are not supported")
             return None
@@ -79,7 +82,7 @@ def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: 
                     else "a mapping key must be a plain scalar",
                 )
                 continue
-            key = _YAML.constructor.construct_object(key_node, deep=True)
+            key = key_node.value if key_node.tag == _STR_TAG else _YAML.constructor.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 key = str(key)  # e.g. a date used as key; keep it hashable
             kpath = path + (key,)

@@ -160,6 +160,8 @@ class Settings:
     # name -> the pin's dest; filled on first use (predicates ask for the same few names,
     # and resolving one reads the flag tables).
     _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # The flag tables, read once per service instead of once per name asked for.
+    _tables: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def version(self) -> tuple[int, ...] | None:
@@ -175,7 +177,9 @@ class Settings:
         found = self._dests.get(name)
         if found is None:
             found = name
-            for candidate in load_flag_tables(self.catalog.source_file).dest_names(name):
+            if not self._tables:
+                self._tables.append(load_flag_tables(self.catalog.source_file))
+            for candidate in self._tables[0].dest_names(name):
                 if candidate in self.values or self.catalog.by_dest(candidate) is not None:
                     found = candidate
                     break
@@ -274,14 +278,31 @@ def _default(action: Action) -> Any:
     return None if isinstance(default, dict) and "repr" in default else default
 
 
-def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequence[str], Position | None]],
-                        env: Mapping[str, str], env_pos: Mapping[str, Position] | None = None) -> Settings:
-    """Settings from rendered flag groups (action, words, where written) and an environment."""
+# id(catalog) -> (catalog, its defaults): a catalog is immutable, and computing the
+# defaults of its ~330 actions per service was a fifth of a cold check.
+_DEFAULTS: dict[int, tuple[Catalog, dict[str, Any]]] = {}
+
+
+def _defaults(catalog: Catalog) -> dict[str, Any]:
+    """SGLang's default of every setting of ``catalog`` (dest -> value)."""
+    cached = _DEFAULTS.get(id(catalog))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
     values: dict[str, Any] = {}
     for action in catalog.actions:
         if action.kind not in ("help", "version") and action.dest not in values:
             live = catalog.by_dest(action.dest)
             values[action.dest] = _default(live if live is not None else action)
+    if len(_DEFAULTS) > 64:
+        _DEFAULTS.clear()
+    _DEFAULTS[id(catalog)] = (catalog, values)
+    return values
+
+
+def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequence[str], Position | None]],
+                        env: Mapping[str, str], env_pos: Mapping[str, Position] | None = None) -> Settings:
+    """Settings from rendered flag groups (action, words, where written) and an environment."""
+    values = dict(_defaults(catalog))
     written: dict[str, Position | None] = {}
     for action, words, pos in groups:
         if not words:
