@@ -16,6 +16,12 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import _DEFAULT_YAML_VERSION, VersionedResolver
+
+try:
+    from ruamel.yaml.main import CParser
+except ImportError:  # no ruamel.yaml.clib: the pure parser reads %YAML itself
+    CParser = None
 
 from generator.errors import Diagnostics, Position
 
@@ -24,6 +30,24 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 # One safe loader: the composer keeps marks; no arbitrary object construction.
 _YAML = YAML(typ="safe")  # libyaml (ruamel.yaml.clib) when installed: same marks, ~6x faster
+
+
+class _CParserResolver(VersionedResolver):
+    """ruamel's resolver, minus two failing attribute lookups per scalar under libyaml.
+
+    With the C parser there is no Python scanner to read a ``%YAML`` directive from, so
+    ruamel's ``processing_version`` always ends at the loader's version (or YAML 1.2),
+    after an AttributeError per call: a tenth of composing a host file. Same answer here.
+    """
+
+    @property
+    def processing_version(self) -> Any:
+        version = getattr(self.loadumper, "version", None) or self._loader_version
+        return version if version is not None else _DEFAULT_YAML_VERSION
+
+
+if CParser is not None and _YAML.Parser is CParser:
+    _YAML.Resolver = _CParserResolver
 
 
 @dataclass
