@@ -22,7 +22,10 @@ runs from a snapshot of generator/ taken at the start: the cache key includes ge
 source, and other people editing this checkout mid-run would otherwise look like misses.
 
 with wall time (median of --runs), peak RSS of the child (ru_maxrss from wait4),
-time per service, and the ratio to the floor.
+time per service, and the ratio to the floor; then CPU seconds (user + system of the
+command and the workers it waited for, from wait4) and their ratio to the floor's CPU
+seconds. On a machine shared with other work, wall time follows the load; CPU time
+is what the command itself costs.
 """
 
 from __future__ import annotations
@@ -136,9 +139,10 @@ for folder in ("models", "hosts"):
 
 @dataclass(frozen=True)
 class Sample:
-    """One measured command: median wall time (s), peak RSS (MB), exit status, stderr tail."""
+    """One measured command: median wall and CPU time (s), peak RSS (MB), exit status, stderr tail."""
 
     wall: float
+    cpu: float
     rss_mb: float
     status: int
     stderr: str
@@ -153,7 +157,7 @@ def snapshot_gen(dest: Path) -> Path:
 
 def measure(cmd: list[str], runs: int, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Sample:
     """Run ``cmd`` ``runs`` times in fresh processes; wall via perf_counter, RSS via wait4."""
-    walls, rss, status, err = [], [], 0, ""
+    walls, cpus, rss, status, err = [], [], [], 0, ""
     for _ in range(runs):
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -165,7 +169,8 @@ def measure(cmd: list[str], runs: int, env: dict[str, str] | None = None, cwd: P
         proc.returncode = os.waitstatus_to_exitcode(raw_status)  # so Popen does not wait again
         status = proc.returncode
         rss.append(usage.ru_maxrss / 1024)  # kilobytes on Linux
-    return Sample(statistics.median(walls), max(rss), status, err[-2000:])
+        cpus.append(usage.ru_utime + usage.ru_stime)  # includes the waited-for pool workers
+    return Sample(statistics.median(walls), statistics.median(cpus), max(rss), status, err[-2000:])
 
 
 def mtimes(output: Path) -> dict[str, int]:
@@ -218,15 +223,17 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, runs {args.runs}, "
           f"jobs {args.jobs or 'default'}")
-    print(f"{'hosts':>5} {'command':<18} {'wall s':>8} {'x floor':>8} {'peak MB':>8} {'ms/service':>10}")
+    print(f"{'hosts':>5} {'command':<18} {'wall s':>8} {'x floor':>8} {'peak MB':>8} {'ms/service':>10} "
+          f"{'cpu s':>7} {'cpu x floor':>11}")
     with tempfile.TemporaryDirectory(prefix="gen-src-") as src:
         gen_src = args.gen_src.resolve() if args.gen_src else snapshot_gen(Path(src))
         for hosts in sizes:
             rows = bench_size(hosts, args.runs, args.jobs, gen_src)
-            floor = rows[0][1].wall
+            floor, floor_cpu = rows[0][1].wall, rows[0][1].cpu
             for label, sample, services in rows:
                 print(f"{hosts:>5} {label:<18} {sample.wall:>8.2f} {sample.wall / floor:>8.2f} "
-                      f"{sample.rss_mb:>8.1f} {sample.wall / services * 1000:>10.2f}", flush=True)
+                      f"{sample.rss_mb:>8.1f} {sample.wall / services * 1000:>10.2f} "
+                      f"{sample.cpu:>7.2f} {sample.cpu / floor_cpu:>11.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from cerberus import Validator, errors as cerrors
 
 from generator import systemd
 from generator.errors import Diagnostics
+from generator.load.fastcheck import surely_valid
 from generator.load.manifests import Document, DocPath
 
 # Names become unit names and file names: systemd's unit-name alphabet, no "..".
@@ -382,6 +383,8 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         diags.error(doc.pos(base), "S002", f"expected a mapping at the top, got {_describe(data)}")
         return False
     validator = _validator_for(schema)
+    if surely_valid(validator, schema, data):  # the common case, without cerberus' cost
+        return True
     # No rule of these schemas normalizes (no coerce, default, rename or purge): skipping
     # cerberus' normalization pass halves the cost of a validation and changes nothing.
     if validator.validate(data, normalize=False):

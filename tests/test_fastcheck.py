@@ -1,0 +1,106 @@
+"""generator/load/fastcheck.py never says "valid" where cerberus says "invalid".
+
+Every model and host document of the example repo, of the benchmark fleet and of the
+bad-input fixtures, and every one-leaf mutation of the valid ones (each leaf replaced by
+values of every kind, each key dropped, an unknown key added), is validated both ways.
+The quick path must also say yes to the valid originals, or it would save nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from generator.errors import Diagnostics
+from generator.load.fastcheck import surely_valid
+from generator.load.manifests import load_text
+from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, _validator_for
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from fleet import SYNTHETIC_MODELS, _host_yaml, _model_yaml  # noqa: E402
+
+REPLACEMENTS: tuple[Any, ...] = (None, True, False, -1, 0, 1, 2.5, -0.5, float("nan"), 10**30, "", "x",
+                                 "/abs/path", "../up", "a b", "a:b", "--flag", [], [1], {}, {"k": 1})
+
+
+def _cerberus(data: Any, schema: dict[str, Any]) -> bool:
+    return bool(_validator_for(schema).validate(copy.deepcopy(data), normalize=False))
+
+
+def _fast(data: Any, schema: dict[str, Any]) -> bool:
+    return surely_valid(_validator_for(schema), schema, data)
+
+
+def _documents() -> Iterator[tuple[str, Any, dict[str, Any]]]:
+    sources: list[tuple[str, str]] = []
+    for folder in ("models", "hosts"):
+        sources += [(f"{folder}/{p.name}", p.read_text()) for p in sorted((ROOT / folder).glob("*.yaml"))]
+        sources += [(str(p), p.read_text()) for p in sorted((ROOT / "tests/fixtures/bad").glob(f"*/{folder}/*.y*ml"))]
+    sources += [(f"models/{n}.yaml", _model_yaml(n, size, tp, extra)) for n, size, tp, extra in SYNTHETIC_MODELS[:3]]
+    sources += [(f"hosts/{i}.yaml", _host_yaml(i)[1]) for i in (1, 3)]
+    seen: set[str] = set()
+    for display, text in sources:
+        if text in seen:  # the fixtures repeat the example's files: mutate each text once
+            continue
+        seen.add(text)
+        doc = load_text(text, display, Diagnostics())
+        if doc is not None and isinstance(doc.data, dict):
+            yield display, doc.data, HOST_SCHEMA if "hosts/" in display else MODEL_SCHEMA
+
+
+def _leaves(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if path:
+        yield path
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _leaves(value, path + (i,))
+
+
+def _mutations(data: Any) -> Iterator[Any]:
+    for path in _leaves(data):
+        parent = data
+        for step in path[:-1]:
+            parent = parent[step]
+        for value in REPLACEMENTS:
+            mutated = copy.deepcopy(data)
+            target = mutated
+            for step in path[:-1]:
+                target = target[step]
+            target[path[-1]] = value
+            yield mutated
+        if isinstance(parent, dict):
+            dropped = copy.deepcopy(data)
+            target = dropped
+            for step in path[:-1]:
+                target = target[step]
+            del target[path[-1]]
+            yield dropped
+            extra = copy.deepcopy(data)
+            target = extra
+            for step in path[:-1]:
+                target = target[step]
+            target["no_such_key"] = 1
+            yield extra
+
+
+def test_quick_yes_only_where_cerberus_says_yes() -> None:
+    checked = quick = 0
+    for display, data, schema in _documents():
+        slow = _cerberus(data, schema)
+        if _fast(data, schema):
+            assert slow, f"{display}: quick path accepted what cerberus refuses"
+        if not slow:
+            continue
+        assert _fast(data, schema), f"{display}: a valid document must take the quick path"
+        for mutated in _mutations(data):
+            checked += 1
+            if _fast(mutated, schema):
+                quick += 1
+                assert _cerberus(mutated, schema), (display, mutated)
+    assert checked > 2000 and quick > 100  # both answers were exercised
