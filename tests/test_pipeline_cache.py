@@ -36,6 +36,23 @@ def _entries(top: Path) -> list[Path]:
     return sorted((top / "render").glob("*/*.json"))
 
 
+def _read(path: Path) -> dict[str, Any]:
+    """An entry as {"header": ..., "payload": ...}."""
+    head, _, body = path.read_bytes().partition(b"\n")
+    return {"header": json.loads(head), "payload": json.loads(body)}
+
+
+def _write(path: Path, entry: dict[str, Any]) -> None:
+    """Write an entry back the way the cache serializes it, digest untouched."""
+    path.write_bytes(json.dumps(entry["header"]).encode() + b"\n"
+                     + json.dumps(entry["payload"], ensure_ascii=True, separators=(",", ":")).encode())
+
+
+def _resign(path: Path, payload: Any) -> None:
+    """Write ``payload`` with a matching digest, as someone who can write the folder could."""
+    path.write_bytes(render_cache.encode(path.stem, payload))
+
+
 def _same(a: RenderResult, b: RenderResult) -> None:
     assert [str(d) for d in a.diagnostics] == [str(d) for d in b.diagnostics]
     assert a.trees == b.trees
@@ -93,9 +110,12 @@ def test_entries_are_json_with_key_and_digest(repo_copy: Path, cache: Path) -> N
     entries = _entries(cache)
     assert entries, "the run must have stored entries"
     for path in entries:
-        envelope = json.loads(path.read_text())
-        assert set(envelope) == {"format", "key", "payload", "digest"}
-        assert envelope["key"] == path.stem
+        entry = _read(path)
+        assert set(entry["header"]) == {"format", "key", "digest"}
+        assert entry["header"]["key"] == path.stem
+        before = path.read_bytes()
+        _write(path, entry)
+        assert path.read_bytes() == before  # the tests below rewrite entries byte for byte
     assert not list((cache / "render").rglob("*.pickle"))
     mode = (cache / "render").stat().st_mode & 0o777
     assert mode == 0o700
@@ -109,7 +129,7 @@ def test_tampering_with_every_field_of_every_entry_changes_nothing(repo_copy: Pa
     uncached = render_fleet(repo_copy, None, use_cache=False)
     assert expected_check[0] == 0
     pristine = {p: p.read_bytes() for p in _entries(cache)}
-    documents = {p: json.loads(data) for p, data in pristine.items()}
+    documents = {p: _read(p) for p in pristine}
     shapes: dict[tuple[Any, ...], list[tuple[Path, tuple[Any, ...]]]] = {}
     for path, doc in documents.items():
         for leaf in _leaves(doc):
@@ -121,12 +141,12 @@ def test_tampering_with_every_field_of_every_entry_changes_nothing(repo_copy: Pa
         for path, leaf in places:
             doc = copy.deepcopy(documents[path])
             _set(doc, leaf, _tampered(_get(doc, leaf)))
-            path.write_text(json.dumps(doc))
+            _write(path, doc)
         _same(render_fleet(repo_copy, None), uncached)
         for path, leaf in places:  # the run above may have replaced them: tamper again
             doc = copy.deepcopy(documents[path])
             _set(doc, leaf, _tampered(_get(doc, leaf)))
-            path.write_text(json.dumps(doc))
+            _write(path, doc)
         assert _check(repo_copy) == expected_check, shape
 
 
@@ -134,15 +154,13 @@ def test_a_forged_entry_with_a_matching_digest_is_still_checked_for_shape(repo_c
     render_fleet(repo_copy, None)
     uncached = render_fleet(repo_copy, None, use_cache=False)
     for path in _entries(cache):
-        envelope = json.loads(path.read_text())
-        payload = envelope["payload"]
+        payload = _read(path)["payload"]
         if isinstance(payload, dict) and payload.get("tree"):
             payload["tree"]["files"][0][0] = "../../etc/cron.d/evil"  # outside the host tree
             payload["tree"]["files"][1][2] = 0o104755  # not a permission mode
         elif isinstance(payload, dict):
             payload["surprise"] = 1
-        envelope["digest"] = render_cache._digest(payload)
-        path.write_text(json.dumps(envelope))
+        _resign(path, payload)
     _same(render_fleet(repo_copy, None), uncached)
 
 
@@ -161,10 +179,8 @@ def test_planted_pickle_and_json_never_run(repo_copy: Path, cache: Path, tmp_pat
         path.write_bytes(bomb)
     _same(render_fleet(repo_copy, None), uncached)
     for path in _entries(cache):
-        path.write_text(json.dumps({"format": render_cache.CACHE_FORMAT, "key": path.stem,
-                                    "payload": {"__reduce__": ["os.system", [f"touch {marker}"]],
-                                                "py/object": "os.system"},
-                                    "digest": "0" * 64}))
+        _resign(path, {"__reduce__": ["os.system", [f"touch {marker}"]], "py/object": "os.system",
+                       "!!python/object/apply:os.system": [f"touch {marker}"]})
     _same(render_fleet(repo_copy, None), uncached)
     assert not marker.exists()
 
@@ -176,11 +192,10 @@ def test_symlinked_entry_is_a_miss(repo_copy: Path, cache: Path, tmp_path: Path)
     elsewhere.mkdir()
     for i, path in enumerate(_entries(cache)):
         target = elsewhere / f"{i}.json"
-        envelope = json.loads(path.read_text())
-        if isinstance(envelope["payload"], dict) and envelope["payload"].get("tree"):
-            envelope["payload"]["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
-            envelope["digest"] = render_cache._digest(envelope["payload"])
-        target.write_text(json.dumps(envelope))
+        payload = _read(path)["payload"]
+        if isinstance(payload, dict) and payload.get("tree"):
+            payload["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
+        target.write_bytes(render_cache.encode(path.stem, payload))
         path.unlink()
         path.symlink_to(target)
     _same(render_fleet(repo_copy, None), uncached)
@@ -222,11 +237,10 @@ def test_entry_owned_by_another_user_is_a_miss(repo_copy: Path, cache: Path) -> 
     render_fleet(repo_copy, None)
     uncached = render_fleet(repo_copy, None, use_cache=False)
     for path in _entries(cache):
-        envelope = json.loads(path.read_text())
-        if isinstance(envelope["payload"], dict) and envelope["payload"].get("tree"):
-            envelope["payload"]["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
-            envelope["digest"] = render_cache._digest(envelope["payload"])
-        path.write_text(json.dumps(envelope))
+        payload = _read(path)["payload"]
+        if isinstance(payload, dict) and payload.get("tree"):
+            payload["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
+        _resign(path, payload)
         os.chown(path, 65534, 65534)
     _same(render_fleet(repo_copy, None), uncached)
 
@@ -270,6 +284,21 @@ def test_a_warm_run_is_answered_from_the_cache(repo_copy: Path, cache: Path,
     _same(render_fleet(repo_copy, None, jobs=1), cold)
     assert calls == []
     first = _entries(cache)[0]
-    first.write_text(first.read_text().replace('"digest":"', '"digest":"0'))
+    entry = _read(first)
+    entry["header"]["digest"] = "0" * 64
+    _write(first, entry)
     _same(render_fleet(repo_copy, None, jobs=1), cold)
     assert len(calls) <= 1
+
+
+def test_an_entry_moved_to_another_hosts_key_is_a_miss(repo_copy: Path, cache: Path) -> None:
+    """Entries name their host file: one host's result cannot answer for another, signed or not."""
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    hosts = [p for p in _entries(cache) if isinstance(_read(p)["payload"], dict)
+             and "stem" in _read(p)["payload"]]
+    assert len(hosts) == 4
+    payloads = [_read(p)["payload"] for p in hosts]
+    for path, payload in zip(hosts, payloads[1:] + payloads[:1]):
+        _resign(path, payload)
+    _same(render_fleet(repo_copy, None), uncached)

@@ -5,9 +5,10 @@ model manifest, the catalogs, the templates and gen itself (its source and the l
 that shape its output). The key hashes all of those (:func:`shared_key`, :func:`host_key`),
 so any edit anywhere misses the cache and renders afresh.
 
-The cache is untrusted storage: an entry is JSON (data only, never code), it names its
-own key and carries a SHA-256 digest of its payload, and :func:`load` re-checks the key,
-the digest and the exact shape of every field; anything else is a miss. The folder is
+The cache is untrusted storage: an entry is JSON (data only, never code): a first line
+naming the format, its own key and the SHA-256 of the payload bytes, then the payload.
+:func:`load` re-checks the key and the digest before it parses the payload, and the
+caller checks the exact shape of every field; anything else is a miss. The folder is
 used only when it belongs to the current user and neither group nor others can write
 it (nor any folder between it and the entries); otherwise :func:`open_cache` gives no
 folder and one warning, and the run proceeds uncached. Entries are written atomically.
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CACHE_FORMAT = "render-v2-json"  # bump when the entry layout changes
+CACHE_FORMAT = "render-v3-json"  # bump when the entry layout changes
 _LIBRARIES = ("jinja2", "ruamel.yaml", "ruamel.yaml.clib", "cerberus")
 _SHARED_FOLDERS = ("models", "catalogs", "templates")
 
@@ -156,9 +157,30 @@ def _entry_path(folder: Path, key: str) -> Path:
     return folder / key[:2] / f"{key}.json"
 
 
-def _digest(payload: Any) -> str:
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def encode(key: str, payload: Any) -> bytes:
+    """An entry's bytes: the header line (format, key, payload digest), then the payload."""
+    body = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
+    header = json.dumps({"format": CACHE_FORMAT, "key": key, "digest": _digest(body)}).encode()
+    return header + b"\n" + body
+
+
+def decode(key: str, data: bytes) -> Any:
+    """The payload of an entry's bytes, or None unless the header and digest are exactly right."""
+    head, sep, body = data.partition(b"\n")
+    if not sep:
+        return None
+    try:
+        header = json.loads(head)
+        if (not isinstance(header, dict) or set(header) != {"format", "key", "digest"}
+                or header["format"] != CACHE_FORMAT or header["key"] != key or header["digest"] != _digest(body)):
+            return None
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
 
 
 def load(folder: Path | None, key: str) -> Any:
@@ -179,19 +201,13 @@ def load(folder: Path | None, key: str) -> Any:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            envelope = json.loads(fh.read())
-    except (OSError, ValueError, RecursionError):
+            data = fh.read()
+    except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-    if (not isinstance(envelope, dict) or set(envelope) != {"format", "key", "payload", "digest"}
-            or envelope["format"] != CACHE_FORMAT or envelope["key"] != key):
-        return None
-    payload = envelope["payload"]
-    if envelope["digest"] != _digest(payload):
-        return None
-    return payload
+    return decode(key, data)
 
 
 def store(folder: Path | None, key: str, payload: Any) -> None:
@@ -199,15 +215,18 @@ def store(folder: Path | None, key: str, payload: Any) -> None:
     if folder is None:
         return
     path = _entry_path(folder, key)
-    envelope = {"format": CACHE_FORMAT, "key": key, "payload": payload, "digest": _digest(payload)}
+    try:
+        data = encode(key, payload)
+    except (TypeError, ValueError):
+        return
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=path.parent)
     except OSError:
         return  # a read-only or full cache only costs speed
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(envelope, fh, ensure_ascii=True, separators=(",", ":"))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
-    except (OSError, TypeError, ValueError):
+    except OSError:
         Path(tmp).unlink(missing_ok=True)
