@@ -105,3 +105,12 @@ def test_no_change_render_rewrites_nothing(fleet_repo: Path, tmp_path: Path) -> 
     assert {ln.split()[0] for ln in again.stdout.splitlines()} == {"unchanged"}
     assert {p: p.stat().st_mtime_ns for p in (repo / "output").rglob("*") if p.is_file()} == before
     assert len(again.stdout.splitlines()) == len(before)  # every file listed, none written
+
+
+def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path) -> None:
+    """verify/upgrade keep full renders; a pool of workers must give the same ones."""
+    pooled = pipeline.run_fleet(fleet_repo, None, jobs=2, detail=True)
+    serial = run(fleet_repo, None)
+    _same(pooled, serial)
+    assert [r.tree for r in pooled.renders] == pooled.trees == serial.trees
+    assert [h.name for h in pooled.hosts] == [h.name for h in serial.hosts] and len(pooled.hosts) == 12

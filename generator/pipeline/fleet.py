@@ -141,6 +141,7 @@ class _Models:
     loaded: ModelSet | None = None
 
     def get(self) -> ModelSet:
+        """The loaded models (loaded now when the cache answered for them)."""
         if self.loaded is None:
             self.loaded = load_models(self.root)
         return self.loaded
