@@ -268,16 +268,16 @@ def test_cache_off(repo_copy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: P
 def test_a_warm_run_is_answered_from_the_cache(repo_copy: Path, cache: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The control for the tests above: untouched entries are used, so a refused entry is a real miss."""
-    from generator.pipeline import fleet
+    from generator.pipeline import host
 
     calls: list[str] = []
-    real = fleet.process_host
+    real = host.process_host
 
     def counted(root: Path, sf: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(sf.stem)
         return real(root, sf, *args, **kwargs)
 
-    monkeypatch.setattr(fleet, "process_host", counted)
+    monkeypatch.setattr(host, "process_host", counted)
     cold = render_fleet(repo_copy, None, jobs=1)
     assert sorted(calls) == ["gpu-a", "gpu-b", "llm-two", "llm-two-full"]
     calls.clear()

@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.emit.writer import HostTree, RenderedFile
 from generator.errors import Diagnostic, Position, Severity
-from generator.pipeline.host import HostOutcome
+from generator.pipeline.outcome import HostOutcome
 
 _SEVERITIES = {s.value: s for s in Severity}
 
@@ -53,8 +53,11 @@ def _tree_json(tree: HostTree | None) -> Any:
 
 
 def _safe_relpath(path: Any) -> bool:
-    return (isinstance(path, str) and path != "" and not path.startswith("/") and "\0" not in path
-            and all(part not in ("", ".", "..") for part in path.split("/")))
+    """A relative path without empty, ``.`` or ``..`` parts (string tests: this runs per file)."""
+    if not isinstance(path, str) or not path or path[0] == "/" or "\0" in path:
+        return False
+    wrapped = f"/{path}/"
+    return "//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
 
 
 def _tree_from_json(data: Any) -> tuple[bool, HostTree | None]:

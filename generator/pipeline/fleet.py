@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.emit.render import HostRender
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.resolve import Host, Model
@@ -27,8 +26,13 @@ from generator.load.schema import suggest
 from generator.load.sources import ModelSet, SourceFile, host_file_index, load_models, source_files
 from generator.pipeline import cache as render_cache
 from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
-from generator.pipeline.host import HostOutcome, process_host
-from generator.pipeline.models import check_models_alone
+from generator.pipeline.outcome import HostOutcome
+
+if TYPE_CHECKING:
+    from generator.emit.render import HostRender
+
+# generator.pipeline.host (planning, flags, jinja2) and .models are imported where work is
+# done: a run the render cache answers entirely never needs them.
 
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
@@ -103,6 +107,8 @@ def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool) ->
 
 
 def _process_chunk(work: list[_Work]) -> list[HostOutcome]:
+    from generator.pipeline.host import process_host
+
     w = _WORKER
     return [process_host(w["root"], item.file, w["models"], item.peers, item.render, w["pin"], w["detail"])
             for item in work]
@@ -170,6 +176,8 @@ def _models(root: Path, folder: Path | None, key: str) -> _Models:
     cached = _cached_models(root, render_cache.load(folder, key))
     if cached is not None:
         return cached
+    from generator.pipeline.models import check_models_alone
+
     models = load_models(root)
     hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
     groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
@@ -270,6 +278,8 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
     For commands that need an inventory, not its services (``gen sglang snapshot --host``,
     ``gen import --host``). An unknown name raises UnknownHostError.
     """
+    from generator.pipeline.host import process_host
+
     files = source_files(root, "hosts")
     index = host_file_index(files)
     _select(index, [name])

@@ -10,41 +10,18 @@ rendered from. Nothing here prints or writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from generator.emit.render import HostRender, render_host
-from generator.errors import CatalogMissingError, Diagnostic, Diagnostics
-from generator.emit.writer import HostTree
-from generator.load.resolve import Host
+from generator.emit.render import render_host
+from generator.errors import CatalogMissingError, Diagnostics
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
+from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
 from generator.plan.argv import build_argv
 from generator.plan.placement import defer_numa_to_sglang, place_host
 from generator.plan.services import PlannedHost, PlannedService, service_environment
 from generator.sglang.catalog import Catalog, known_pins, load_catalog
 from generator.sglang.rules import check_rules, sglang_numa_flag
-
-
-@dataclass(frozen=True)
-class HostOutcome:
-    """What one host file produced.
-
-    ``load`` holds the diagnostics of loading and validating the file, ``render`` those of
-    planning and rendering it (empty when it was only loaded). ``tree`` is None when the
-    file did not load, was not rendered, or rendering failed; ``detail`` is the full
-    render, only when asked for (it holds documents and catalogs, so it is never cached).
-    """
-
-    stem: str  # the file name without suffix: what --host selects
-    name: str | None  # the host's name, None when the file did not load
-    load: tuple[Diagnostic, ...]
-    render: tuple[Diagnostic, ...]
-    rendered: bool  # True when planning and rendering ran (successfully or not)
-    tree: HostTree | None
-    models: tuple[str, ...] = ()  # the models its services name (for unused-model checks)
-    detail: HostRender | None = None
-    host: Host | None = None  # the loaded host, only with ``detail``
 
 
 def _catalogs(root: Path, host_pos: object, pin: str, diags: Diagnostics) -> tuple[Catalog, list[Catalog]] | None:
