@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from generator.emit.render import render_host
-from generator.errors import CatalogMissingError, Diagnostics
+from generator.errors import CatalogMissingError, Diagnostics, Position
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
@@ -24,12 +24,12 @@ from generator.sglang.catalog import Catalog, known_pins, load_catalog
 from generator.sglang.rules import check_rules, sglang_numa_flag
 
 
-def _catalogs(root: Path, host_pos: object, pin: str, diags: Diagnostics) -> tuple[Catalog, list[Catalog]] | None:
+def _catalogs(root: Path, host_pos: Position, pin: str, diags: Diagnostics) -> tuple[Catalog, list[Catalog]] | None:
     """The catalog of ``pin`` and every other committed one (for "renamed in" hints)."""
     try:
         catalog = load_catalog(root, pin)
     except CatalogMissingError as exc:
-        diags.error(host_pos, "C001", str(exc))  # type: ignore[arg-type]
+        diags.error(host_pos, "C001", str(exc))
         return None
     others = []
     for other in known_pins(root):
