@@ -16,14 +16,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from generator.errors import GenError
+
 _KNOWN = frozenset({"type", "required", "schema", "min", "max", "empty", "regex", "check_with",
                     "minlength", "maxlength", "keysrules", "valuesrules", "allowed", "nullable",
                     "meta"})
 _REGEX: dict[str, re.Pattern[str]] = {}
 
 
-class _Failed(Exception):
-    """Raised by the stand-in ``_error`` a ``check_with`` method calls."""
+class _Failed(GenError, ValueError):
+    """No sure yes: raised by the stand-in ``_error`` a ``check_with`` method calls, or on doubt.
+
+    Never leaves this module (:func:`surely_valid` turns it into False).
+    """
 
 
 class _Probe:
