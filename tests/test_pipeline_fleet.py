@@ -114,3 +114,13 @@ def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path) -> None:
     _same(pooled, serial)
     assert [r.tree for r in pooled.renders] == pooled.trees == serial.trees
     assert [h.name for h in pooled.hosts] == [h.name for h in serial.hosts] and len(pooled.hosts) == 12
+
+
+def test_a_peer_file_renamed_to_yml_misses_the_cache(repo_copy: Path) -> None:
+    """The peer's displayed path is in gpu-b's unit header: same bytes under another name must miss."""
+    _same(render_fleet(repo_copy, None), run(repo_copy, None))
+    (repo_copy / "hosts/gpu-a.yaml").rename(repo_copy / "hosts/gpu-a.yml")
+    fast, slow = render_fleet(repo_copy, None), run(repo_copy, None)
+    _same(fast, slow)
+    [unit] = [f.text for t in fast.trees if t.host == "gpu-b" for f in t.files if f.relpath.endswith(".service")]
+    assert "hosts/gpu-a.yml" in unit

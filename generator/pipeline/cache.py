@@ -140,8 +140,8 @@ def host_key(shared: str, display: str, data: bytes | None,
              peers: tuple[tuple[str, bytes | None], ...] = ()) -> str:
     """The key of one host file: the shared key, its displayed path, its bytes and its peers'.
 
-    ``peers`` are (name, bytes) of the inventories of the hosts a multi-node model puts in
-    one replica with this one (None: no such file): their addresses, pins and flags go
+    ``peers`` are (displayed path, bytes) of the inventories of the hosts a multi-node model
+    puts in one replica with this one (the bare name and None: no such file): their addresses, pins and flags go
     into this host's unit (generator/plan/cluster.py).
     """
     digest = hashlib.sha256(shared.encode())

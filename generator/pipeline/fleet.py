@@ -203,7 +203,7 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
         peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
         render = wanted is None or sf.stem in wanted
         key = render_cache.host_key(shared, sf.display, sf.data,
-                                    tuple((n, p.data if p else None) for n, p in peers.items()))
+                                    tuple((p.display if p else n, p.data if p else None) for n, p in peers.items()))
         found = outcome_from_json(render_cache.load(cache, key), sf.stem)
         if found is not None and (found.rendered or not render or found.name is None):
             outcomes.append(found)
