@@ -1,4 +1,4 @@
-"""Tests for generator/sglang/flags.py: every written SGLang flag resolved against a pin's catalog.
+"""Tests for generator/sglang/flags/: every written SGLang flag resolved against a pin's catalog.
 
 Tables of (input args, expected diagnostics with exact code and message, expected words).
 The small catalogs come from real argparse parsers (``catalog_from_parser`` in

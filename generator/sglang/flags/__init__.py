@@ -1,0 +1,74 @@
+"""Resolve every SGLang flag a manifest produces against the catalog of the host's pin.
+
+Each written flag is matched the way SGLang's own argparse parser would match it (exact
+option string first, then a unique ``allow_abbrev`` prefix), and every finding becomes a
+Diagnostic: unknown (with the closest catalog flags and other servers' spellings mapped),
+ambiguous, abbreviated, aliased, removed in this pin, deprecated, bad choice, bad type,
+wrong number of values, or given twice. The output always uses the full canonical option
+string, so the server never relies on ``allow_abbrev``.
+
+The concepts live in their own modules: ``resolve`` (which action a written name means,
+including spelling variants), ``history`` (flags of other pins and their successors),
+``suggest`` (did-you-mean for flags and choices), ``deprecation`` and ``values`` (argv
+words, types, choices). This module runs them in order for each flag.
+
+Codes: errors F001 unknown, F002 ambiguous prefix, F003 bad choice, F004 bad type,
+F005 wrong number of values, F006 value given to a switch, F007 not in this pin,
+F008 given twice, F009 flag that cannot run a server (``--help``), F010 deprecated
+flag SGLang refuses; warnings F101 abbreviation, F102 alias, F103 underscore spelling,
+F104 deprecated.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from generator.errors import Diagnostics
+from generator.sglang.catalog import Catalog
+from generator.sglang.flags.args import Arg, ArgValue, CheckedArg
+from generator.sglang.flags.context import Context
+from generator.sglang.flags.deprecation import undeprecate
+from generator.sglang.flags.resolve import resolve
+from generator.sglang.flags.text import who
+from generator.sglang.flags.values import render
+
+__all__ = ["Arg", "ArgValue", "CheckedArg", "check_args"]
+
+
+def check_args(catalog: Catalog, args: Sequence[Arg], diags: Diagnostics,
+               other_catalogs: Sequence[Catalog] = ()) -> tuple[CheckedArg, ...]:
+    """Resolve ``args`` against ``catalog``; return canonical argv groups in input order.
+
+    Every finding is recorded in ``diags``; a flag with an error is left out of the
+    result. ``other_catalogs`` (the other committed pins) let an unknown flag be
+    reported as removed or renamed instead of merely unknown.
+    """
+    ctx = Context(catalog, diags, other_catalogs)
+    first_by_dest: dict[str, Arg] = {}
+    out: list[CheckedArg] = []
+    for arg in args:
+        resolved = resolve(ctx, arg)
+        if resolved is None:
+            continue
+        # A structured field's dest means little to the reader of a flag message: name the flag.
+        label = resolved.action.canonical if arg.by_dest else arg.name
+        resolved = undeprecate(ctx, resolved, label, arg.pos)
+        if resolved is None:
+            continue
+        action = resolved.action
+        if action.kind not in ("append", "count"):
+            # argparse keeps the last occurrence silently; two writers of one setting is a bug.
+            first = first_by_dest.get(action.dest)
+            if first is not None:
+                if first.name == arg.name and first.by_dest == arg.by_dest:
+                    text = f"{who(arg)} is given twice, first at {first.pos}; keep one"
+                else:
+                    text = (f"{who(arg)} sets '{action.canonical}' again: {who(first)} "
+                            f"already set it at {first.pos}; keep one")
+                diags.error(arg.pos, "F008", text)
+                continue
+            first_by_dest[action.dest] = arg
+        words = render(diags, resolved, label, arg.pos)
+        if words is not None:
+            out.append(CheckedArg(action, words, arg.pos))
+    return tuple(out)

@@ -1,0 +1,138 @@
+"""Resolution: which catalog action a written flag means, as SGLang's argparse would match it.
+
+Exact option string first (an alias warns F102), then a unique ``allow_abbrev`` prefix
+(F101; ambiguous F002), then the spelling with underscores (F103); a structured field
+names its action by dest. What matches nothing goes to the history (another pin has it)
+and the suggestions.
+"""
+
+from __future__ import annotations
+
+from generator.errors import Position
+from generator.sglang.catalog import Action
+from generator.sglang.flags.args import Arg, ArgValue, Resolved
+from generator.sglang.flags.context import Context
+from generator.sglang.flags.history import report_not_in_pin, report_unknown
+from generator.sglang.flags.text import closest, dashed, describe, did_you_mean
+
+
+def resolve(ctx: Context, arg: Arg) -> Resolved | None:
+    """The action ``arg`` means, recording warnings; None after an error."""
+    if arg.by_dest:
+        return _resolve_dest(ctx, arg)
+    name, value = arg.name, arg.value
+    if name.startswith("--") and "=" in name:
+        # argparse splits "--x=v" at "=" before matching the option part.
+        name, _, explicit = name.partition("=")
+        if value is not True and value is not None:
+            ctx.diags.error(
+                arg.pos, "F005",
+                f"'{arg.name}' carries a value after '=' and another one ({describe(value)}); "
+                f"give the value once",
+            )
+            return None
+        value = explicit
+    cat = ctx.catalog
+    action = cat.by_option(name)
+    if action is not None:
+        if name not in (action.canonical, action.negative):
+            ctx.diags.warning(
+                arg.pos, "F102",
+                f"'{name}' is an alias of '{action.canonical}'; "
+                f"rendered as '{action.canonical}'",
+                did_you_mean([action.canonical]),
+            )
+        return Resolved(action, name, value)
+    tuples = cat.prefix_tuples(name)
+    if tuples and _renamed_into_prefix(ctx, arg, name, tuples):
+        return None
+    if len(tuples) == 1:
+        action, matched, _ = tuples[0]
+        of = f"'{matched}'" if matched == action.canonical else (
+            f"'{matched}', an alias of '{action.canonical}'")
+        shown = action.negative if matched == action.negative else action.canonical
+        ctx.diags.warning(
+            arg.pos, "F101",
+            f"'{name}' is an abbreviation of {of}; rendered as '{shown}' "
+            f"(abbreviations break when SGLang adds a flag with the same prefix)",
+            did_you_mean([shown]),
+        )
+        return Resolved(action, matched, value)
+    if len(tuples) > 1:
+        # argparse's own wording: "ambiguous option: X could match A, B".
+        matches = ", ".join(opt for _, opt, _ in sorted(tuples, key=lambda t: t[1]))
+        candidates = list(dict.fromkeys(a.canonical for a, _, _ in tuples))
+        ctx.diags.error(
+            arg.pos, "F002",
+            f"ambiguous option: {name} could match {matches}; write the full flag",
+            did_you_mean(closest(name, candidates)),
+        )
+        return None
+    if "_" in name:
+        resolved = _resolve_underscored(ctx, name, value, arg.pos)
+        if resolved is not None:
+            return resolved
+    report_unknown(ctx, arg, name)
+    return None
+
+
+def _renamed_into_prefix(ctx: Context, arg: Arg, name: str,
+                         tuples: list[tuple[Action, str, str | None]]) -> bool:
+    """F007 when a full flag of another pin is, in this pin, only a prefix of other flags.
+
+    argparse would reject it as ambiguous, or silently read it as a different
+    setting; either way the real story is that this pin dropped the flag.
+    """
+    for other in ctx.others_nearest_first():
+        old = other.by_option(name)
+        if old is None:
+            continue
+        if len(tuples) == 1 and tuples[0][0].dest == old.dest:
+            return False  # the abbreviation still means the same setting: F101 only
+        if len(tuples) > 1:
+            matches = ", ".join(sorted(opt for _, opt, _ in tuples))
+            how = f"in SGLang {ctx.catalog.pin} it is an ambiguous prefix of {matches}"
+        else:
+            how = (f"SGLang {ctx.catalog.pin} would read it as an abbreviation of "
+                   f"'{tuples[0][1]}'")
+        report_not_in_pin(ctx, arg, name, other, old, how)
+        return True
+    return False
+
+
+def _resolve_underscored(ctx: Context, name: str, value: ArgValue, pos: Position) -> Resolved | None:
+    """``--tp_size``: argparse rejects it, but the dashed spelling is meant; warn F103."""
+    spelled = dashed(name)
+    action = ctx.catalog.by_option(spelled)
+    matched = spelled
+    if action is None:
+        tuples = ctx.catalog.prefix_tuples(spelled)
+        if len(tuples) != 1:
+            return None
+        action, matched, _ = tuples[0]
+    shown = action.negative if matched == action.negative else action.canonical
+    ctx.diags.warning(
+        pos, "F103",
+        f"'{name}' is written with underscores, which SGLang's parser does not accept; "
+        f"rendered as '{shown}'",
+        did_you_mean([shown]),
+    )
+    return Resolved(action, matched, value)
+
+
+def _resolve_dest(ctx: Context, arg: Arg) -> Resolved | None:
+    """A structured field addresses its action by dest (``tp_size``)."""
+    action = ctx.dest_action(ctx.catalog, arg.name)
+    if action is not None:
+        return Resolved(action, action.canonical, arg.value)
+    for other in ctx.others_nearest_first():
+        old = ctx.dest_action(other, arg.name)
+        if old is not None:
+            report_not_in_pin(ctx, arg, arg.name, other, old)
+            return None
+    ctx.diags.error(
+        arg.pos, "F001",
+        f"setting '{arg.name}' has no SGLang flag in SGLang {ctx.catalog.pin} "
+        f"(no action stores dest '{arg.name}'); remove it or use a pin that has it",
+    )
+    return None

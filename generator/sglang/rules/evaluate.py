@@ -1,0 +1,106 @@
+"""Evaluation: the rules of the pin's version run on one service's settings.
+
+:func:`evaluate` is pure (settings in, findings out) so the differential test can run the
+same rules on a generated corpus that the real SGLang validates too; :func:`check_rules`
+builds the settings of a rendered service and records the findings as diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from generator.errors import Diagnostics, Position, Severity
+from generator.sglang.catalog import Action, Catalog
+from generator.sglang.flags import CheckedArg
+from generator.sglang.rules.load import load_rules, rules_path
+from generator.sglang.rules.registry import PREDICATES
+from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
+from generator.sglang.rules.spec import RuleSpec
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule that fired, with its rendered message and position (None: not positioned)."""
+
+    rule: RuleSpec
+    message: str
+    fix: str
+    pos: Position | None
+
+
+class _Fields(dict):  # type: ignore[type-arg]
+    """Format fields that print a missing key as itself, so a message never crashes."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
+    """Every rule of the pin's version that fires on ``settings``, in rules.yaml order."""
+    out: list[Finding] = []
+    for rule in rules:
+        if not rule.versions.contains(settings.version):
+            continue
+        hit = PREDICATES[rule.id](settings, rule)
+        if hit is None:
+            continue
+        fields = _Fields(hit.fields)
+        fields.setdefault("version", settings.catalog.version)
+        out.append(Finding(rule, rule.message.format_map(fields), rule.fix.format_map(fields),
+                           settings.pos(hit.blame)))
+    return out
+
+
+def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequence[tuple[str, str]],
+                diags: Diagnostics) -> None:
+    """Run every rule on one rendered service; record findings in ``diags``.
+
+    ``placement`` is the service's Placement (for positions of its model and service
+    manifests), ``argv`` its checked ServiceArgv, ``environment`` the rendered variables.
+    """
+    model, service = placement.model, placement.service
+    env_pos: dict[str, Position] = {}
+    for owner in (model, service):  # the service's own value wins, as in the rendering
+        for name, _ in owner.env:
+            env_pos[name] = owner.pos("env", name)
+    groups: list[tuple[Action, Sequence[str], Position | None]] = [
+        (g.action, g.words, g.pos) for g in argv.groups if isinstance(g, CheckedArg)]
+    settings = settings_from_words(catalog, groups, dict(environment), env_pos)
+    settings = _with_dropped_tool_parser(settings, placement)
+    fallback = service.pos("model")
+    for finding in evaluate(settings, load_rules(rules_path(catalog))):
+        record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning
+        record(finding.pos or fallback, finding.rule.code, finding.message, finding.fix)
+
+
+def _with_dropped_tool_parser(settings: Settings, placement: Any) -> Settings:
+    """Put back a tool-call parser the flag check refused (a bad choice never reaches argv).
+
+    Only this setting: its trap ('qwen3' is the reasoning parser's name) deserves its own
+    explanation next to argparse's "invalid choice".
+    """
+    if settings.is_set("tool_call_parser"):
+        return settings
+    model, service = placement.model, placement.service
+    written: tuple[Any, Position] | None = None
+    if model.tool_call_parser is not None:
+        written = (model.tool_call_parser, model.pos("parsers", "tool_call"))
+    for owner in (model, service):
+        for flag, value in owner.args:
+            if flag.split("=", 1)[0] == "--tool-call-parser":
+                written = (value if "=" not in flag else flag.split("=", 1)[1], owner.pos("args", flag, key=True))
+    if written is None:
+        return settings
+    dest = settings.dest("tool_call_parser")
+    return Settings(settings.catalog, {**settings.values, dest: written[0]},
+                    {**settings.written, dest: written[1]}, settings.env, settings.env_pos)
+
+
+def sglang_numa_flag(argv: Any, service: Any) -> tuple[list[int] | None, Position]:
+    """SGLang's own ``--numa-node`` of a checked argv (None when not written) and where it was set."""
+    for g in argv.groups:
+        if g.action.dest == "numa_node" and g.words:
+            value = parse_value(g.action, g.words)
+            return ([int(v) for v in value] if isinstance(value, list) else [int(value)]), g.pos
+    return None, service.pos("name")

@@ -1,0 +1,121 @@
+"""Predicates of the parallelism rules: nodes, DP attention, node rank, init address."""
+
+from __future__ import annotations
+
+import re
+
+from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+
+@predicate("nnodes-divides")
+def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
+    tp, pp, nnodes = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1), int_setting(s, "nnodes", 1)
+    if nnodes < 1 or (tp * pp) % nnodes == 0:
+        return None
+    return Hit(("nnodes", "tp_size", "pp_size"), {
+        "tp": s.flag("tp_size"), "tp_value": tp, "pp": s.flag("pp_size"), "pp_value": pp,
+        "product": tp * pp, "nnodes": s.flag("nnodes"), "nnodes_value": nnodes})
+
+
+@predicate("multinode-dp")
+def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
+    dp, nnodes = int_setting(s, "dp_size", 1), int_setting(s, "nnodes", 1)
+    on, _, _ = dp_attention(s)
+    if dp <= 1 or nnodes <= 1 or (on and not s.has("attn_dp_size")):
+        return None
+    if s.has("attn_dp_size") and on and not s.is_set("attn_dp_size"):
+        return None  # 0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N
+    fix = (f"use {s.flag('attn_dp_size')} N (DP attention) instead of {s.flag('dp_size')}"
+           if s.has("attn_dp_size") else f"add {s.flag('enable_dp_attention')}, or run one replica per node")
+    return Hit(("dp_size", "nnodes"), {"dp": s.flag("dp_size"), "dp_value": dp, "nnodes_value": nnodes,
+                                       "fix": fix})
+
+
+@predicate("dp-attn-divides")
+def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
+    on, size, _ = dp_attention(s)
+    tp = int_setting(s, "tp_size", 1)
+    if not on or tp % size == 0:
+        return None
+    name = "attn_dp_size" if s.is_set("attn_dp_size") else "dp_size"
+    return Hit((name, "tp_size"), {"tp": s.flag("tp_size"), "tp_value": tp, "dp": s.flag(name),
+                                   "dp_value": size})
+
+
+@predicate("dp-lm-head")
+def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_dp_lm_head", False):
+        return None
+    if s.has("attn_dp_size"):
+        if dp_attention(s)[0]:
+            return None
+        fix = f"set {s.flag('attn_dp_size')} > 1, or drop {s.flag('enable_dp_lm_head')}"
+    else:
+        if s.get("enable_dp_attention", False):
+            return None  # with --dp-size 1 both are turned off silently (warning X106)
+        fix = f"add {s.flag('enable_dp_attention')}, or drop {s.flag('enable_dp_lm_head')}"
+    return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head"), "fix": fix})
+
+
+@predicate("dp-attn-both")
+def _dp_attn_both(s: Settings, rule: RuleSpec) -> Hit | None:
+    dp, attn = int_setting(s, "dp_size", 1), int_setting(s, "attn_dp_size", 1)
+    if dp <= 1 or attn <= 1:
+        return None
+    return Hit(("dp_size", "attn_dp_size"), {"dp": s.flag("dp_size"), "dp_value": dp,
+                                             "attn_dp": s.flag("attn_dp_size"), "attn_dp_value": attn})
+
+
+@predicate("dp-attn-rewrite")
+def _dp_attn_rewrite(s: Settings, rule: RuleSpec) -> Hit | None:
+    dp = int_setting(s, "dp_size", 1)
+    if not s.get("enable_dp_attention", False) or dp <= 1 or int_setting(s, "attn_dp_size", 1) > 1:
+        return None
+    return Hit(("enable_dp_attention", "dp_size"), {
+        "dp": s.flag("dp_size"), "dp_value": dp, "enable": s.flag("enable_dp_attention"),
+        "attn_dp": s.flag("attn_dp_size")})
+
+
+@predicate("dp1-disables-dpattn")
+def _dp1_disables(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_dp_attention", False) or int_setting(s, "dp_size", 1) != 1:
+        return None
+    return Hit(("enable_dp_attention",), {"enable": s.flag("enable_dp_attention"), "dp": s.flag("dp_size")})
+
+
+_HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+)):(?P<port>\d{1,5})$")
+
+
+def dist_init_addr_ok(value: str) -> bool:
+    """``host:port`` or ``[v6]:port`` with a port in 1-65535 (what SGLang and NCCL split)."""
+    match = _HOST_PORT.match(value)
+    return bool(match) and 1 <= int(match.group("port")) <= 65535
+
+
+@predicate("dist-init-addr-form")
+def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
+    value = s.get("dist_init_addr")
+    if value is None or dist_init_addr_ok(str(value)):
+        return None
+    return Hit(("dist_init_addr",), {"dist": s.flag("dist_init_addr"), "value": value})
+
+
+@predicate("multinode-needs-addr")
+def _multinode_addr(s: Settings, rule: RuleSpec) -> Hit | None:
+    nnodes = int_setting(s, "nnodes", 1)
+    if nnodes <= 1 or s.get("dist_init_addr") is not None:
+        return None
+    return Hit(("nnodes",), {"nnodes": s.flag("nnodes"), "nnodes_value": nnodes,
+                             "dist": s.flag("dist_init_addr")})
+
+
+@predicate("node-rank-range")
+def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
+    rank, nnodes = int_setting(s, "node_rank", 0), int_setting(s, "nnodes", 1)
+    if 0 <= rank < max(nnodes, 1):
+        return None
+    return Hit(("node_rank", "nnodes"), {"rank": s.flag("node_rank"), "rank_value": rank,
+                                         "nnodes": s.flag("nnodes"), "nnodes_value": nnodes})

@@ -1,0 +1,163 @@
+"""What a predicate sees: every setting of a service as SGLang would parse its argv.
+
+The rendered argv is read back the way argparse does (the catalog's types and
+defaults), so a predicate asks for ``tp_size`` and gets SGLang's own value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from generator.errors import Position
+from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of one service as SGLang would parse its argv, plus its environment.
+
+    Names are dests; the pin's own dest is found through renames.yaml's dest groups, so a
+    predicate writes ``tp_size`` and reads ``tensor_parallel_size`` on 0.5.9.
+    """
+
+    catalog: Catalog
+    values: Mapping[str, Any]  # dest -> value, defaults filled in
+    written: Mapping[str, Position | None]  # dests the manifest set (position when known)
+    env: Mapping[str, str]
+    env_pos: Mapping[str, Position] = field(default_factory=dict)
+    # name -> the pin's dest; filled on first use (predicates ask for the same few names,
+    # and resolving one reads the flag tables).
+    _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # The flag tables, read once per service instead of once per name asked for.
+    _tables: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def version(self) -> tuple[int, ...] | None:
+        """The pin's release number."""
+        return version_key(self.catalog.version)
+
+    def at_least(self, *release: int) -> bool:
+        """True when the pin is this release or newer."""
+        return self.version is not None and self.version >= release
+
+    def dest(self, name: str) -> str:
+        """The pin's dest for a setting name (``tp_size`` -> ``tensor_parallel_size`` on 0.5.9)."""
+        found = self._dests.get(name)
+        if found is None:
+            found = name
+            if not self._tables:
+                self._tables.append(load_flag_tables(self.catalog.source_file))
+            for candidate in self._tables[0].dest_names(name):
+                if candidate in self.values or self.catalog.by_dest(candidate) is not None:
+                    found = candidate
+                    break
+            self._dests[name] = found
+        return found
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The setting's value (SGLang's default when the manifest left it out)."""
+        value = self.values.get(self.dest(name))
+        return default if value is None else value
+
+    def has(self, name: str) -> bool:
+        """True when the pin has this setting at all."""
+        return self.catalog.by_dest(self.dest(name)) is not None
+
+    def is_set(self, name: str) -> bool:
+        """True when the manifest set this setting."""
+        return self.dest(name) in self.written
+
+    def flag(self, name: str) -> str:
+        """The pin's option string for a setting, for messages."""
+        action = self.catalog.by_dest(self.dest(name))
+        return action.canonical if action is not None else "--" + name.replace("_", "-")
+
+    def pos(self, names: Iterable[str]) -> Position | None:
+        """Where the first of ``names`` (dests or environment variables) was written."""
+        for name in names:
+            where = self.written.get(self.dest(name)) or self.env_pos.get(name)
+            if where is not None:
+                return where
+        return None
+
+
+def _convert(action: Action, word: str) -> Any:
+    kind = action.type
+    try:
+        if kind == "int":
+            return int(word)
+        if kind == "float":
+            return float(word)
+    except ValueError:
+        return word  # the flag check reports bad types; rules see the text
+    if kind == "bool":
+        return word.lower() in ("true", "1", "yes")
+    return word
+
+
+def parse_value(action: Action, words: Sequence[str]) -> Any:
+    """The value argparse stores for one rendered flag group (``words[0]`` is the option)."""
+    if action.kind == "store_false":
+        return False
+    if action.kind == "boolean_optional":
+        return words[0] != action.negative
+    if not action.takes_value or len(words) == 1:
+        return True  # store_true, store_const, deprecated switches
+    values = [_convert(action, w) for w in words[1:]]
+    if action.nargs in (None, "?") and len(values) == 1:
+        return values[0]
+    return values
+
+
+def _default(action: Action) -> Any:
+    default = action.default
+    return None if isinstance(default, dict) and "repr" in default else default
+
+
+# id(catalog) -> (catalog, its defaults): a catalog is immutable, and computing the
+# defaults of its ~330 actions per service was a fifth of a cold check.
+_DEFAULTS: dict[int, tuple[Catalog, dict[str, Any]]] = {}
+
+
+def _defaults(catalog: Catalog) -> dict[str, Any]:
+    """SGLang's default of every setting of ``catalog`` (dest -> value)."""
+    cached = _DEFAULTS.get(id(catalog))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
+    values: dict[str, Any] = {}
+    for action in catalog.actions:
+        if action.kind not in ("help", "version") and action.dest not in values:
+            live = catalog.by_dest(action.dest)
+            values[action.dest] = _default(live if live is not None else action)
+    if len(_DEFAULTS) > 64:
+        _DEFAULTS.clear()
+    _DEFAULTS[id(catalog)] = (catalog, values)
+    return values
+
+
+def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequence[str], Position | None]],
+                        env: Mapping[str, str], env_pos: Mapping[str, Position] | None = None) -> Settings:
+    """Settings from rendered flag groups (action, words, where written) and an environment."""
+    values = dict(_defaults(catalog))
+    written: dict[str, Position | None] = {}
+    for action, words, pos in groups:
+        if not words:
+            continue  # a switch turned off: SGLang keeps its default
+        values[action.dest] = parse_value(action, words)
+        written[action.dest] = pos
+    return Settings(catalog, values, written, dict(env), dict(env_pos or {}))
+
+
+def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
+    """Settings from a flat argv of canonical option strings (what gen renders; tests use it)."""
+    groups: list[tuple[Action, list[str], Position | None]] = []
+    for word in argv:
+        action = catalog.by_option(word) if word.startswith("--") else None
+        if action is not None:
+            groups.append((action, [word], None))
+        elif groups:
+            groups[-1][1].append(word)
+        else:
+            raise ValueError(f"argv must start with an option, got {word!r}")
+    return settings_from_words(catalog, groups, env)

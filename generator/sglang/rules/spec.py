@@ -1,0 +1,73 @@
+"""A rule of catalogs/rules.yaml as data: its id, code, versions, severity, message and fix."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from generator.errors import GenError, Severity
+
+_BOUND = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+(?:\.\d+)*)$")
+
+
+class RulesFormatError(GenError, ValueError):
+    """catalogs/rules.yaml is malformed, or does not match the predicates in this module."""
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """A set of SGLang releases: "all", or comma-joined bounds like ">=0.5.15,<0.5.23"."""
+
+    text: str
+    bounds: tuple[tuple[str, tuple[int, ...]], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "VersionRange":
+        """Parse a range; raise RulesFormatError on anything else."""
+        text = str(text).strip()
+        if text == "all":
+            return cls(text, ())
+        bounds = []
+        for part in text.split(","):
+            match = _BOUND.match(part.strip())
+            if not match:
+                raise RulesFormatError(f"bad version range {text!r} (part {part!r})")
+            bounds.append((match.group(1) or "==", tuple(int(x) for x in match.group(2).split("."))))
+        return cls(text, tuple(bounds))
+
+    def contains(self, version: tuple[int, ...] | None) -> bool:
+        """True when ``version`` is in the range (an unknown version only matches "all")."""
+        if not self.bounds:
+            return True
+        if version is None:
+            return False
+        ops: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+            ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+            "<": lambda a, b: a < b, "==": lambda a, b: a == b,
+        }
+        return all(ops[op](version, bound) for op, bound in self.bounds)
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One entry of catalogs/rules.yaml."""
+
+    id: str
+    code: str
+    versions: VersionRange
+    severity: Severity
+    enforced: str  # args | runtime | none: where SGLang itself enforces it
+    message: str
+    fix: str
+    evidence: str
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def param(self, name: str, version: tuple[int, ...] | None) -> Any:
+        """A versioned parameter: the last entry whose range holds ``version`` (None if none)."""
+        table = self.params.get(name) or {}
+        found = None
+        for text, value in table.items():
+            if VersionRange.parse(text).contains(version):
+                found = value
+        return found
