@@ -9,6 +9,7 @@ import pytest
 from generator.sglang.catalog import load_catalog
 from generator.errors import Severity
 from generator.pipeline.fleet import run
+from generator.sglang.datafiles import DataFileError
 from generator.sglang.rules import (PREDICATES, RulesFormatError, VersionRange, dist_init_addr_ok, evaluate,
                              load_rules, rules_path, settings_from_argv)
 
@@ -135,10 +136,10 @@ def test_rules_file_errors_are_reported(tmp_path: Path) -> None:
     text = (ROOT / "catalogs" / "rules.yaml").read_text()
     bad = tmp_path / "rules.yaml"
     bad.write_text(text.replace("code: X002", "code: X102"))  # an error rule with a warning code
-    with pytest.raises(RulesFormatError, match="X102"):
+    with pytest.raises(DataFileError, match=r"error\[C013\].*X102"):
         load_rules(bad)
     bad.write_text(text.replace("id: mem-fraction", "id: mem-fraction-typo"))
-    with pytest.raises(RulesFormatError, match="mem-fraction-typo"):
+    with pytest.raises(DataFileError, match=r"error\[C010\]: rule 'mem-fraction-typo'"):
         load_rules(bad)
 
 

@@ -286,86 +286,9 @@ def catalog_from_data(data: dict[str, Any], pin: str, source_file: Path) -> Cata
     )
 
 
-# ----- curated tables next to the catalogs: other servers' spellings, renames across pins -----
+# The curated tables live in tables.py; these names stay importable from here.
+from generator.sglang.tables import (  # noqa: E402  (after Catalog: tables imports nothing of it)
+    FlagTables, ForeignSpelling, load_flag_tables, tables_dir)
 
-
-@dataclass(frozen=True)
-class ForeignSpelling:
-    """A flag another server (vLLM, TGI, llama.cpp) spells differently from SGLang."""
-
-    server: str
-    dest: str | None  # the SGLang dest it means; None when SGLang has no such setting
-    also: tuple[str, ...] = ()  # dests SGLang needs alongside it
-    note: str = ""  # "{dest}" placeholders print as the pin's option string
-
-
-@dataclass(frozen=True)
-class FlagTables:
-    """``catalogs/foreign-flags.yaml`` and ``catalogs/renames.yaml``, loaded."""
-
-    foreign: dict[str, ForeignSpelling]
-    renames: dict[str, tuple[str, ...]]  # option string -> its names in other pins (both ways)
-    dest_groups: tuple[tuple[str, ...], ...]  # dests that name one setting across pins
-
-    def dest_names(self, dest: str) -> tuple[str, ...]:
-        """``dest`` followed by the other dests the same setting has in other pins."""
-        for group in self.dest_groups:
-            if dest in group:
-                return (dest, *(d for d in group if d != dest))
-        return (dest,)
-
-
-def tables_dir(source_file: Path) -> Path:
-    """The ``catalogs/`` folder holding the tables: next to the catalog, else the project's."""
-    beside = source_file.parent.parent
-    if (beside / "foreign-flags.yaml").is_file():
-        return beside
-    return Path(__file__).resolve().parents[2] / "catalogs"
-
-
-def load_flag_tables(source_file: Path) -> FlagTables:
-    """The tables that belong with the catalog at ``source_file`` (cached per folder)."""
-    folder = tables_dir(source_file)
-    stamps = tuple(
-        (p.stat().st_mtime_ns if p.is_file() else 0)
-        for p in (folder / "foreign-flags.yaml", folder / "renames.yaml")
-    )
-    return _load_tables_cached(folder, stamps)
-
-
-def _read_yaml(path: Path) -> Any:
-    """A YAML file as plain data; None when it does not exist."""
-    from ruamel.yaml import YAML  # imported here: catalogs alone do not need YAML
-
-    if not path.is_file():
-        return None
-    # The C safe loader when ruamel's extension is installed (10x faster on these tables,
-    # which every flag check loads once); the plain data read is the same either way.
-    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-
-
-@functools.lru_cache(maxsize=8)
-def _load_tables_cached(folder: Path, stamps: tuple[int, ...]) -> FlagTables:
-    """Parse both tables; the stamps only key the cache."""
-    foreign_data = _read_yaml(folder / "foreign-flags.yaml") or {}
-    renames_data = _read_yaml(folder / "renames.yaml") or {}
-    foreign: dict[str, ForeignSpelling] = {}
-    try:
-        for spelling, entry in foreign_data.items():
-            foreign[spelling] = ForeignSpelling(
-                server=entry["server"],
-                dest=entry.get("dest"),
-                also=tuple(entry.get("also") or ()),
-                note=entry.get("note") or "",
-            )
-        renames: dict[str, tuple[str, ...]] = {}
-        for old, new in (renames_data.get("options") or {}).items():
-            # A flag split in two ("--x" -> "--x-decode", "--x-prefill") is a list.
-            news = (new,) if isinstance(new, str) else tuple(new)
-            renames[old] = renames.get(old, ()) + news
-            for n in news:
-                renames[n] = renames.get(n, ()) + (old,)
-        groups = tuple(tuple(g) for g in renames_data.get("dests") or ())
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise CatalogFormatError(f"{folder}: malformed flag table: {exc!r}") from exc
-    return FlagTables(foreign=foreign, renames=renames, dest_groups=groups)
+__all__ = ["Action", "Catalog", "CatalogFormatError", "Deprecation", "FlagTables", "ForeignSpelling",
+           "known_pins", "load_catalog", "load_flag_tables", "tables_dir", "version_key"]

@@ -1,19 +1,24 @@
-"""Reading catalogs/rules.yaml and checking it against the registered predicates."""
+"""Reading catalogs/rules.yaml: positioned YAML, its schema, then what only rules can get wrong.
+
+Every problem is a positioned diagnostic (see generator/sglang/datafiles.py for the codes),
+all of them at once; a broken file raises DataFileError, which the CLI reports with exit 1.
+"""
 
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
+from typing import Any
 
-from generator.errors import Severity
+from generator.errors import Diagnostics, Severity
+from generator.load.manifests import Document
 from generator.sglang.catalog import Catalog, tables_dir
+from generator.sglang.datafiles import RULES_SCHEMA, load_data_file, raise_if_errors
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.spec import RuleSpec, RulesFormatError, VersionRange
 
 RULES_FILE = "rules.yaml"
 _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING}
-_ENFORCED = ("args", "runtime", "none")
 
 
 def rules_path(catalog: Catalog) -> Path:
@@ -22,41 +27,74 @@ def rules_path(catalog: Catalog) -> Path:
 
 
 def load_rules(path: Path) -> tuple[RuleSpec, ...]:
-    """Read and check rules.yaml (cached on the file's mtime)."""
+    """Read and check rules.yaml (cached on the file's mtime); DataFileError when broken."""
     return _load_rules_cached(path, path.stat().st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=4)
 def _load_rules_cached(path: Path, _mtime: int) -> tuple[RuleSpec, ...]:
-    from ruamel.yaml import YAML
-
-    data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}  # libyaml when installed
-    out: list[RuleSpec] = []
-    seen_codes: dict[str, str] = {}
-    for item in data.get("rules") or []:
-        try:
-            spec = RuleSpec(
-                id=item["id"], code=item["code"], versions=VersionRange.parse(item["versions"]),
-                severity=_SEVERITIES[item["severity"]], enforced=item["enforced"],
-                message=item["message"], fix=item["fix"], evidence=item["evidence"],
-                params=item.get("params") or {},
-            )
-        except (KeyError, TypeError) as exc:
-            raise RulesFormatError(f"{path}: malformed rule {item!r}: {exc!r}") from exc
-        family = "X0" if spec.severity is Severity.ERROR else "X1"
-        if not re.fullmatch(r"X\d{3}", spec.code) or not spec.code.startswith(family):
-            raise RulesFormatError(f"{path}: rule {spec.id}: code {spec.code} does not fit "
-                                   f"severity {spec.severity.value} ({family}xx)")
-        if spec.code in seen_codes:
-            raise RulesFormatError(f"{path}: code {spec.code} used by {seen_codes[spec.code]} and {spec.id}")
-        if spec.enforced not in _ENFORCED:
-            raise RulesFormatError(f"{path}: rule {spec.id}: enforced must be one of {_ENFORCED}")
-        seen_codes[spec.code] = spec.id
-        out.append(spec)
-    ids = [r.id for r in out]
-    missing = sorted(set(ids) - set(PREDICATES))
-    extra = sorted(set(PREDICATES) - set(ids))
-    if missing or extra or len(ids) != len(set(ids)):
-        raise RulesFormatError(f"{path}: rules without a predicate {missing}, predicates without "
-                               f"a rule {extra}, or an id twice")
+    diags = Diagnostics()
+    doc = load_data_file(path, RULES_SCHEMA, diags)
+    out = _specs(doc, diags) if doc is not None else []
+    raise_if_errors(diags)
     return tuple(out)
+
+
+def _range(doc: Document, path: tuple[Any, ...], text: str, diags: Diagnostics,
+           key: bool = False) -> VersionRange | None:
+    """A version range, or C014 at its position."""
+    try:
+        return VersionRange.parse(text)
+    except RulesFormatError:
+        diags.error(doc.pos(path, key=key), "C014",
+                    f"bad version range {text!r}: write \"all\" or comma-joined bounds "
+                    f"like \">=0.5.15,<0.5.23\"")
+        return None
+
+
+def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
+    """The rules of a schema-valid document, with ids, codes and ranges checked."""
+    out: list[RuleSpec] = []
+    first_id: dict[str, int] = {}
+    first_code: dict[str, str] = {}
+    for i, item in enumerate(doc.data["rules"]):
+        at = ("rules", i)
+        rid, code, severity = item["id"], item["code"], _SEVERITIES[item["severity"]]
+        versions = _range(doc, at + ("versions",), item["versions"], diags)
+        for name, table in (item.get("params") or {}).items():
+            for text in table:
+                _range(doc, at + ("params", name, text), str(text), diags, key=True)
+        family = "X0" if severity is Severity.ERROR else "X1"
+        if not code.startswith(family):
+            diags.error(doc.pos(at + ("code",)), "C013",
+                        f"rule '{rid}': code {code} does not fit severity {item['severity']} "
+                        f"({family}xx)")
+        if rid in first_id:
+            diags.error(doc.pos(at + ("id",)), "C012",
+                        f"rule id '{rid}' is used twice (first at rules[{first_id[rid]}])")
+        if code in first_code:
+            diags.error(doc.pos(at + ("code",)), "C012",
+                        f"code {code} is used by '{first_code[code]}' and '{rid}'")
+        if rid not in PREDICATES:
+            diags.error(doc.pos(at + ("id",)), "C010",
+                        f"rule '{rid}' has no predicate in generator/sglang/rules/predicates/",
+                        _hint(rid, set(PREDICATES) - {r.id for r in out} - {rid}))
+        first_id.setdefault(rid, i)
+        first_code.setdefault(code, rid)
+        if versions is not None:
+            out.append(RuleSpec(id=rid, code=code, versions=versions, severity=severity,
+                                enforced=item["enforced"], message=item["message"],
+                                fix=item["fix"], evidence=item["evidence"],
+                                params=item.get("params") or {}))
+    for rid in sorted(set(PREDICATES) - set(first_id)):
+        diags.error(doc.pos(("rules",), key=True), "C011",
+                    f"predicate '{rid}' has no rule in {doc.path}: add its entry or remove it")
+    return out
+
+
+def _hint(word: str, candidates: set[str]) -> str | None:
+    """did-you-mean among the predicates no rule has claimed yet."""
+    from generator.load.schema import suggest
+
+    found = suggest(word, sorted(candidates))
+    return f"did you mean '{found}'?" if found else None

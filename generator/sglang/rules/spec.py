@@ -12,7 +12,7 @@ _BOUND = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+(?:\.\d+)*)$")
 
 
 class RulesFormatError(GenError, ValueError):
-    """catalogs/rules.yaml is malformed, or does not match the predicates in this module."""
+    """A version range that is neither "all" nor comma-joined bounds (rules.yaml reports it as C014)."""
 
 
 @dataclass(frozen=True)

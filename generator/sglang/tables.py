@@ -1,0 +1,126 @@
+"""The curated tables beside the catalogs: other servers' spellings, renames across pins.
+
+``catalogs/foreign-flags.yaml`` maps another server's flag (vLLM, TGI, llama.cpp) to the
+SGLang setting it means; ``catalogs/renames.yaml`` maps option strings SGLang renamed and
+groups dests that name one setting in different pins. Both are reviewed by hand and read
+through the positioned loader and a schema (see datafiles.py): a broken entry is a
+positioned error, exit 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.errors import Diagnostics
+
+FOREIGN_FILE = "foreign-flags.yaml"
+RENAMES_FILE = "renames.yaml"
+# Other servers also use one-dash flags (llama.cpp's -ngl, TGI's -tp).
+_FOREIGN_FLAG = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class ForeignSpelling:
+    """A flag another server (vLLM, TGI, llama.cpp) spells differently from SGLang."""
+
+    server: str
+    dest: str | None  # the SGLang dest it means; None when SGLang has no such setting
+    also: tuple[str, ...] = ()  # dests SGLang needs alongside it
+    note: str = ""  # "{dest}" placeholders print as the pin's option string
+
+
+@dataclass(frozen=True)
+class FlagTables:
+    """``catalogs/foreign-flags.yaml`` and ``catalogs/renames.yaml``, loaded."""
+
+    foreign: dict[str, ForeignSpelling]
+    renames: dict[str, tuple[str, ...]]  # option string -> its names in other pins (both ways)
+    dest_groups: tuple[tuple[str, ...], ...]  # dests that name one setting across pins
+
+    def dest_names(self, dest: str) -> tuple[str, ...]:
+        """``dest`` followed by the other dests the same setting has in other pins."""
+        for group in self.dest_groups:
+            if dest in group:
+                return (dest, *(d for d in group if d != dest))
+        return (dest,)
+
+
+def tables_dir(source_file: Path) -> Path:
+    """The ``catalogs/`` folder holding the tables: next to the catalog, else the project's."""
+    beside = source_file.parent.parent
+    if (beside / FOREIGN_FILE).is_file():
+        return beside
+    return Path(__file__).resolve().parents[2] / "catalogs"
+
+
+def load_flag_tables(source_file: Path) -> FlagTables:
+    """The tables that belong with the catalog at ``source_file`` (cached per folder).
+
+    Raises DataFileError (positioned diagnostics, exit 1) when a table is broken.
+    """
+    folder = tables_dir(source_file)
+    stamps = tuple(
+        (p.stat().st_mtime_ns if p.is_file() else 0)
+        for p in (folder / FOREIGN_FILE, folder / RENAMES_FILE)
+    )
+    return _load_tables_cached(folder, stamps)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_tables_cached(folder: Path, stamps: tuple[int, ...]) -> FlagTables:
+    """Parse and check both tables; the stamps only key the cache."""
+    # Imported here: a catalog alone needs neither YAML nor the schema machinery.
+    from generator.sglang.datafiles import raise_if_errors
+
+    diags = Diagnostics()
+    foreign = _foreign(folder / FOREIGN_FILE, diags) if stamps[0] else {}
+    renames, groups = _renames(folder / RENAMES_FILE, diags) if stamps[1] else ({}, ())
+    raise_if_errors(diags)
+    return FlagTables(foreign=foreign, renames=renames, dest_groups=groups)
+
+
+def _foreign(path: Path, diags: Diagnostics) -> dict[str, ForeignSpelling]:
+    """foreign-flags.yaml: a mapping of flags, each entry checked against its schema."""
+    from generator.load.manifests import load_file
+    from generator.load.schema import validate
+    from generator.sglang.datafiles import FOREIGN_ENTRY_SCHEMA, display_path
+
+    doc = load_file(path, display_path(path), diags)
+    if doc is None:
+        return {}
+    if not isinstance(doc.data, dict):
+        diags.error(doc.pos(), "S002", "expected a mapping of flags at the top")
+        return {}
+    out: dict[str, ForeignSpelling] = {}
+    for spelling, entry in doc.data.items():
+        if not isinstance(spelling, str) or not _FOREIGN_FLAG.match(spelling):
+            diags.error(doc.pos((spelling,), key=True), "S009",
+                        f"key {spelling!r} is not a flag ('-x' or '--name')")
+            continue
+        if not validate(doc, FOREIGN_ENTRY_SCHEMA, diags, base=(spelling,)):
+            continue
+        out[spelling] = ForeignSpelling(server=entry["server"], dest=entry.get("dest"),
+                                        also=tuple(entry.get("also") or ()),
+                                        note=entry.get("note") or "")
+    return out
+
+
+def _renames(path: Path, diags: Diagnostics) -> tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]:
+    """renames.yaml: option renames (read both ways) and dest groups."""
+    from generator.sglang.datafiles import RENAMES_SCHEMA, load_data_file
+
+    doc = load_data_file(path, RENAMES_SCHEMA, diags)
+    if doc is None:
+        return {}, ()
+    renames: dict[str, tuple[str, ...]] = {}
+    for old, new in (doc.data.get("options") or {}).items():
+        # A flag split in two ("--x" -> "--x-decode", "--x-prefill") is a list.
+        news = (new,) if isinstance(new, str) else tuple(new)
+        renames[old] = renames.get(old, ()) + news
+        for n in news:
+            renames[n] = renames.get(n, ()) + (old,)
+    groups = tuple(tuple(g) for g in doc.data.get("dests") or ())
+    return renames, groups

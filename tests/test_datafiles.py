@@ -1,0 +1,103 @@
+"""Tests for generator/sglang/datafiles.py, rules/load.py and tables.py: the data files under
+catalogs/ are input, so a broken entry is a positioned diagnostic with a code and exit 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli.main import main
+from generator.sglang.datafiles import DataFileError
+from generator.sglang.rules import load_rules
+from generator.sglang.tables import load_flag_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = (ROOT / "catalogs" / "rules.yaml").read_text(encoding="utf-8")
+
+
+def _line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing ``needle``."""
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+def _check(repo: Path) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    assert "Traceback" not in result.output + result.stderr
+    return result.exit_code, [ln for ln in result.stderr.splitlines() if ": error[" in ln]
+
+
+def test_rules_entry_errors_are_positioned(repo_copy: Path) -> None:
+    bad = (RULES.replace("code: X002", "code: X102")
+           .replace("id: mem-fraction\n", "id: mem-fractoin\n")
+           .replace('versions: ">=0.5.15"', 'versions: "0.5.15+"', 1))
+    (repo_copy / "catalogs" / "rules.yaml").write_text(bad, encoding="utf-8")
+    code, errors = _check(repo_copy)
+    assert code == 1
+    f = "catalogs/rules.yaml"
+    x102 = _line_of(bad, "code: X102")
+    x102_again = _line_of(bad[bad.index("code: X102") + 10:], "code: X102") + bad[:bad.index("code: X102") + 10].count("\n")
+    assert errors == sorted(errors, key=lambda e: int(e.split(":")[1])), errors
+    assert f"{f}:{_line_of(bad, 'rules:')}:1: error[C011]: predicate 'mem-fraction' has no rule in {f}: add its entry or remove it" in errors
+    assert f"{f}:{x102}:11: error[C013]: rule 'spec-steps-all-or-none': code X102 does not fit severity error (X0xx)" in errors
+    assert f"{f}:{_line_of(bad, '0.5.15+')}:15: error[C014]: bad version range '0.5.15+': write \"all\" or comma-joined bounds like \">=0.5.15,<0.5.23\"" in errors
+    assert any(e.startswith(f"{f}:{x102_again}:11: error[C012]: code X102 is used by 'spec-steps-all-or-none' and ") for e in errors)
+    assert f"{f}:{_line_of(bad, 'mem-fractoin')}:9: error[C010]: rule 'mem-fractoin' has no predicate in generator/sglang/rules/predicates/ (did you mean 'mem-fraction'?)" in errors
+    assert len(errors) == 5, errors
+
+
+def test_rules_schema_errors_come_first(repo_copy: Path) -> None:
+    """A rule that breaks the schema is reported as such; the rest waits for a valid file."""
+    bad = RULES.replace("    evidence: read\n", "    evidense: read\n", 1)
+    (repo_copy / "catalogs" / "rules.yaml").write_text(bad, encoding="utf-8")
+    code, errors = _check(repo_copy)
+    evid = _line_of(bad, "evidense: read")
+    assert code == 1
+    assert len(errors) == 2, errors
+    assert errors[1].startswith(f"catalogs/rules.yaml:{evid}:5: error[S001]: unknown key 'rules[")
+    assert errors[1].endswith(".evidense' (did you mean 'evidence'?)")
+    assert "error[S003]: required key 'rules[" in errors[0] and errors[0].endswith(".evidence' is missing")
+
+
+def test_bad_version_range_in_params(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.yaml"
+    bad.write_text(RULES.replace('"<=0.5.4": [flashinfer]', '"=<0.5.4": [flashinfer]'), encoding="utf-8")
+    with pytest.raises(DataFileError) as info:
+        load_rules(bad)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "C014" and "'=<0.5.4'" in diag.message
+    assert diag.pos.line == _line_of(bad.read_text(), '"=<0.5.4"')
+
+
+def test_malformed_rules_yaml_is_y001(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.yaml"
+    bad.write_text("rules:\n  - id: [unclosed\n", encoding="utf-8")
+    with pytest.raises(DataFileError) as info:
+        load_rules(bad)
+    assert [d.code for d in info.value.diagnostics] == ["Y001"]
+    assert info.value.diagnostics[0].pos.line >= 2
+
+
+def test_foreign_table_entry_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "catalogs"
+    (folder / "sglang").mkdir(parents=True)
+    (folder / "foreign-flags.yaml").write_text(
+        "--ok:\n  server: vLLM\n  dest: tp_size\n"
+        "--no-server:\n  dest: tp_size\n"
+        "tp:\n  server: TGI\n"
+        "--typo:\n  server: vLLM\n  dset: tp_size\n", encoding="utf-8")
+    with pytest.raises(DataFileError) as info:
+        load_flag_tables(folder / "sglang" / "0.5.9.json")
+    got = [str(d) for d in info.value.diagnostics]
+    assert got == [
+        "catalogs/foreign-flags.yaml:4:1: error[S003]: required key '--no-server.server' is missing",
+        "catalogs/foreign-flags.yaml:6:1: error[S009]: key 'tp' is not a flag ('-x' or '--name')",
+        "catalogs/foreign-flags.yaml:10:3: error[S001]: unknown key '--typo.dset' (did you mean 'dest'?)",
+    ]
+
+
+def test_committed_tables_load_clean() -> None:
+    assert len(load_rules(ROOT / "catalogs" / "rules.yaml")) >= 30
+    tables = load_flag_tables(ROOT / "catalogs" / "sglang" / "0.5.9.json")
+    assert tables.foreign and tables.renames and tables.dest_groups
