@@ -66,6 +66,24 @@ def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
     return isinstance(old, dict) and without_date(old) == without_date(catalog)
 
 
+def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
+                  catalog: dict[str, Any], path: Path) -> None:
+    """Capture the env catalog with the same interpreter and write it beside the flag catalog."""
+    from generator.sglang.envsnapshot import (env_path_for, snapshot_env_python,
+                                              snapshot_env_remote, write_env_catalog)
+
+    commit = catalog["sglang"].get("commit")
+    if python:
+        text = snapshot_env_python(python, commit=commit)
+    else:
+        assert inventory is not None
+        text = snapshot_env_remote(host_ssh_prefix(inventory, ssh_options),
+                                   inventory.sglang.python, commit=commit)
+    env_path = env_path_for(path)
+    state = "wrote    " if write_env_catalog(text, env_path) else "unchanged"
+    click.echo(f"{state} {env_path}: SGLang's environment variables")
+
+
 @sglang.command(epilog=EXIT_CODES_HELP)
 @click.option("--python", "python", metavar="PATH",
               help="A local interpreter in which `import sglang` works.")
@@ -81,7 +99,7 @@ def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
 @guard
 def snapshot(python: str | None, host: str | None, out: Path | None, commit: str | None,
              ssh_options: tuple[str, ...], root: Path) -> int:
-    """Capture the flag catalog of a real SGLang (about 5 s: SGLang is imported)."""
+    """Capture the flag and env catalogs of a real SGLang (SGLang is imported: 5-50 s)."""
     if bool(python) == bool(host):
         raise click.UsageError("give --python PATH or --host NAME (one of them)")
     inventory: Host | None = None
@@ -107,6 +125,7 @@ def snapshot(python: str | None, host: str | None, out: Path | None, commit: str
     else:
         write_catalog(catalog, path)
         click.echo(f"wrote     {path}: pin {pin}, {what}")
+    _snapshot_env(python, inventory, ssh_options, catalog, path)
     if inventory is not None and inventory.sglang.pin != pin:
         click.echo(f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "
                    f"runs '{pin}'; set sglang.pin: \"{pin}\" in {inventory.doc.path} to check "

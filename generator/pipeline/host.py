@@ -21,6 +21,7 @@ from generator.plan.argv import build_argv
 from generator.plan.placement import defer_numa_to_sglang, place_host
 from generator.plan.services import PlannedHost, PlannedService, service_environment
 from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.sglang.envcheck import check_service_env
 from generator.sglang.rules import check_rules, sglang_numa_flag
 
 
@@ -60,6 +61,7 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         argv = build_argv(p, host.sglang.python, catalog, diags, others)
         environment = service_environment(p)
         check_rules(catalog, p, argv, environment, diags)
+        check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
         planned.append(PlannedService(p, argv, environment))

@@ -21,6 +21,10 @@ CATALOG_FORMAT = 1
 # Pins name files, so only these two shapes are accepted (no path separators, no "..").
 _PIN_RE = re.compile(r"^(?:\d+(?:\.\d+)*(?:[.+-][0-9A-Za-z.+-]+)?|git-[0-9a-f]{40})$")
 
+# Files beside <pin>.json that belong to the pin and are not catalogs of their own:
+# <pin>.env.json (environment variables), <pin>.checks.json (ServerArgs' checks).
+COMPANION_SUFFIXES = (".env", ".checks")
+
 # argparse's prefix_chars for every SGLang parser (a plain ArgumentParser()).
 _PREFIX_CHARS = "-"
 
@@ -185,7 +189,8 @@ def known_pins(repo_root: Path) -> list[str]:
     folder = catalogs_dir(repo_root)
     if not folder.is_dir():
         return []
-    pins = [p.stem for p in folder.glob("*.json") if _PIN_RE.match(p.stem)]
+    pins = [p.stem for p in folder.glob("*.json")
+            if _PIN_RE.match(p.stem) and not p.stem.endswith(COMPANION_SUFFIXES)]
     return sorted(pins, key=_version_key)
 
 

@@ -1,0 +1,206 @@
+"""SGLang environment variables of a service, checked against the pin's environment catalog.
+
+The catalog (``catalogs/sglang/<pin>.env.json``, captured by ``envprobe.py`` from the real
+SGLang) lists the typed registry of ``sglang/srt/environ.py``, its deprecation tables and
+the variables read ad hoc anywhere in the package, each with SGLang's own parse rule.
+Only ``SGLANG_*`` and ``SGL_*`` names are checked; every other variable passes.
+
+A bad value does not make SGLang fail: ``EnvField.get`` warns and uses the default, and
+``get_bool_env_var`` reads anything it does not know as false. So a bad value is an error
+here because SGLang would silently ignore it.
+
+Codes: errors E001 unknown variable, E002 value SGLang would ignore, E003 not in this pin
+(another committed pin has it); warnings E101 deprecated or renamed by SGLang, E102 the
+old ``SGL_`` prefix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from generator.errors import Diagnostics, Position
+from generator.sglang.catalog import version_key
+
+PREFIXES = ("SGLANG_", "SGL_")
+_CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
+                  "tuple": "EnvTuple", "json": "EnvJSON"}
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One variable SGLang reads: its type and the parse rules of its readers."""
+
+    name: str
+    type: str  # bool | int | float | str | tuple | json
+    rules: tuple[str, ...]  # keys into EnvCatalog.parse_rules ("EnvBool", "file.py:function")
+    default: Any = None
+    registry: bool = False  # declared in sglang/srt/environ.py (else read ad hoc)
+
+
+@dataclass(frozen=True)
+class EnvCatalog:
+    """The environment catalog of one pin, indexed for checking."""
+
+    pin: str
+    variables: Mapping[str, EnvVar]
+    deprecated: Mapping[str, Mapping[str, Any]]  # name -> SGLang's deprecation entry
+    aliases: Mapping[str, str]  # deprecated alias -> the registry name that reads it
+    parse_rules: Mapping[str, Mapping[str, Any]]
+    sgl_prefix: bool  # SGLang maps SGL_X to SGLANG_X (with a warning)
+
+
+def env_catalog_path(catalog_file: Path, pin: str) -> Path:
+    """``<pin>.env.json`` beside the flag catalog ``<pin>.json``."""
+    return catalog_file.with_name(f"{pin}.env.json")
+
+
+def load_env_catalog(path: Path, pin: str) -> EnvCatalog | None:
+    """The env catalog at ``path`` (cached on its mtime), or None when there is none."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _load_cached(path, pin, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rules = data.get("parse_rules") or {}
+    variables: dict[str, EnvVar] = {}
+    aliases: dict[str, str] = {}
+    for f in data["registry"]["fields"]:
+        rule = f["class"] if f["class"] in rules else _CLASS_OF_TYPE.get(f["type"], "EnvStr")
+        variables[f["name"]] = EnvVar(f["name"], f["type"], (rule,), f.get("default"), True)
+        if f.get("deprecated_name"):
+            aliases[f["deprecated_name"]] = f["name"]
+    for v in data["adhoc"]["vars"]:
+        if v["name"] and v["name"] not in variables:
+            # Only a variable every reader parses with a typed helper has a rule to check.
+            typed = v["helpers"] and all(r.startswith("get_") for r in v["readers"])
+            variables[v["name"]] = EnvVar(v["name"], v["type"] if typed else "str",
+                                          tuple(v["helpers"]) if typed else ())
+    deprecated = {d["name"]: d for d in data.get("deprecated") or []}
+    prefix = any(p.get("from") == "SGL_" for p in data.get("prefix_renames") or [])
+    return EnvCatalog(pin, variables, deprecated, aliases, rules, prefix)
+
+
+def bad_value(var: EnvVar, value: str, rules: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """Why SGLang would not use ``value`` for ``var`` (its own parse rule), or None."""
+    for key in var.rules:
+        rule = rules.get(key) or {}
+        word = value.strip() if rule.get("strip") else value
+        if rule.get("case_insensitive"):
+            word = word.lower()
+        words = list(rule.get("true") or []) + list(rule.get("false") or [])
+        converter = rule.get("converter")
+        ok = True
+        if words:
+            ok = word in words
+        elif converter in ("int", "float", "json.loads"):
+            try:
+                {"int": int, "float": float, "json.loads": json.loads}[converter](word)
+            except ValueError:
+                ok = False
+        if ok:
+            continue
+        reader = key.rsplit("/", 1)[-1] if ":" in key else key
+        accepts = f"accepts {'/'.join(words)}" + (" in any case" if rule.get("case_insensitive") else "") \
+            if words else f"reads it with {converter}()"
+        if rule.get("on_invalid") == "false":
+            outcome = "and reads anything else as false"
+        else:
+            outcome = f"and otherwise warns and uses the default ({_shown(var.default)})"
+        return f"{reader} {accepts}, {outcome}"
+    return None
+
+
+def _shown(default: Any) -> str:
+    if isinstance(default, dict) and "expr" in default:
+        return str(default["expr"])
+    return json.dumps(default)
+
+
+def check_env(env_catalog: EnvCatalog, others: Sequence[EnvCatalog],
+              env: Sequence[tuple[str, str, Position]], diags: Diagnostics) -> None:
+    """Check every SGLANG_/SGL_ variable of ``env`` (name, value, where written)."""
+    for name, value, pos in env:
+        if name.startswith(PREFIXES):
+            _check_one(env_catalog, others, name, str(value), pos, diags)
+
+
+def _check_one(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, value: str,
+               pos: Position, diags: Diagnostics) -> None:
+    pin = cat.pin
+    dep = cat.deprecated.get(name)
+    if dep is not None:
+        new = dep.get("replacement") or dep.get("replacement_flag")
+        said = f" (SGLang: {dep['message']})" if dep.get("message") else ""
+        use = f"; use {new}" if new else ""
+        diags.warning(pos, "E101", f"'{name}' is deprecated in SGLang {pin}{use}{said}",
+                      f"did you mean '{new}'?" if new else None)
+        return
+    if name in cat.aliases:
+        new = cat.aliases[name]
+        diags.warning(pos, "E101", f"'{name}' is a deprecated alias of '{new}' in SGLang {pin}",
+                      f"did you mean '{new}'?")
+        name = new
+    var = cat.variables.get(name)
+    if var is None and name.startswith("SGL_") and cat.sgl_prefix:
+        new = "SGLANG_" + name[len("SGL_"):]
+        if new in cat.variables:
+            diags.warning(pos, "E102", f"'{name}': SGLang {pin} reads the old SGL_ prefix as "
+                          f"'{new}' and warns; write '{new}'", f"did you mean '{new}'?")
+            var = cat.variables[new]
+    if var is None:
+        _unknown(cat, others, name, pos, diags)
+        return
+    why = bad_value(var, value, cat.parse_rules)
+    if why is not None:
+        diags.error(pos, "E002", f"'{name}={value}' would be silently ignored by SGLang {pin}: "
+                    f"it is a {var.type}, and {why}")
+
+
+def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Position,
+             diags: Diagnostics) -> None:
+    """E003 when another pin reads it, else E001 with the closest names of this pin."""
+    here = version_key(cat.pin)
+    for other in others:
+        if name in other.variables or name in other.deprecated:
+            there = version_key(other.pin)
+            newer = here is not None and there is not None and there > here
+            when = "appears in" if newer else "exists in"
+            if name not in other.variables:
+                when = "is deprecated in"
+            diags.error(pos, "E003", f"'{name}' is not read by SGLang {cat.pin} (it {when} "
+                        f"SGLang {other.pin}): SGLang {cat.pin} would ignore it")
+            return
+    close = difflib.get_close_matches(name, list(cat.variables), n=3, cutoff=0.8)
+    hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else None
+    diags.error(pos, "E001", f"unknown SGLang variable '{name}' for SGLang {cat.pin}: SGLang "
+                f"would ignore it (no reader of it in the package's source)", hint)
+
+
+def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], placement: Any,
+                      diags: Diagnostics) -> None:
+    """Check the SGLang variables a service's model and service manifests set.
+
+    Nothing is checked when the pin has no env catalog (one captured before env catalogs).
+    """
+    cat = load_env_catalog(env_catalog_path(catalog_file, pin), pin)
+    if cat is None:
+        return
+    written: list[tuple[str, str, Position]] = []
+    for owner in (placement.model, placement.service):
+        written += [(name, value, owner.pos("env", name, key=True))
+                    for name, value in owner.env if name.startswith(PREFIXES)]
+    if not written:
+        return
+    others = [c for c in (load_env_catalog(env_catalog_path(catalog_file, p), p)
+                          for p in other_pins if p != pin) if c is not None]
+    check_env(cat, others, written, diags)
