@@ -186,6 +186,20 @@ def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Posi
                 f"would ignore it (no reader of it in the package's source)", hint)
 
 
+def _ruled_names(catalog_file: Path, pin: str) -> set[str]:
+    """Variables a cross-flag rule of this pin explains itself (SGLANG_ENABLE_SPEC_V2):
+    the rule's message says more than "not read", so this check leaves them to it."""
+    from generator.sglang.rules import load_rules
+    from generator.sglang.tables import tables_dir
+
+    version = version_key(pin)
+    names: set[str] = set()
+    for rule in load_rules(tables_dir(catalog_file) / "rules.yaml"):
+        if rule.versions.contains(version):
+            names.update(w.strip("'\",.:;()") for w in rule.message.split() if w.startswith(PREFIXES))
+    return names
+
+
 def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], placement: Any,
                       diags: Diagnostics) -> None:
     """Check the SGLang variables a service's model and service manifests set.
@@ -195,10 +209,11 @@ def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], p
     cat = load_env_catalog(env_catalog_path(catalog_file, pin), pin)
     if cat is None:
         return
+    ruled = _ruled_names(catalog_file, pin)
     written: list[tuple[str, str, Position]] = []
     for owner in (placement.model, placement.service):
         written += [(name, value, owner.pos("env", name, key=True))
-                    for name, value in owner.env if name.startswith(PREFIXES)]
+                    for name, value in owner.env if name.startswith(PREFIXES) and name not in ruled]
     if not written:
         return
     others = [c for c in (load_env_catalog(env_catalog_path(catalog_file, p), p)

@@ -7,6 +7,7 @@ option string, or the replacement SGLang's own deprecation named.
 from __future__ import annotations
 
 from generator.sglang.catalog import Action, Catalog, version_key
+from generator.sglang.flaghistory import history_path, is_before, load_history, past_flag
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.suggest import report_unknown_spelling
@@ -62,4 +63,35 @@ def report_unknown(ctx: Context, arg: Arg, name: str) -> None:
         if old is not None:
             report_not_in_pin(ctx, arg, name, other, old)
             return
+    if _report_from_history(ctx, arg, name):
+        return
     report_unknown_spelling(ctx, arg, name)
+
+
+def _report_from_history(ctx: Context, arg: Arg, name: str) -> bool:
+    """F007 for a flag of a release gen has no catalog of (the history file), with the
+    successor SGLang's own deprecation text named."""
+    history = load_history(history_path(ctx.catalog.source_file))
+    past = None
+    if history is not None:
+        past = past_flag(history, name) or past_flag(history, dashed(name))
+    if past is None:
+        return False
+    pin = ctx.catalog.pin
+    if is_before(pin, past.first):
+        what = f"'{name}' is not in SGLang {pin} (it appears in SGLang {past.first})"
+    else:
+        removed = f"removed in SGLang {past.gone_from}" if past.gone_from else "not in this pin"
+        what = (f"'{name}' was {removed} (it exists in SGLang {past.first}..{past.last})"
+                if past.first != past.last else
+                f"'{name}' was {removed} (it exists in SGLang {past.first})")
+    hint = None
+    if past.successor:
+        what += f"; SGLang said: use {past.successor}"
+        flag = ctx.catalog.by_option(past.successor.split()[0])
+        if flag is not None:
+            hint = did_you_mean([past.successor.replace(past.successor.split()[0], flag.canonical, 1)])
+    else:
+        what += "; no successor is known: remove it"
+    ctx.diags.error(arg.pos, "F007", what, hint)
+    return True
