@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.sglang import catalog as catalog_mod
+from generator.sglang import tables as tables_mod
 from generator.plan.argv import _free_form, _structured
 from generator.sglang.catalog import known_pins, load_catalog, load_flag_tables
 from generator.errors import Diagnostics
@@ -48,7 +49,7 @@ def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = 
 
 def clear_caches() -> None:
     catalog_mod._load_cached.cache_clear()
-    catalog_mod._load_tables_cached.cache_clear()
+    tables_mod._load_tables_cached.cache_clear()
 
 
 def main() -> None:

@@ -101,3 +101,29 @@ def test_committed_tables_load_clean() -> None:
     assert len(load_rules(ROOT / "catalogs" / "rules.yaml")) >= 30
     tables = load_flag_tables(ROOT / "catalogs" / "sglang" / "0.5.9.json")
     assert tables.foreign and tables.renames and tables.dest_groups
+
+
+def test_choice_synonyms_point_at_real_choices() -> None:
+    """Every synonym's target is a choice of that setting in a committed pin, and no synonym
+    is itself a choice there (it would never be looked up)."""
+    from generator.sglang.catalog import known_pins, load_catalog
+
+    tables = load_flag_tables(ROOT / "catalogs" / "sglang" / "0.5.9.json")
+    assert tables.synonyms["attention_backend"]["flash_attn"] == "fa3"
+    catalogs = [load_catalog(ROOT, p) for p in known_pins(ROOT)]
+    for dest, words in tables.synonyms.items():
+        for word, choice in words.items():
+            choices = [set(a.choices or ()) for c in catalogs if (a := c.by_dest(dest)) is not None]
+            assert any(choice in cs for cs in choices), (dest, word, choice)
+            assert not any(word in cs for cs in choices), (dest, word)
+
+
+def test_bad_choice_suggests_by_meaning_first() -> None:
+    from generator.errors import Diagnostics, Position
+    from generator.sglang.catalog import load_catalog
+    from generator.sglang.flags import Arg, check_args
+
+    diags = Diagnostics()
+    check_args(load_catalog(ROOT, "0.5.23"), [Arg("--attention-backend", "flash_attn", Position("m.yaml", 1, 1))], diags)
+    (d,) = diags.items
+    assert d.code == "F003" and d.hint is not None and d.hint.startswith("did you mean 'fa3'")

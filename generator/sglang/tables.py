@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import Diagnostics
 
 FOREIGN_FILE = "foreign-flags.yaml"
 RENAMES_FILE = "renames.yaml"
+SYNONYMS_FILE = "choice-synonyms.yaml"
 # Other servers also use one-dash flags (llama.cpp's -ngl, TGI's -tp).
 _FOREIGN_FLAG = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -39,6 +40,7 @@ class FlagTables:
     foreign: dict[str, ForeignSpelling]
     renames: dict[str, tuple[str, ...]]  # option string -> its names in other pins (both ways)
     dest_groups: tuple[tuple[str, ...], ...]  # dests that name one setting across pins
+    synonyms: dict[str, dict[str, str]] = field(default_factory=dict)  # dest -> word -> choice
 
     def dest_names(self, dest: str) -> tuple[str, ...]:
         """``dest`` followed by the other dests the same setting has in other pins."""
@@ -64,7 +66,7 @@ def load_flag_tables(source_file: Path) -> FlagTables:
     folder = tables_dir(source_file)
     stamps = tuple(
         (p.stat().st_mtime_ns if p.is_file() else 0)
-        for p in (folder / FOREIGN_FILE, folder / RENAMES_FILE)
+        for p in (folder / FOREIGN_FILE, folder / RENAMES_FILE, folder / SYNONYMS_FILE)
     )
     return _load_tables_cached(folder, stamps)
 
@@ -78,8 +80,34 @@ def _load_tables_cached(folder: Path, stamps: tuple[int, ...]) -> FlagTables:
     diags = Diagnostics()
     foreign = _foreign(folder / FOREIGN_FILE, diags) if stamps[0] else {}
     renames, groups = _renames(folder / RENAMES_FILE, diags) if stamps[1] else ({}, ())
+    synonyms = _synonyms(folder / SYNONYMS_FILE, diags) if stamps[2] else {}
     raise_if_errors(diags)
-    return FlagTables(foreign=foreign, renames=renames, dest_groups=groups)
+    return FlagTables(foreign=foreign, renames=renames, dest_groups=groups, synonyms=synonyms)
+
+
+def _synonyms(path: Path, diags: Diagnostics) -> dict[str, dict[str, str]]:
+    """choice-synonyms.yaml: dest -> {word: choice}."""
+    from generator.load.manifests import load_file
+    from generator.sglang.datafiles import display_path
+
+    doc = load_file(path, display_path(path), diags)
+    if doc is None:
+        return {}
+    if not isinstance(doc.data, dict):
+        diags.error(doc.pos(), "S002", "expected a mapping of settings (dests) at the top")
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for dest, words in doc.data.items():
+        if not isinstance(words, dict):
+            diags.error(doc.pos((dest,)), "S002", f"'{dest}' must be a mapping of word: choice")
+            continue
+        for word, choice in words.items():
+            if not isinstance(word, str) or not isinstance(choice, str):
+                diags.error(doc.pos((dest, word)), "S002",
+                            f"'{dest}.{word}' must map a word to a choice, both strings")
+                continue
+            out.setdefault(str(dest), {})[word.lower()] = choice
+    return out
 
 
 def _foreign(path: Path, diags: Diagnostics) -> dict[str, ForeignSpelling]:

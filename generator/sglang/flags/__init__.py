@@ -68,7 +68,7 @@ def check_args(catalog: Catalog, args: Sequence[Arg], diags: Diagnostics,
                 diags.error(arg.pos, "F008", text)
                 continue
             first_by_dest[action.dest] = arg
-        words = render(diags, resolved, label, arg.pos)
+        words = render(diags, resolved, label, arg.pos, ctx.tables.synonyms)
         if words is not None:
             out.append(CheckedArg(action, words, arg.pos))
     return tuple(out)

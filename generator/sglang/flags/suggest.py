@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
@@ -74,8 +74,10 @@ def close_matches(ctx: Context, name: str) -> list[str]:
     return [s for s in ranked if scored[s] >= best - 0.1][:3]
 
 
-def choice_hint(word: str, choices: Sequence[str]) -> str | None:
-    """Suggest a choice: same letters in another case, else longer names, then difflib.
+def choice_hint(word: str, choices: Sequence[str],
+                synonyms: Mapping[str, str] | None = None) -> str | None:
+    """Suggest a choice: same letters in another case, else the reviewed synonym of that
+    meaning (choice-synonyms.yaml: flash_attn -> fa3), longer names, then difflib.
 
     "qwen3" as a tool-call parser means "qwen3_coder" more often than "qwen".
     """
@@ -83,6 +85,8 @@ def choice_hint(word: str, choices: Sequence[str]) -> str | None:
     for choice in choices:
         if choice.lower() == lower:
             return f"did you mean '{choice}'?"
+    meant = (synonyms or {}).get(lower)
+    by_meaning = [meant] if meant in choices else []
     longer = [c for c in choices if c.lower().startswith(lower)] if lower else []
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return did_you_mean(list(dict.fromkeys(longer[:2] + close)))
+    return did_you_mean(list(dict.fromkeys(by_meaning + longer[:2] + close)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+from typing import Mapping
+
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import Action
 from generator.sglang.flags.args import ArgValue, Resolved
@@ -18,10 +20,12 @@ from generator.sglang.flags.text import word as as_word
 
 # argparse's _negative_number_matcher: such words are values, any other "-x" is an option.
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+Synonyms = Mapping[str, Mapping[str, str]]  # dest -> word -> choice (choice-synonyms.yaml)
 _SWITCH_WORDS = {"true": True, "false": False}
 
 
-def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position) -> tuple[str, ...] | None:
+def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position,
+           synonyms: Synonyms | None = None) -> tuple[str, ...] | None:
     """The argv words for one resolved flag, or None after an error."""
     action, value = resolved.action, resolved.value
     if action.kind == "help":
@@ -32,7 +36,7 @@ def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position) 
         return ()
     if action.nargs == 0:
         return _render_switch(diags, resolved, written, pos)
-    return _render_valued(diags, action, value, written, pos)
+    return _render_valued(diags, action, value, written, pos, synonyms or {})
 
 
 def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
@@ -62,7 +66,7 @@ def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
 
 
 def _render_valued(diags: Diagnostics, action: Action, value: ArgValue, written: str,
-                   pos: Position) -> tuple[str, ...] | None:
+                   pos: Position, synonyms: Synonyms) -> tuple[str, ...] | None:
     """Flags taking values: convert, check type, choices and count like argparse does."""
     nargs = action.nargs
     if isinstance(value, dict):
@@ -94,7 +98,7 @@ def _render_valued(diags: Diagnostics, action: Action, value: ArgValue, written:
         return None
     ok = True
     for word in words:
-        ok = _check_word(diags, action, word, written, pos) and ok
+        ok = _check_word(diags, action, word, written, pos, synonyms) and ok
     if not ok:
         return None
     if repeated:
@@ -165,7 +169,8 @@ def _expects(nargs: int | str | None) -> str:
     return "any number of arguments"
 
 
-def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos: Position) -> bool:
+def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos: Position,
+                synonyms: Synonyms) -> bool:
     """Apply the action's type to one word, then its choices, as argparse does."""
     kind = action.type
     converted: object = word
@@ -201,7 +206,7 @@ def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos
                 pos, "F003",
                 f"invalid choice for '{written}': '{word}' "
                 f"(choose from {', '.join(repr(c) for c in action.choices)})",
-                choice_hint(word, action.choices),
+                choice_hint(word, action.choices, synonyms.get(action.dest)),
             )
             return False
     return True
