@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
 ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
 PINS = ("0.5.9", "0.5.23")
-CASES_PER_PIN = 260  # sampled, plus the hand-written base cases below
+CASES_PER_PIN = 276  # 4 hand-written base cases + 16 GRID cases + 256 sampled
 SEED = 20261130
 RUN_TIMEOUT = 300
 
@@ -56,6 +56,12 @@ PARALLEL = [(1, 1, 1, False, 1), (4, 1, 1, False, 1), (4, 1, 2, True, 1), (4, 1,
             (2, 2, 1, False, 1), (4, 1, 1, True, 1), (8, 1, 2, False, 2), (8, 1, 2, True, 2),
             (3, 1, 1, False, 2), (4, 2, 1, False, 2), (4, 1, 2, False, 1)]
 SPEC_V2 = [None, "1"]
+# The axes of the rules found by the coverage inventory (X025, X026); sampled cases leave
+# them off (constant, so the seeded sample stays what it was) and GRID adds them all.
+CACHE_EP_OFF = {"eplb": False, "ep": None, "a2a": None, "hicache": False, "no_radix": False}
+GRID = [dict(zip(("eplb", "ep", "a2a", "tp"), combo))
+        for combo in itertools.product([True], [None, 2, 4], [None, "deepep"], [1, 4])] + [
+        {"hicache": h, "no_radix": r} for h, r in itertools.product([False, True], [False, True])]
 
 
 @dataclass(frozen=True)
@@ -79,15 +85,15 @@ def _fields(rng: random.Random, pin: str) -> dict[str, Any]:
             "draft_path": algo in ("EAGLE3", "STANDALONE", "DFLASH") and rng.random() < 0.7,
             "page": rng.choice(PAGES), "backend": rng.choice(BACKENDS), "tp": tp, "pp": pp, "dp": dp,
             "dp_attention": dpa, "attn_dp_form": pin != "0.5.9" and dpa and rng.random() < 0.5,
-            "nnodes": nnodes, "spec_v2": rng.choice(SPEC_V2)}
+            "nnodes": nnodes, "spec_v2": rng.choice(SPEC_V2), **CACHE_EP_OFF}
 
 
 def _base_fields() -> list[dict[str, Any]]:
     """Hand-picked cases that must always be in the corpus (the incidents, the recipes)."""
     plain = {"algorithm": None, "steps": None, "topk": None, "draft": None, "draft_path": False,
              "page": None, "backend": None, "tp": 1, "pp": 1, "dp": 1, "dp_attention": False,
-             "attn_dp_form": False, "nnodes": 1, "spec_v2": None}
-    return [
+             "attn_dp_form": False, "nnodes": 1, "spec_v2": None, **CACHE_EP_OFF}
+    return [*({**plain, **g} for g in GRID),
         plain,
         {**plain, "algorithm": "EAGLE3", "topk": 1, "draft": 16, "draft_path": True},  # incident 1
         {**plain, "algorithm": "NEXTN", "steps": 3, "topk": 1, "draft": 4, "tp": 4},  # incident 2's card
@@ -122,6 +128,11 @@ def _args(pin: str, f: dict[str, Any]) -> tuple[list[Arg], dict[str, str]]:
         add("nnodes", f["nnodes"])
         add("node_rank", 0)
         add("dist_init_addr", "127.0.0.1:29500")
+    add("enable_eplb", f["eplb"])
+    add("ep_size", f["ep"])
+    add("moe_a2a_backend", f["a2a"])
+    add("enable_hierarchical_cache", f["hicache"])
+    add("disable_radix_cache", f["no_radix"])
     env = {"SGLANG_ENABLE_SPEC_V2": f["spec_v2"]} if f["spec_v2"] else {}
     return out, env
 

@@ -119,3 +119,27 @@ def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     return Hit(("node_rank", "nnodes"), {"rank": s.flag("node_rank"), "rank_value": rank,
                                          "nnodes": s.flag("nnodes"), "nnodes_value": nnodes})
+
+
+@predicate("eplb-needs-ep")
+def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_eplb", False):
+        return None
+    a2a = s.get("moe_a2a_backend")
+    why = ""
+    if a2a in _A2A_SETS_EP:
+        ep = int_setting(s, "tp_size", 1)  # SGLang sets ep_size to tp_size for these
+        why = f" ({s.flag('moe_a2a_backend')} {a2a} sets it to {s.flag('tp_size')} {ep})"
+    elif a2a in (None, "none"):
+        ep = int_setting(s, "ep_size", 1)
+    else:
+        return None  # an a2a backend whose effect on ep_size gen does not model
+    if ep > 1:
+        return None
+    return Hit(("enable_eplb", "ep_size", "moe_a2a_backend"), {
+        "eplb": s.flag("enable_eplb"), "ep": s.flag("ep_size"), "ep_value": ep, "why": why,
+        "tp": s.flag("tp_size")})
+
+
+# The all-to-all backends for which SGLang's _handle_a2a_moe sets ep_size = tp_size.
+_A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")

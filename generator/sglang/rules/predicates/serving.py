@@ -43,3 +43,11 @@ def _port_grpc(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("tool-call-parser-qwen3")
 def _tool_qwen3(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("tool_call_parser",), {}) if s.get("tool_call_parser") == "qwen3" else None
+
+
+@predicate("hicache-needs-radix")
+def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not (s.get("enable_hierarchical_cache", False) and s.get("disable_radix_cache", False)):
+        return None
+    return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {
+        "hicache": s.flag("enable_hierarchical_cache"), "no_radix": s.flag("disable_radix_cache")})
