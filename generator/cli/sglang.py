@@ -147,11 +147,26 @@ def _pin_catalog(root: Path, pin: str, param: str) -> Catalog:
 @root_option
 @guard
 def diff(pin_a: str, pin_b: str, root: Path) -> int:
-    """Flags added, removed, renamed, deprecated and changed from PIN_A to PIN_B."""
+    """Flags and SGLang environment variables added, removed and changed from PIN_A to PIN_B."""
     a = _pin_catalog(root, pin_a, "PIN_A")
     b = _pin_catalog(root, pin_b, "PIN_B")
     click.echo(format_diff(diff_catalogs(a, b)), nl=False)
+    _diff_env(a, b)
     return ExitCode.OK
+
+
+def _diff_env(a: Catalog, b: Catalog) -> None:
+    """The environment variables' part of ``gen sglang diff``, when both pins have env catalogs."""
+    from generator.sglang.envcheck import env_catalog_path, load_env_catalog
+    from generator.sglang.envdiff import format_env_diff
+
+    ea = load_env_catalog(env_catalog_path(a.source_file, a.pin), a.pin)
+    eb = load_env_catalog(env_catalog_path(b.source_file, b.pin), b.pin)
+    if ea is None or eb is None:
+        missing = a.pin if ea is None else b.pin
+        click.echo(f"\n(no environment catalog for SGLang {missing}: variables not compared)")
+        return
+    click.echo("\n" + format_env_diff(ea, eb), nl=False)
 
 
 @click.command("import", epilog=EXIT_CODES_HELP)
