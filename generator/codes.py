@@ -59,7 +59,10 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("F", "flags", "SGLang flags against the pinned catalog; F1xx are warnings"),
     Family("X", "rules", "SGLang's cross-flag rules for the pin, from `catalogs/rules.yaml` "
            "(X0xx errors, X1xx warnings; id, versions, message, fix there)"),
-    Family("C", "catalogs", "the flag catalog of the host's pin"),
+    Family("C", "catalogs", "the flag catalog of the host's pin, and the data files under "
+           "`catalogs/` (rules.yaml, the flag tables; their YAML and schema problems keep Y/S codes)"),
+    Family("E", "environment", "SGLang's variables (`SGLANG_*`, `SGL_*` in `env:`) against the "
+           "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
     Family("I", "import", "`gen import`: the command line read"),
 )}
 
@@ -131,6 +134,16 @@ _CODES: tuple[Code, ...] = (
     Code("F103", W, "an underscore spelling of a flag"),
     Code("F104", W, "a deprecated flag"),
     Code("C001", E, "no committed catalog for the host's SGLang pin (says how to capture one)"),
+    Code("C010", E, "a rule of `catalogs/rules.yaml` without a predicate"),
+    Code("C011", E, "a predicate without a rule in `catalogs/rules.yaml`"),
+    Code("C012", E, "a rule id or code used twice in `catalogs/rules.yaml`"),
+    Code("C013", E, "a rule's code does not fit its severity (X0xx errors, X1xx warnings)"),
+    Code("C014", E, "a version range that is not \"all\" or comma-joined bounds"),
+    Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
+    Code("E002", E, "a value SGLang would silently ignore (its own parse rule for the variable)"),
+    Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),
+    Code("E101", W, "a variable SGLang lists as deprecated or renamed (its own message)"),
+    Code("E102", W, "the old `SGL_` prefix, which SGLang reads as `SGLANG_` with a warning"),
     Code("I001", E, "an unterminated quote"),
     Code("I002", E, "a variable or systemd specifier gen cannot expand"),
     Code("I003", W, "a line that does not continue the one before with a backslash"),
