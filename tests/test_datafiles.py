@@ -127,3 +127,31 @@ def test_bad_choice_suggests_by_meaning_first() -> None:
     check_args(load_catalog(ROOT, "0.5.23"), [Arg("--attention-backend", "flash_attn", Position("m.yaml", 1, 1))], diags)
     (d,) = diags.items
     assert d.code == "F003" and d.hint is not None and d.hint.startswith("did you mean 'fa3'")
+
+
+BAD_DATA = Path(__file__).parent / "fixtures" / "bad-data"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in BAD_DATA.iterdir() if p.is_dir()))
+def test_bad_data_file_fixtures(case: str, repo_copy: Path) -> None:
+    """Like tests/fixtures/bad/ (``# expect:`` lines), for broken files under catalogs/.
+
+    They live apart because a broken data file stops the run with DataFileError before
+    any host is rendered (the CLI reports it, exit 1), instead of adding diagnostics to
+    each host as the cases under bad/ do (tests/test_pipeline_fleet.py compares those).
+    """
+    import shutil
+
+    expected: list[str] = []
+    for src in sorted((BAD_DATA / case).rglob("*")):
+        if src.is_file():
+            dest = repo_copy / src.relative_to(BAD_DATA / case)
+            shutil.copyfile(src, dest)
+            expected += [ln.split("# expect: ", 1)[1] for ln in src.read_text().splitlines() if "# expect: " in ln]
+    assert expected
+    for args in (["check"], ["render", "--all"]):
+        result = CliRunner().invoke(main, [*args, "--root", str(repo_copy)])
+        printed = [ln for ln in result.stderr.splitlines() if ": error[" in ln or ": warning[" in ln]
+        assert printed == expected, result.stderr
+        assert result.exit_code == 1
+        assert "Traceback" not in result.output + result.stderr
