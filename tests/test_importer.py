@@ -101,7 +101,7 @@ def test_model_card_line_becomes_structured_manifest() -> None:
 
 
 def test_cross_flag_rules_apply() -> None:
-    """Every rule that needs no host runs on the imported command (generator/sglang/rules.py)."""
+    """Every rule that needs no host runs on the imported command (generator/sglang/rules/)."""
     r = do_import("python -m sglang.launch_server --model-path /m --speculative-algorithm EAGLE3 "
                   "--speculative-eagle-topk 1 --speculative-num-draft-tokens 16", pin="0.5.9")
     assert r.manifest is None

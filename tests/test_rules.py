@@ -113,6 +113,14 @@ TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
     ("0.5.9", ["--port", "70000"], {}, ["X022"]),
     ("0.5.9", ["--port", "60000"], {}, []),
     ("0.5.23", ["--tool-call-parser", "qwen3"], {}, ["X024"]),
+    # found by the coverage review: EPLB without expert parallelism, hicache without radix cache
+    ("0.5.9", ["--enable-eplb", "--tp-size", "8"], {}, ["X025"]),
+    ("0.5.9", ["--enable-eplb", "--tp-size", "8", "--ep-size", "8"], {}, []),
+    ("0.5.23", ["--enable-eplb", "--tp-size", "8", "--moe-a2a-backend", "deepep"], {}, []),
+    ("0.5.23", ["--enable-eplb", "--moe-a2a-backend", "deepep"], {}, ["X025"]),
+    ("0.5.23", ["--enable-eplb", "--moe-a2a-backend", "mori"], {}, []),
+    ("0.5.9", ["--enable-hierarchical-cache", "--disable-radix-cache"], {}, ["X026"]),
+    ("0.5.23", ["--enable-hierarchical-cache"], {}, []),
 ]
 
 
