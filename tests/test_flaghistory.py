@@ -62,3 +62,18 @@ def test_never_existing_flag_is_still_f001() -> None:
     diags = Diagnostics()
     check_args(load_catalog(ROOT, "0.5.9"), [Arg("--enable-nonsense-xyz", True, Position("m.yaml", 1, 1))], diags)
     assert [d.code for d in diags.items] == ["F001"]
+
+
+def test_gen_sglang_diff_between_history_releases() -> None:
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    result = CliRunner().invoke(main, ["sglang", "diff", "0.4.6", "0.4.7", "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("SGLang 0.4.6.post5 -> 0.4.7.post1 (from the flag history: 0.4.6.post5 read by ast")
+    assert "approximate in types and choices" in first
+    assert "  - --enable-flashmla  (SGLang said: use --attention-backend flashmla)" in result.output
+    unknown = CliRunner().invoke(main, ["sglang", "diff", "0.3.0", "0.5.9", "--root", str(ROOT)])
+    assert unknown.exit_code == 2 and "no SGLang flag catalog for pin '0.3.0'" in unknown.output

@@ -147,11 +147,33 @@ def _pin_catalog(root: Path, pin: str, param: str) -> Catalog:
 @root_option
 @guard
 def diff(pin_a: str, pin_b: str, root: Path) -> int:
-    """Flags and SGLang environment variables added, removed and changed from PIN_A to PIN_B."""
+    """Flags and SGLang environment variables added, removed and changed from PIN_A to PIN_B.
+
+    A release without a committed catalog is compared from the flag history
+    (catalogs/sglang/history.json: 34 releases since 0.4.0), flags only.
+    """
+    known = set(known_pins(root))
+    if pin_a not in known or pin_b not in known:
+        return _diff_from_history(root, pin_a, pin_b)
     a = _pin_catalog(root, pin_a, "PIN_A")
     b = _pin_catalog(root, pin_b, "PIN_B")
     click.echo(format_diff(diff_catalogs(a, b)), nl=False)
     _diff_env(a, b)
+    return ExitCode.OK
+
+
+def _diff_from_history(root: Path, pin_a: str, pin_b: str) -> int:
+    """``gen sglang diff`` between releases the history knows (flags only)."""
+    from generator.sglang.catalog import catalogs_dir
+    from generator.sglang.flaghistory import format_history_diff, load_history, resolve_version
+
+    history = load_history(catalogs_dir(root) / "history.json")
+    found = [resolve_version(history, p) if history else None for p in (pin_a, pin_b)]
+    for pin, version, param in zip((pin_a, pin_b), found, ("PIN_A", "PIN_B")):
+        if version is None:  # neither committed nor in the history: the usual message
+            _pin_catalog(root, pin, param)
+    assert history is not None and found[0] is not None and found[1] is not None
+    click.echo(format_history_diff(history, found[0], found[1]), nl=False)
     return ExitCode.OK
 
 

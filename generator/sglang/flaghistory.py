@@ -96,3 +96,78 @@ def is_before(a: str, b: str) -> bool:
     """True when release ``a`` is older than release ``b`` (by release number)."""
     ka, kb = version_key(a), version_key(b)
     return ka is not None and kb is not None and ka < kb
+
+
+def resolve_version(history: History, pin: str) -> str | None:
+    """The history's release for ``pin``: exact, or the post-release of that X.Y.Z."""
+    versions = [v for v, _ in history.versions]
+    if pin in versions:
+        return pin
+    posts = [v for v in versions if v.startswith(pin + ".post")]
+    return posts[-1] if posts else None
+
+
+def flags_at(history: History, version: str) -> dict[str, Mapping[str, Any]]:
+    """Canonical flag -> its span in ``version``."""
+    order = {v: i for i, (v, _) in enumerate(history.versions)}
+    at = order[version]
+    out: dict[str, Mapping[str, Any]] = {}
+    for name, entry in history.flags.items():
+        for span in entry["spans"]:
+            if order[span["from"]] <= at <= order[span["to"]]:
+                out[name] = span
+    return out
+
+
+def _changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    notes = []
+    for key in ("kind", "type", "nargs", "default"):
+        if a.get(key) != b.get(key):
+            notes.append(f"{key} {json.dumps(a.get(key))} -> {json.dumps(b.get(key))}")
+    ca, cb = set(a.get("choices") or ()), set(b.get("choices") or ())
+    if ca != cb and a.get("choices") is not None and b.get("choices") is not None:
+        if cb - ca:
+            notes.append("choices added: " + ", ".join(sorted(map(str, cb - ca))))
+        if ca - cb:
+            notes.append("choices removed: " + ", ".join(sorted(map(str, ca - cb))))
+    return notes
+
+
+def format_history_diff(history: History, a: str, b: str) -> str:
+    """``gen sglang diff A B`` for releases without a committed catalog, from the history."""
+    fa, fb = flags_at(history, a), flags_at(history, b)
+    opts = {n: set(s.get("option_strings") or [n]) for n, s in fb.items()}
+    removed, added = sorted(set(fa) - set(fb)), sorted(set(fb) - set(fa))
+    renamed = {old: new for old in removed for new in added
+               if set(fa[old].get("option_strings") or [old]) & opts[new]}
+    changed = [(n, _changes(fa[n], fb[n])) for n in sorted(set(fa) & set(fb))]
+    changed = [(n, c) for n, c in changed if c]
+    src = dict(history.versions)
+    lines = [f"SGLang {a} -> {b} (from the flag history: {a} read by {src[a]}, {b} by {src[b]}; "
+             f"releases read from the AST are approximate in types and choices): "
+             f"{len(fa)} -> {len(fb)} flags; {len(added) - len(renamed)} added, "
+             f"{len(removed) - len(renamed)} removed, {len(renamed)} renamed, {len(changed)} changed", ""]
+    gone = [n for n in removed if n not in renamed]
+    if gone:
+        lines.append(f"Removed ({len(gone)}):")
+        for name in gone:
+            past = past_flag(history, name)
+            said = f"  (SGLang said: use {past.successor})" if past and past.successor else ""
+            lines.append(f"  - {name}{said}")
+        lines.append("")
+    if renamed:
+        lines.append(f"Renamed ({len(renamed)}):")
+        lines += [f"  ~ {old} -> {new}" for old, new in sorted(renamed.items())]
+        lines.append("")
+    new = [n for n in added if n not in renamed.values()]
+    if new:
+        lines.append(f"Added ({len(new)}):")
+        lines += [f"  + {name}" for name in new]
+        lines.append("")
+    if changed:
+        lines.append(f"Changed ({len(changed)}):")
+        for name, notes in changed:
+            lines.append(f"  * {name}")
+            lines += [f"      {n}" for n in notes]
+        lines.append("")
+    return "\n".join(lines)
