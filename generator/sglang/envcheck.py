@@ -206,6 +206,10 @@ def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], p
 
     Nothing is checked when the pin has no env catalog (one captured before env catalogs).
     """
+    # Most services set no SGLang variable: then no catalog is read at all.
+    if not any(name.startswith(PREFIXES) for owner in (placement.model, placement.service)
+               for name, _ in owner.env):
+        return
     cat = load_env_catalog(env_catalog_path(catalog_file, pin), pin)
     if cat is None:
         return
