@@ -281,6 +281,41 @@ def check_unit_name(name: str) -> str:
     )
 
 
+# A name in models/ or hosts/ (model, host, service): it becomes part of unit names
+# (``sglang-<service>.service``), file names (``etc/sglang/<service>.env``) and folder names
+# (``output/<host>/``). Starts with a letter or digit, ends with a letter, digit or '_',
+# no '..' inside, so that ``sglang-<name>.service`` is always a name :func:`unit_name_ok`
+# accepts and no file name derived from it is hidden, relative or an option.
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9_])?")
+NAME_MAX = 100  # sglang-<name>.secret.env and the like stay far below NAME_MAX (255) of Linux
+NAME_RULE = f"[A-Za-z0-9_.-], starting with a letter or digit, not ending in '.' or '-', no '..'"
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a model, host or service name, or None when it can.
+
+    The one name check gen uses everywhere (schema validation, rendering, importer): the
+    names it yields render unit names systemd accepts (tested against the real systemd).
+    """
+    if not isinstance(name, str):
+        return f"a name must be a string, got {type(name).__name__}"
+    if not name or len(name) > NAME_MAX:
+        return f"a name has 1 to {NAME_MAX} characters"
+    if not _NAME.fullmatch(name) or ".." in name:
+        return f"use {NAME_RULE}"
+    if not unit_name_ok(f"sglang-{name}.service"):  # the derived unit name, checked as such
+        return "the unit name sglang-<name>.service would be invalid"
+    return None
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if :func:`name_problem` finds nothing, else raise ValueError saying why."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(f"invalid name {name!r}: {problem}")
+    return name
+
+
 # Filters for the Jinja environment that renders units: templates/hardening.j2 uses
 # ``systemd_path``; the renderer registers them with ``env.filters.update(JINJA_FILTERS)``.
 JINJA_FILTERS: dict[str, Callable[..., str]] = {

@@ -39,7 +39,8 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 def test_every_case_expects_something() -> None:
     assert CASES, "no fixtures found"
     for case in CASES:
-        texts = [p.read_text(errors="replace") for p in (FIXTURES / case).rglob("*.yaml")]
+        texts = [p.read_text(errors="replace") for p in (FIXTURES / case).rglob("*")
+                 if p.suffix in (".yaml", ".yml")]
         assert any("# expect: " in t for t in texts), f"{case} carries no '# expect:' line"
 
 

@@ -58,7 +58,7 @@ def test_non_utf8_file_is_reported(tmp_path: Path) -> None:
     diags = Diagnostics()
     assert load_file(path, "hosts/x.yaml", diags) is None
     assert [str(d) for d in diags.items] == [
-        "hosts/x.yaml: error[Y007]: not UTF-8 text: invalid start byte at byte 3"
+        "hosts/x.yaml:1:4: error[Y007]: not UTF-8 text: invalid start byte at byte 3"
     ]
 
 
@@ -66,3 +66,24 @@ def test_scalars_follow_yaml_1_2() -> None:
     doc, errors = _load("a: yes\nb: 0x10\nc: 1e3\nd: ~\ne: '0.5.9'\n")
     assert errors == []
     assert doc.data == {"a": "yes", "b": 16, "c": 1000.0, "d": None, "e": "0.5.9"}
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ("a: 1\n".encode("utf-16"), "hosts/x.yaml:1:1: error[Y007]: the file is UTF-16 or UTF-32: save it as UTF-8"),
+    ("a: 1\n".encode("utf-32"), "hosts/x.yaml:1:1: error[Y007]: the file is UTF-16 or UTF-32: save it as UTF-8"),
+    (b"a: 1\nb: \xc3\n", "hosts/x.yaml:2:4: error[Y007]: not UTF-8 text: invalid continuation byte at byte 8"),
+])
+def test_other_encodings_are_positioned_errors(tmp_path: Path, data: bytes, expected: str) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(data)
+    diags = Diagnostics()
+    assert load_file(path, "hosts/x.yaml", diags) is None
+    assert [str(d) for d in diags.items] == [expected]
+
+
+def test_a_utf8_byte_order_mark_is_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(b"\xef\xbb\xbfa: 1\n")
+    diags = Diagnostics()
+    doc = load_file(path, "hosts/x.yaml", diags)
+    assert diags.items == [] and doc is not None and doc.data == {"a": 1}

@@ -9,7 +9,9 @@ exit 0 or 1 with no traceback.
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -106,3 +108,120 @@ def test_mutated_examples_never_crash(tmp_path: Path, data: st.DataObject, which
         text = _mutate(text, data)
     target.write_text(text)
     _never_crashes(repo)
+
+
+# ----- hostile generators (issue 10): aliases, depth, invisible characters, numeric extremes,
+# special files. Small budgets: each example runs the whole CLI.
+
+HOSTILE = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+MODEL = "models/qwen3.5-122b-a10b.yaml"
+
+
+def _hostile_check(repo: Path) -> str:
+    """Run ``gen check``: findings (exit 1) or success, never a crash; return stderr."""
+    started = time.monotonic()
+    cli = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    assert cli.exit_code in (0, 1), cli.stderr
+    assert "Traceback" not in cli.stderr and "internal error" not in cli.stderr, cli.stderr
+    assert time.monotonic() - started < 20  # generous: proves no hang (measured below 2 s)
+    return cli.stderr
+
+
+@HOSTILE
+@given(fan=st.integers(2, 12), levels=st.integers(1, 9), cycle=st.booleans())
+def test_alias_bombs_end_in_findings(tmp_path: Path, fan: int, levels: int, cycle: bool) -> None:
+    repo = _fresh_repo(tmp_path)
+    text = "a: &a [x]\n" + "".join(f"l{i}: &l{i} [{', '.join(['*' + ('a' if i == 0 else f'l{i - 1}')] * fan)}]\n"
+                                 for i in range(levels))
+    (repo / MODEL).write_text(text + ("z: &z [*z, *z]\n" if cycle else ""))
+    assert "error[" in _hostile_check(repo)
+
+
+@HOSTILE
+@given(depth=st.integers(60, 5000), opener=st.sampled_from(["[", "{", "- ", "a:\n"]), where=st.sampled_from([MODEL, "hosts/llm-two.yaml"]))
+def test_deep_nesting_ends_in_findings(tmp_path: Path, depth: int, opener: str, where: str) -> None:
+    repo = _fresh_repo(tmp_path)
+    if opener == "a:\n":
+        text = "".join(" " * i + "a:\n" for i in range(min(depth, 400)))
+    else:
+        text = opener * depth + "x"
+    (repo / where).write_text(text)
+    _hostile_check(repo)
+
+
+@HOSTILE
+@given(char=st.characters(categories=["Cc", "Cf", "Zl", "Zp"]),
+       field=st.sampled_from(["description", "served_model_name", "dtype", "weights.path"]))
+def test_invisible_characters_are_positioned_errors_never_render_failures(tmp_path: Path, char: str, field: str) -> None:
+    repo = _fresh_repo(tmp_path)
+    text = (repo / MODEL).read_text()
+    key = field.split(".")[-1]
+    start = text.index(f"{key}: ") + len(key) + 2
+    end = text.index("\n", start)
+    value = text[start:end]
+    escaped = value + f"\\U{ord(char):08X}"
+    (repo / MODEL).write_text(text[:start] + '"' + escaped.replace('"', '\\"') + '"' + text[end:])
+    stderr = _hostile_check(repo)
+    assert f"error[S008]: '{field}' contains the control or invisible character U+{ord(char):04X}" in stderr, stderr
+
+
+@HOSTILE
+@given(value=st.one_of(st.sampled_from([".nan", ".inf", "-.inf", "1e999", "-1e999", "99999999999999999999",
+                                        "-1", "0", "0x7fffffffffffffff", "1e-999"]),
+                       st.integers(-10**30, 10**30).map(str)),
+       field=st.sampled_from(["size_gb", "shards", "params_b", "tp", "num_steps", "eagle_topk",
+                              "num_draft_tokens", "mem_fraction_static"]))
+def test_numeric_extremes_never_crash(tmp_path: Path, value: str, field: str) -> None:
+    repo = _fresh_repo(tmp_path)
+    text = (repo / MODEL).read_text()
+    start = text.index(f"{field}: ") + len(field) + 2
+    end = min(i for i in (text.find("\n", start), text.find(" ", start)) if i != -1)
+    (repo / MODEL).write_text(text[:start] + value + text[end:])
+    _hostile_check(repo)
+
+
+@HOSTILE
+@given(kind=st.sampled_from(["fifo", "dev-zero", "dev-null", "etc-link", "self-link", "dangling", "folder", "socket-like"]),
+       where=st.sampled_from(["models", "hosts"]), name=st.sampled_from(["x.yaml", "llm-two.yml", "qwen3.5-122b-a10b.yaml"]))
+def test_special_files_end_in_findings(tmp_path: Path, kind: str, where: str, name: str) -> None:
+    repo = _fresh_repo(tmp_path)
+    target = repo / where / name
+    if target.exists():
+        target.unlink()
+    make = {"fifo": lambda: os.mkfifo(target), "dev-zero": lambda: os.symlink("/dev/zero", target),
+            "dev-null": lambda: os.symlink("/dev/null", target), "etc-link": lambda: os.symlink("/etc/passwd", target),
+            "self-link": lambda: os.symlink(target.name, target), "dangling": lambda: os.symlink("/nonexistent", target),
+            "folder": lambda: target.mkdir(), "socket-like": lambda: os.mkfifo(target)}
+    make[kind]()
+    stderr = _hostile_check(repo)
+    assert f"{where}/{name}: error[" in stderr, stderr
+    assert "root:x:0:0" not in stderr  # a linked secret never reaches the output
+
+
+def test_one_hostile_repository_combining_the_attacks(tmp_path: Path) -> None:
+    """Every class of issue 10 items 5, 7-10, 13 at once: all reported, in one run, quickly."""
+    repo = _fresh_repo(tmp_path)
+    laughs = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    (repo / "models/laughs.yaml").write_text(laughs)
+    (repo / "models/deep.yaml").write_text("[" * 200_000)
+    os.mkfifo(repo / "models/pipe.yaml")
+    os.symlink("/dev/zero", repo / "models/zero.yaml")
+    (repo / "hosts/dir.yaml").mkdir()
+    (repo / "hosts/llm-two.yml").write_text((repo / "hosts/llm-two.yaml").read_text())
+    (repo / "models/many.yaml").write_text("".join(f"junk{i}: 1\n" for i in range(20_000)))
+    gpu_a = (repo / "hosts/gpu-a.yaml").read_text()
+    (repo / "hosts/gpu-a.yaml").write_text(gpu_a.replace("listen: 127.0.0.1", "listen: 10.1.2.300")
+                                           .replace("- name: deepseek", "- name: 'a:b'"))
+    model = (repo / "models/kimi-k2.5-eagle3.yaml").read_text()
+    (repo / "models/kimi-k2.5-eagle3.yaml").write_text(
+        model.replace("size_gb:", "size_gb: .nan #").replace("description:", 'description: "\\x85" #'))
+    started = time.monotonic()
+    stderr = _hostile_check(repo)
+    elapsed = time.monotonic() - started
+    for expected in ("models/laughs.yaml:4:24: error[Y013]", "models/deep.yaml:1:65: error[Y003]",
+                     "models/pipe.yaml: error[Y009]", "models/zero.yaml: error[Y009]", "hosts/dir.yaml: error[Y009]",
+                     "hosts/llm-two.yml: error[R009]", "models/many.yaml:", "error[S012]: 'services[0].listen'",
+                     "error[S007]: 'services[0].name'", "error[S011]: 'weights.size_gb'", "U+0085"):
+        assert expected in stderr, (expected, stderr)
+    assert elapsed < 10, elapsed  # measured about 1 s; several of these hung or crashed before

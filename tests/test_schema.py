@@ -47,10 +47,10 @@ def test_minimal_model_is_valid() -> None:
          "not a boolean (quote it), got True"),
         ("env: {1X: a}\n", "models/m.yaml:3:7: error[S009]: key '1X' at 'env' is not a valid environment "
          "variable name ([A-Za-z_][A-Za-z0-9_]*)"),
-        ("served_model_name: \"a\\nb\"\n", "models/m.yaml:3:20: error[S008]: 'served_model_name' contains a "
-         "control character (newline, tab, NUL, ...): 'a\\nb'"),
-        ("description: \"nul\\0\"\n", "models/m.yaml:3:14: error[S008]: 'description' contains a "
-         "control character (newline, tab, NUL, ...): 'nul\\x00'"),
+        ("served_model_name: \"a\\nb\"\n", "models/m.yaml:3:20: error[S008]: 'served_model_name' contains the "
+         "control or invisible character U+000A: 'a\\nb'"),
+        ("description: \"nul\\0\"\n", "models/m.yaml:3:14: error[S008]: 'description' contains the "
+         "control or invisible character U+0000: 'nul\\x00'"),
         ("weights: []\n", "models/m.yaml:3:1: error[Y002]: duplicate key 'weights' (first defined at line 2)"),
     ],
 )
@@ -60,8 +60,8 @@ def test_model_errors(extra: str, expected: str) -> None:
 
 def test_bad_name_and_top_level_type() -> None:
     assert _errors("name: ../etc\nweights: {path: /m, size_gb: 1}\n") == [
-        "models/m.yaml:1:7: error[S007]: 'name' is not a safe name: use only [A-Za-z0-9:_.-], "
-        "without '..', got '../etc'"
+        "models/m.yaml:1:7: error[S007]: 'name' is not a valid name: use [A-Za-z0-9_.-], starting "
+        "with a letter or digit, not ending in '.' or '-', no '..', got '../etc'"
     ]
     assert _errors("- a\n- b\n") == ["models/m.yaml:1:1: error[S002]: expected a mapping at the top, got a list"]
 
@@ -97,8 +97,8 @@ def test_minimal_host_is_valid() -> None:
         ("services:\n  - {name: q, model: m}\n",
          "models/m.yaml:10:5: error[S003]: required key 'services[0].port' is missing"),
         ("services:\n  - {name: 'a b', model: m, port: 1}\n",
-         "models/m.yaml:10:12: error[S007]: 'services[0].name' is not a safe name: use only "
-         "[A-Za-z0-9:_.-], without '..', got 'a b'"),
+         "models/m.yaml:10:12: error[S007]: 'services[0].name' is not a valid name: use "
+         "[A-Za-z0-9_.-], starting with a letter or digit, not ending in '.' or '-', no '..', got 'a b'"),
         ("vm_passthrough: [{vm: v, gpus: []}]\n",
          "models/m.yaml:9:32: error[S005]: 'vm_passthrough[0].gpus' must have at least 1 item(s)"),
     ],

@@ -7,7 +7,9 @@ input never produces a Python traceback and every failure maps to a documented c
 from __future__ import annotations
 
 import functools
+import math
 import os
+import stat
 import sys
 import traceback
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any, Callable
 import click
 
 from generator.errors import Diagnostic, ExitCode, GenError, InputError
+from generator.load.limits import MAX_JOBS
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -67,8 +70,45 @@ def _exit_code_for(exc: Exception) -> ExitCode:
     return ExitCode.INTERNAL
 
 
+# --jobs of render/diff/check/verify: 0, negative or more than MAX_JOBS is a usage error (2).
+JOBS = click.IntRange(min=1, max=MAX_JOBS)
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option in [min, max] that refuses NaN and infinity (click's FloatRange lets NaN
+    through: every comparison with NaN is false)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """Convert as FloatRange does, then refuse what is not a finite number (exit 2)."""
+        result = super().convert(value, param, ctx)
+        if not math.isfinite(result):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return result
+
+
+class RegularFile(click.Path):
+    """An existing regular file (a symlink to one is fine: the operator names it). A FIFO or a
+    device would block the read forever (``--inventory``, ``--file``): a usage error, exit 2."""
+
+    def __init__(self, allow_dash: bool = False, path_type: Any = None) -> None:
+        super().__init__(exists=True, dir_okay=False, allow_dash=allow_dash, path_type=path_type)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """Check as click.Path does, then that the file is a regular one."""
+        result = super().convert(value, param, ctx)
+        if str(value) != "-" and not stat.S_ISREG(os.stat(value).st_mode):
+            self.fail(f"{str(value)!r} is not a regular file", param, ctx)
+        return result
+
+
+# --size-gb of `gen import`: the bounds of weights.size_gb in load/schema.py.
+SIZE_GB = FiniteFloat(min=0.001, max=100_000)
+
+# A --root that does not exist, or is a file, is a usage error (exit 2), not a finding.
 root_option = click.option(
-    "--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+    "--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
     show_default=True, help="The deployment repository (with hosts/, models/, templates/).")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, RegularFile, guard, report, root_option
 from generator.errors import ExitCode, GenError
 from generator.live.fleet import HostOutcome, fleet_exit_code, summary_table, verify_fleet
 from generator.live.inventory import inventory_target, load_inventory
@@ -68,11 +68,11 @@ def _targets(plans: list[HostPlan], inventory: Path | None, ssh_config: Path | N
 @click.command(epilog=EXIT_CODES_HELP)
 @click.option("--host", multiple=True, metavar="NAME", help="Verify this host (repeatable).")
 @click.option("--all", "all_hosts", is_flag=True, help="Verify every host in hosts/.")
-@click.option("--inventory", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+@click.option("--inventory", type=RegularFile(path_type=Path), default=None,
               help="Reach the hosts as this Ansible inventory says (e.g. ansible/inventory.yml from "
                    "`gen ansible`): ansible_host, ansible_port, ansible_user, private key, ssh args.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=DEFAULT_JOBS, show_default=True,
-              help="Check this many hosts at once.")
+@click.option("--jobs", "-j", type=JOBS, default=DEFAULT_JOBS, show_default=True,
+              help=f"Check this many hosts at once (1 to {MAX_JOBS}).")
 @ssh_config_option
 @root_option
 @guard

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from generator import __version__
-from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, report, root_option
 from generator.errors import ExitCode
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import apply, unified_diff
@@ -57,8 +57,8 @@ def _hosts(host: tuple[str, ...], all_hosts: bool, required: bool) -> list[str] 
 
 
 # Per-host work runs in a process pool; output is the same for any N.
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
-                           help="Render N hosts at once (default: one per CPU).")
+jobs_option = click.option("--jobs", "-j", type=JOBS, default=None, metavar="N",
+                           help=f"Render N hosts at once, 1 to {MAX_JOBS} (default: one per CPU).")
 
 
 def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool = False) -> RenderResult:

@@ -23,7 +23,7 @@ import click
 
 from generator.sglang.catalog import Catalog, known_pins, load_catalog
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
-from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, report, root_option
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.importer.build import import_command as import_manifest
 from generator.live.target import target_for_host
@@ -194,11 +194,11 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
 @click.command("import", epilog=EXIT_CODES_HELP)
 @click.option("--sglang", "pin", metavar="PIN", help="Check the flags against this SGLang pin.")
 @click.option("--host", metavar="NAME", help="Check against the pin of this inventory host.")
-@click.option("--file", "file", metavar="FILE",
+@click.option("--file", "file", metavar="FILE", type=RegularFile(allow_dash=True),
               help="Read the command from FILE (a shell command or a unit with ExecStart=); "
                    "'-' reads stdin.")
 @click.option("--name", metavar="NAME", help="The manifest's name (default: from the command).")
-@click.option("--size-gb", type=click.FloatRange(min=0.001), metavar="GB",
+@click.option("--size-gb", type=SIZE_GB, metavar="GB",
               help="Size of the weights on disk; without it size_gb is left to fill in.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @root_option

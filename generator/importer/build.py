@@ -37,6 +37,7 @@ from typing import Any
 
 from generator.sglang.catalog import Action, Catalog, load_flag_tables
 from generator.importer.cmdline import Word, split_command
+from generator import systemd
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
 from generator.sglang.flags import Arg, ArgValue, CheckedArg, check_args
 from generator.sglang.rules import evaluate, load_rules, rules_path, settings_from_words
@@ -293,8 +294,10 @@ def _field_value(path: tuple[str, ...], action: Action, group: CheckedArg) -> An
 
 def _slug(text: str) -> str:
     """A manifest name from a served name or a path: lowercase, [a-z0-9._-] only."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", PurePosixPath(text.rstrip("/")).name.lower()).strip("-.")
-    return slug or "imported-model"
+    slug = re.sub(r"[^a-z0-9._-]+", "-", PurePosixPath(text.rstrip("/")).name.lower()).strip("-._")
+    slug = re.sub(r"\.{2,}", ".", slug)[: systemd.NAME_MAX].strip("-.")
+    # The one name check of gen (systemd.name_problem), so the manifest written loads.
+    return slug if slug and systemd.name_problem(slug) is None else "imported-model"
 
 
 def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],

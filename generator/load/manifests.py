@@ -4,6 +4,11 @@ ruamel.yaml composes the node graph once; we build plain Python data from it and
 for every path into the document, where its key and its value were written. Later
 passes (schema, resolve, flags) report problems at those positions. Malformed YAML and
 duplicate keys become diagnostics here, never tracebacks.
+
+Hostile input is bounded before it is composed (:mod:`generator.load.limits`: depth, alias
+expansion, scalar length, one document, core tags only) and read without following links or
+blocking (:mod:`generator.load.files`). Building the data counts nodes again, because an
+alias to an enclosing anchor makes a cycle the event count cannot see.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ try:
 except ImportError:  # no ruamel.yaml.clib: the pure parser reads %YAML itself
     CParser = None
 
-from generator.errors import Diagnostics, Position
+from generator.errors import Diagnostics, GenError, Position
+from generator.load import limits
+from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -58,6 +65,9 @@ class Document:
     data: Any
     value_pos: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
     key_pos: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
+    # Values already refused by the whole-document walk (load/values.py): the schema does not
+    # report them a second time.
+    refused: set[DocPath] = field(default_factory=set)
 
     def pos(self, path: DocPath = (), key: bool = False) -> Position:
         """Position of the value (or key) at ``path``; falls back to the nearest parent."""
@@ -79,56 +89,98 @@ def _mark(node: Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: int) -> Any:
-    """Turn a composed node into plain data, recording positions and duplicate keys."""
-    doc.value_pos[path] = _mark(node)
-    if depth > 64:  # an alias loop or absurd nesting: refuse instead of recursing forever
-        diags.error(doc.pos(path), "Y003", "YAML nesting is too deep (more than 64 levels)")
+class _Budget:
+    """Nodes left to build (an alias is built again wherever it is used), and whether a value
+    could not be constructed (then the document is not checked further: no "null" noise)."""
+
+    def __init__(self) -> None:
+        self.left = limits.MAX_NODES
+        self.failed = False
+
+
+class _TooBig(GenError, ValueError):  # internal: caught in this module
+    """Building stopped: an alias cycle or nesting past the limits (one error, no data)."""
+
+    def __init__(self, path: DocPath, code: str, message: str):
+        super().__init__(message)
+        self.path, self.code, self.message = path, code, message
+
+
+def _scalar(node: ScalarNode, path: DocPath, doc: Document, diags: Diagnostics, budget: _Budget) -> Any:
+    """Construct one scalar; a value Python refuses (a 5,000-digit integer) is positioned."""
+    if node.tag == _STR_TAG:
+        return node.value  # what the constructor returns for a string, without its dispatch
+    if node.tag == "tag:yaml.org,2002:merge":
+        diags.error(doc.pos(path), "Y004", "YAML merge keys ('<<') are not supported")
+        budget.failed = True
         return None
-    if isinstance(node, ScalarNode):
-        if node.tag == _STR_TAG:
-            return node.value  # what the constructor returns for a string, without its dispatch
-        if node.tag == "tag:yaml.org,2002:merge":
-            diags.error(doc.pos(path), "Y004", "YAML merge keys ('<<') are not supported")
-            return None
+    try:
         return _YAML.constructor.construct_object(node, deep=True)
+    except (YAMLError, ValueError, TypeError, OverflowError) as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "digits" in text:  # Python's int-from-string limit (sys.get_int_max_str_digits)
+            text = f"a number with {len(node.value)} characters is too long"
+        diags.error(Position(doc.path, *_mark(node)), "Y001", f"invalid value: {text}")
+        budget.failed = True
+        return None
+
+
+def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: int,
+           budget: _Budget) -> Any:
+    """Turn a composed node into plain data, recording positions and duplicate keys.
+
+    Raises _TooBig past MAX_NODES (an alias cycle such as ``&a [*a, *a]`` doubles at every
+    level, which the event count of limits.prescan cannot see) or MAX_DEPTH.
+    """
+    budget.left -= 1
+    if budget.left < 0:
+        raise _TooBig(path, "Y013", f"the document has more than {limits.MAX_NODES} values once YAML "
+                      "aliases are expanded (an alias inside its own anchor?)")
+    doc.value_pos[path] = _mark(node)
+    if depth > limits.MAX_DEPTH:
+        raise _TooBig(path, "Y003", f"YAML nesting is too deep (more than {limits.MAX_DEPTH} levels; "
+                      "an alias inside its own anchor?)")
+    if isinstance(node, ScalarNode):
+        return _scalar(node, path, doc, diags, budget)
     if isinstance(node, SequenceNode):
-        return [_build(item, path + (i,), doc, diags, depth + 1) for i, item in enumerate(node.value)]
+        return [_build(item, path + (i,), doc, diags, depth + 1, budget) for i, item in enumerate(node.value)]
     if isinstance(node, MappingNode):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                diags.error(
-                    Position(doc.path, *_mark(key_node)),
-                    "Y004" if key_node.tag == "tag:yaml.org,2002:merge" else "Y005",
-                    "YAML merge keys ('<<') are not supported"
-                    if key_node.tag == "tag:yaml.org,2002:merge"
-                    else "a mapping key must be a plain scalar",
-                )
-                continue
-            key = key_node.value if key_node.tag == _STR_TAG else _YAML.constructor.construct_object(key_node, deep=True)
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                key = str(key)  # e.g. a date used as key; keep it hashable
-            kpath = path + (key,)
-            if key in result:
-                first = doc.key_pos[kpath]
-                diags.error(
-                    Position(doc.path, *_mark(key_node)),
-                    "Y002",
-                    f"duplicate key '{key}' (first defined at line {first[0]})",
-                )
-                continue
-            doc.key_pos[kpath] = _mark(key_node)
-            result[key] = _build(value_node, kpath, doc, diags, depth + 1)
-        return result
+        return _mapping(node, path, doc, diags, depth, budget)
     diags.error(doc.pos(path), "Y005", f"unsupported YAML node {type(node).__name__}")
     return None
+
+
+def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics, depth: int,
+             budget: _Budget) -> dict[Any, Any]:
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            merge = key_node.tag == "tag:yaml.org,2002:merge"
+            budget.failed = True  # the data would be a guess: nothing else is checked
+            diags.error(Position(doc.path, *_mark(key_node)), "Y004" if merge else "Y005",
+                        "YAML merge keys ('<<') are not supported" if merge
+                        else "a mapping key must be a plain scalar")
+            continue
+        key = _scalar(key_node, path, doc, diags, budget)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            key = str(key)  # e.g. a date used as key; keep it hashable
+        kpath = path + (key,)
+        if key in result:
+            first = doc.key_pos[kpath]
+            diags.error(Position(doc.path, *_mark(key_node)), "Y002",
+                        f"duplicate key '{key}' (first defined at line {first[0]})")
+            continue
+        doc.key_pos[kpath] = _mark(key_node)
+        result[key] = _build(value_node, kpath, doc, diags, depth + 1, budget)
+    return result
 
 
 def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | None:
     """Parse YAML text; on malformed YAML record Y001 and return None."""
     doc = Document(display_path, None)
     try:
+        if not limits.prescan(text, display_path, diags):
+            return None
         root = _YAML.compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -148,22 +200,48 @@ def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | No
     if root is None:
         diags.error(Position(display_path, 1, 1), "Y006", "the file is empty")
         return None
+    budget = _Budget()
     try:
-        doc.data = _build(root, (), doc, diags, 0)
-    except (YAMLError, ValueError, TypeError) as exc:  # e.g. an invalid timestamp scalar
+        doc.data = _build(root, (), doc, diags, 0, budget)
+    except _TooBig as stop:
+        diags.error(doc.pos(stop.path), stop.code, stop.message)
+        return None
+    except (YAMLError, ValueError, TypeError) as exc:  # not expected: scalars are handled above
         diags.error(Position(display_path, 1, 1), "Y001", f"malformed YAML: {exc}")
         return None
-    return doc
+    return None if budget.failed else doc
+
+
+def load_bytes(data: bytes, display_path: str, diags: Diagnostics) -> Document | None:
+    """Decode UTF-8 (a UTF-8 byte-order mark is allowed) and parse; other encodings are Y007."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        diags.error(Position(display_path, 1, 1), "Y007", "the file is UTF-16 or UTF-32: save it as UTF-8")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        diags.error(Position(display_path, line, col), "Y007",
+                    f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return None
+    return load_text(text.removeprefix("\ufeff"), display_path, diags)
+
+
+def load_source(source: SourceFile, diags: Diagnostics) -> Document | None:
+    """Parse a file read by :func:`generator.load.files.source_files` (or report why it was not)."""
+    if source.error is not None or source.data is None:
+        if source.error is not None:
+            diags.add(source.error)
+        return None
+    return load_bytes(source.data, source.display, diags)
 
 
 def load_file(path: Path, display_path: str, diags: Diagnostics) -> Document | None:
-    """Read and parse one YAML file; unreadable or non-UTF-8 files become diagnostics."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        diags.error(Position(display_path, 0, 0), "Y007", f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+    """Read (regular files only, bounded, no symlink) and parse one YAML file."""
+    data, error = read_file(path, display_path)
+    if error is not None or data is None:
+        if error is not None:
+            diags.add(error)
         return None
-    except OSError as exc:
-        diags.error(Position(display_path, 0, 0), "Y008", f"cannot read file: {exc.strerror}")
-        return None
-    return load_text(text, display_path, diags)
+    return load_bytes(data, display_path, diags)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostics, Position
+from generator.load.exposure import check_listeners
 from generator.load.manifests import Document, DocPath
 from generator.load.schema import suggest
 
@@ -312,6 +313,7 @@ def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diag
                             f"the service user '{sg.user}' cannot read {path}: home folders are "
                             "hidden from services (ProtectHome=)",
                             "install SGLang outside /root and /home, or set sglang.user: root")
+    check_listeners(host, diags)
     names: dict[str, int] = {}
     for i, svc in enumerate(host.services):
         if svc.name in names:

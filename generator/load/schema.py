@@ -9,18 +9,17 @@ over the whole document, so no field can forget them.
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Any, Iterable
 
-from cerberus import Validator, errors as cerrors
+from cerberus import errors as cerrors
 
-from generator import systemd
 from generator.errors import Diagnostics
+from generator.load.checks import CUSTOM, GenValidator
 from generator.load.fastcheck import surely_valid
+from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
+from generator.load.values import check_values, dotted as _dotted
 
-# Names become unit names and file names: systemd's unit-name alphabet, no "..".
-NAME_RE = re.compile(r"^[A-Za-z0-9:_.-]+$")
 ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 FLAG_RE = r"^--[A-Za-z0-9][A-Za-z0-9_.-]*$"
 PCI_RE = r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$"
@@ -32,6 +31,12 @@ PIN_RE = r"^([0-9]+\.[0-9]+\.[0-9]+([.a-z0-9]*)|git-[0-9a-f]{40})$"
 IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"
 # What other nodes dial for --dist-init-addr: an IPv4/IPv6 literal or a DNS name (no port).
 NET_ADDRESS_RE = r"^([0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$"
+
+
+PORT = {"min": 1, "max": 65535}
+GPU_INDEX = {"type": "integer", "min": 0, "max": 1023}  # nvidia-smi numbers GPUs from 0
+NUMA_NODE = {"min": 0, "max": 1023}  # MAX_NUMNODES of Linux is 1024
+COUNT = {"min": 1, "max": 1024}  # parallel sizes, speculative steps: far above any real setup
 
 
 def _name() -> dict[str, Any]:
@@ -70,24 +75,24 @@ MODEL_SCHEMA: dict[str, Any] = {
         "schema": {
             "path": _abs_path(required=True),
             "format": {"type": "string", "allowed": ["safetensors", "gguf", "pt"]},
-            "size_gb": {"type": "number", "required": True, "min": 0.001},
-            "shards": {"type": "integer", "min": 1},
-            "params_b": {"type": "number", "min": 0},
-            "active_params_b": {"type": "number", "min": 0},
+            "size_gb": {"type": "number", "required": True, "min": 0.001, "max": 100_000},
+            "shards": {"type": "integer", "min": 1, "max": 100_000},
+            "params_b": {"type": "number", "min": 0, "max": 100_000},
+            "active_params_b": {"type": "number", "min": 0, "max": 100_000},
             "quantization": {"type": "string"},
         },
     },
     "served_model_name": {"type": "string", "empty": False},
     "dtype": {"type": "string", "empty": False},
     "trust_remote_code": {"type": "boolean"},
-    "context_length": {"type": "integer", "min": 1},
+    "context_length": {"type": "integer", "min": 1, "max": 2**31 - 1},
     "parallel": {
         "type": "dict",
         "schema": {
-            "tp": {"type": "integer", "min": 1},
-            "pp": {"type": "integer", "min": 1},
-            "dp": {"type": "integer", "min": 1},
-            "ep": {"type": "integer", "min": 1},
+            "tp": {"type": "integer", **COUNT},
+            "pp": {"type": "integer", **COUNT},
+            "dp": {"type": "integer", **COUNT},
+            "ep": {"type": "integer", **COUNT},
             "dp_attention": {"type": "boolean"},
         },
     },
@@ -95,9 +100,9 @@ MODEL_SCHEMA: dict[str, Any] = {
         "type": "dict",
         "schema": {
             "algorithm": {"type": "string", "required": True, "empty": False},
-            "num_steps": {"type": "integer", "min": 1},
-            "eagle_topk": {"type": "integer", "min": 1},
-            "num_draft_tokens": {"type": "integer", "min": 1},
+            "num_steps": {"type": "integer", **COUNT},
+            "eagle_topk": {"type": "integer", **COUNT},
+            "num_draft_tokens": {"type": "integer", **COUNT},
             "draft_model_path": _abs_path(),
         },
     },
@@ -110,7 +115,7 @@ MODEL_SCHEMA: dict[str, Any] = {
     },
     "memory": {
         "type": "dict",
-        "schema": {"mem_fraction_static": {"type": "number"}},
+        "schema": {"mem_fraction_static": {"type": "number", "min": 0, "max": 1}},
     },
     "args": ARGS,
     "env": ENV,
@@ -120,7 +125,7 @@ MODEL_SCHEMA: dict[str, Any] = {
         "schema": {
             "hosts": {"type": "list", "required": True, "minlength": 2,
                       "schema": {"type": "string", "empty": False, "check_with": "unit_name"}},
-            "port": {"type": "integer", "required": True, "min": 1, "max": 65535},
+            "port": {"type": "integer", "required": True, **PORT},
         },
     },
 }
@@ -128,12 +133,12 @@ MODEL_SCHEMA: dict[str, Any] = {
 SERVICE_SCHEMA: dict[str, Any] = {
     "name": _name(),
     "model": {"type": "string", "required": True, "empty": False},
-    "port": {"type": "integer", "required": True},
-    "listen": {"type": "string", "empty": False},
-    "gpus": {"type": "list", "schema": {"type": "integer", "min": 0}, "minlength": 1},
+    "port": {"type": "integer", "required": True, **PORT},
+    "listen": {"type": "string", "empty": False, "check_with": "ip_address"},
+    "gpus": {"type": "list", "schema": GPU_INDEX, "minlength": 1},
     "allow_cross_numa": {"type": "boolean"},
     "enabled": {"type": "boolean"},
-    "timeout_start_min": {"type": "integer", "min": 1},
+    "timeout_start_min": {"type": "integer", "min": 1, "max": 10_080},  # a week
     # The unit also reads /etc/sglang/<name>.secret.env (root, 0600); gen never writes it.
     "secret_env": {"type": "boolean"},
     "args": ARGS,
@@ -143,12 +148,13 @@ SERVICE_SCHEMA: dict[str, Any] = {
 HOST_SCHEMA: dict[str, Any] = {
     "name": _name(),
     "description": {"type": "string"},
-    "address": {"type": "string", "required": True, "empty": False},
+    "address": {"type": "string", "required": True, "empty": False, "regex": NET_ADDRESS_RE,
+                "check_with": "net_address"},
     "ssh": {
         "type": "dict",
         "schema": {
-            "user": {"type": "string", "empty": False},
-            "port": {"type": "integer", "min": 1, "max": 65535},
+            "user": {"type": "string", "empty": False, "regex": USER_RE},
+            "port": {"type": "integer", **PORT},
         },
     },
     "gpus": {
@@ -158,10 +164,10 @@ HOST_SCHEMA: dict[str, Any] = {
         "schema": {
             "type": "dict",
             "schema": {
-                "index": {"type": "integer", "required": True, "min": 0},
+                "index": {**GPU_INDEX, "required": True},
                 "pci_bus_id": {"type": "string", "required": True, "regex": PCI_RE},
-                "memory_gb": {"type": "number", "required": True, "min": 1},
-                "numa_node": {"type": "integer", "required": True, "min": 0},
+                "memory_gb": {"type": "number", "required": True, "min": 1, "max": 10_000},
+                "numa_node": {"type": "integer", "required": True, **NUMA_NODE},
                 "model": {"type": "string"},
             },
         },
@@ -173,8 +179,8 @@ HOST_SCHEMA: dict[str, Any] = {
         "schema": {
             "type": "dict",
             "schema": {
-                "node": {"type": "integer", "required": True, "min": 0},
-                "cpus": {"type": "string", "required": True, "regex": CPULIST_RE},
+                "node": {"type": "integer", "required": True, **NUMA_NODE},
+                "cpus": {"type": "string", "required": True, "regex": CPULIST_RE, "check_with": "cpu_list"},
             },
         },
     },
@@ -185,7 +191,7 @@ HOST_SCHEMA: dict[str, Any] = {
             "schema": {
                 "vm": {"type": "string", "required": True, "empty": False},
                 "gpus": {"type": "list", "required": True, "minlength": 1,
-                         "schema": {"type": "integer", "min": 0}},
+                         "schema": GPU_INDEX},
             },
         },
     },
@@ -213,48 +219,13 @@ HOST_SCHEMA: dict[str, Any] = {
     "network": {
         "type": "dict",
         "schema": {
-            "address": {"type": "string", "required": True, "empty": False, "regex": NET_ADDRESS_RE},
+            "address": {"type": "string", "required": True, "empty": False, "regex": NET_ADDRESS_RE,
+                        "check_with": "net_address"},
             "interface": {"type": "string", "required": True, "empty": False, "regex": IFNAME_RE},
         },
     },
 }
 
-
-class _Validator(Validator):  # type: ignore[misc]
-    """cerberus with the project's own checks (names, absolute paths)."""
-
-    def _check_with_unit_name(self, field: str, value: Any) -> None:
-        if isinstance(value, str) and (not NAME_RE.match(value) or ".." in value or len(value) > 200):
-            self._error(field, "unit_name")
-
-    def _check_with_not_bool(self, field: str, value: Any) -> None:
-        if isinstance(value, bool):  # cerberus counts bool as integer; we do not
-            self._error(field, "not_bool")
-
-    def _check_with_abs_path(self, field: str, value: Any) -> None:
-        if isinstance(value, str) and not value.startswith("/"):
-            self._error(field, "abs_path")
-
-    def _check_with_unit_path(self, field: str, value: Any) -> None:
-        """Paths written into unit settings as they are (program, sandbox paths)."""
-        if not isinstance(value, str):
-            return
-        if not value.startswith("/"):
-            self._error(field, "abs_path")
-            return
-        try:
-            systemd.path_value(value)
-            if "$" in value:  # an ExecStart program path is not variable-expanded, argv[0] is
-                raise ValueError(f"path contains '$': {value!r}")
-        except ValueError as exc:
-            self._error(field, "unit_path:" + str(exc))
-
-
-_CUSTOM = {
-    "unit_name": ("S007", "is not a safe name: use only [A-Za-z0-9:_.-], without '..'"),
-    "abs_path": ("S006", "must be an absolute path"),
-    "not_bool": ("S002", "must be a string or a number, not a boolean (quote it)"),
-}
 
 # Regex mismatches explained in words an operator can act on.
 _PATTERN_TEXT = {
@@ -315,59 +286,21 @@ def suggest(word: str, candidates: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def check_strings(doc: Document, diags: Diagnostics, data: Any = None, path: DocPath = ()) -> bool:
-    """Refuse control characters (newline, NUL, ...) in every key and value of a document.
-
-    Returns True when the document holds none.
-    """
-    before = len(diags.items)
-    _check_strings(doc, diags, doc.data if data is None and not path else data, path)
-    return len(diags.items) == before
+def check_strings(doc: Document, diags: Diagnostics) -> bool:
+    """Refuse control and format characters, NaN, infinity and huge integers in every key and
+    value of a document (:mod:`generator.load.values`). Returns True when it holds none."""
+    return check_values(doc, diags)
 
 
-def _check_strings(doc: Document, diags: Diagnostics, data: Any, path: DocPath) -> None:
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(key, str) and _has_control(key):
-                diags.error(doc.pos(path + (key,), key=True), "S008",
-                            f"key {key!r} contains a control character")
-            elif isinstance(key, str) and systemd.noncharacter(key) is not None:
-                diags.error(doc.pos(path + (key,), key=True), "S008",
-                            f"key {key!r} contains a Unicode noncharacter, which systemd refuses")
-            _check_strings(doc, diags, value, path + (key,))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            _check_strings(doc, diags, value, path + (i,))
-    elif isinstance(data, str) and _has_control(data):
-        diags.error(doc.pos(path), "S008",
-                    f"'{_dotted(path)}' contains a control character (newline, tab, NUL, ...): {data!r}")
-    elif isinstance(data, str) and systemd.noncharacter(data) is not None:
-        # Found by the hypothesis test of ExecStart= parse-back: systemd drops such a line.
-        bad = ord(systemd.noncharacter(data) or "\0")
-        diags.error(doc.pos(path), "S008", f"'{_dotted(path)}' contains the Unicode noncharacter "
-                    f"U+{bad:04X}, which systemd refuses in unit and environment files: {data!r}")
+_VALIDATORS: dict[int, GenValidator] = {}
 
 
-def _has_control(text: str) -> bool:
-    return any(ord(c) < 32 or ord(c) == 127 for c in text)
-
-
-def _dotted(path: DocPath) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
-    return out or "(document)"
-
-
-_VALIDATORS: dict[int, _Validator] = {}
-
-
-def _validator_for(schema: dict[str, Any]) -> _Validator:
+def _validator_for(schema: dict[str, Any]) -> GenValidator:
     """One validator per schema: cerberus checks the schema itself on construction, which
     costs more than validating a small document; the module-level schemas never change."""
     validator = _VALIDATORS.get(id(schema))
     if validator is None:
-        validator = _VALIDATORS[id(schema)] = _Validator(schema)
+        validator = _VALIDATORS[id(schema)] = GenValidator(schema)
     return validator
 
 
@@ -389,12 +322,19 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
     # cerberus' normalization pass halves the cost of a validation and changes nothing.
     if validator.validate(data, normalize=False):
         return True
-    for err in _leaves(validator._errors):
+    # In the order they were written, so the spelling hints (difflib: slow) go to the first
+    # MAX_DIAGNOSTICS unknown keys, the ones a capped report shows.
+    leaves = sorted(_leaves(validator._errors), key=lambda e: doc.pos(base + tuple(e.document_path), key=True))
+    hints_left = MAX_DIAGNOSTICS
+    for err in leaves:
         path = base + tuple(err.document_path)
+        if path in doc.refused:
+            continue  # a NaN or a control character, reported by check_strings already
         where = _dotted(path)
         if err.code == cerrors.UNKNOWN_FIELD.code:
             key = path[-1]
-            hint = suggest(str(key), _known_keys(schema, tuple(err.schema_path)))
+            hints_left -= 1
+            hint = suggest(str(key), _known_keys(schema, tuple(err.schema_path))) if hints_left >= 0 else None
             diags.error(doc.pos(path, key=True), "S001", f"unknown key '{where}'",
                         f"did you mean '{hint}'?" if hint else None)
         elif err.code == cerrors.REQUIRED_FIELD.code:
@@ -426,9 +366,10 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).startswith("unit_path:"):
             diags.error(doc.pos(path), "S010", f"'{where}' cannot be written into a unit file: "
                         f"{str(err.info[0]).split(':', 1)[1]}")
-        elif err.code == cerrors.CUSTOM.code and err.info and err.info[0] in _CUSTOM:
-            code, text = _CUSTOM[err.info[0]]
-            diags.error(doc.pos(path), code, f"'{where}' {text}, got {err.value!r}")
+        elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).split(":", 1)[0] in CUSTOM:
+            rule, _, detail = str(err.info[0]).partition(":")
+            code, text = CUSTOM[rule]
+            diags.error(doc.pos(path), code, f"'{where}' {text.format(detail=detail)}, got {err.value!r}")
         else:  # a cerberus rule this mapping does not name yet: still positioned, never lost
             diags.error(doc.pos(path), "S000", f"'{where}': invalid value {err.value!r} ({err.rule})")
     return False

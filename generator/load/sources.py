@@ -6,20 +6,21 @@ This is the only way the pipeline reads ``models/`` and ``hosts/`` (generator/pi
 the inventories of the hosts it shares a multi-node model with. Rendering never reads a
 file; ``resolve.load_sources`` is these same pieces over a whole repository.
 
-A file's bytes are read once (:class:`SourceFile`), so the render cache keys exactly the
-bytes that were loaded.
+A file's bytes are read once (:class:`generator.load.files.SourceFile`: regular files only,
+never through a symlink, bounded), so the render cache keys exactly the bytes that were loaded.
 """
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics
-from generator.load.manifests import Document, load_file, load_text
+from generator.load.files import SUFFIXES, SourceFile, source_files
+from generator.load.limits import cap
+from generator.load.manifests import Document, load_source
 from generator.load.resolve import (
     Host,
     Model,
@@ -31,62 +32,25 @@ from generator.load.resolve import (
 )
 from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, validate
 
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """One YAML file of a folder: its path, displayed path and bytes.
-
-    ``data`` is None for anything that is not a regular readable file; loading it then
-    goes through :func:`generator.load.manifests.load_file`, which reports why.
-    """
-
-    path: Path
-    display: str  # e.g. hosts/llm-two.yaml
-    data: bytes | None
-
-    @property
-    def stem(self) -> str:
-        """The file name without its suffix: a host is selected and referenced by it."""
-        return self.path.stem
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return None  # a FIFO or device would block or never end: load_file reports it
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def source_files(root: Path, folder: str) -> list[SourceFile]:
-    """Every YAML file of ``root/folder`` (hidden ones skipped), in name order."""
-    directory = root / folder
-    if not directory.is_dir():
-        return []
-    return [SourceFile(path, f"{folder}/{path.name}", _read(path))
-            for path in sorted(directory.iterdir())
-            if path.suffix in YAML_SUFFIXES and not path.name.startswith(".")]
+YAML_SUFFIXES = SUFFIXES
 
 
 def load_document(sf: SourceFile, schema: dict[str, Any], kind: str, diags: Diagnostics) -> Document | None:
-    """Parse, check the strings of and validate one file; None when any of that failed."""
-    doc = None
-    if sf.data is not None:
-        try:
-            doc = load_text(sf.data.decode("utf-8"), sf.display, diags)
-        except UnicodeDecodeError:
-            doc = load_file(sf.path, sf.display, diags)  # reports the bad byte with its position
-    else:
-        doc = load_file(sf.path, sf.display, diags)
+    """Parse, check the strings and numbers of, and validate one file; None when any failed.
+
+    ``sf`` comes from :func:`generator.load.files.source_files` (regular files only, no
+    symlinks, bounded; an unreadable entry carries its diagnostic). A file reports at most
+    ``limits.MAX_DIAGNOSTICS`` findings, then one "and K more" line.
+    """
+    start = len(diags.items)
+    doc = load_source(sf, diags)
     clean = doc is not None and check_strings(doc, diags)
     # Schema errors are worth reporting even when the strings were bad.
-    if doc is None or not validate(doc, schema, diags) or not clean:
-        return None
-    check_name_matches_file(doc, sf.stem, kind, diags)
-    return doc
+    valid = doc is not None and validate(doc, schema, diags) and clean
+    if valid:
+        check_name_matches_file(doc, sf.stem, kind, diags)
+    cap(diags, start, sf.display)
+    return doc if valid else None
 
 
 @dataclass(frozen=True)

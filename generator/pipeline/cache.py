@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.load.files import read_file
+
 CACHE_FORMAT = "render-v3-json"  # bump when the entry layout changes
 _LIBRARIES = ("jinja2", "ruamel.yaml", "ruamel.yaml.clib", "cerberus")
 _SHARED_FOLDERS = ("models", "catalogs", "templates")
@@ -98,15 +100,28 @@ def open_cache() -> CacheFolder:
 
 
 def _hash_tree(digest: Any, folder: Path, label: str) -> None:
-    """Feed every file under ``folder`` (relative name and bytes, sorted) into ``digest``."""
-    if not folder.is_dir():
-        digest.update(f"{label}: none\0".encode())
+    """Feed every entry under ``folder`` (relative name and bytes, sorted) into ``digest``.
+
+    Entries that are not regular files (a FIFO, device, symlink, a folder named x.yaml) are
+    never read (load/files.py) but count by name, so that a loader error about them is not
+    hidden by an entry cached before they appeared. A linked ``folder`` is not walked.
+    """
+    if folder.is_symlink() or not folder.is_dir():
+        digest.update(f"{label}: {'a symlink' if folder.is_symlink() else 'none'}\0".encode())
         return
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            data = path.read_bytes()
-            digest.update(f"{label}/{path.relative_to(folder)}\0{len(data)}\0".encode())
-            digest.update(data)
+        if "__pycache__" in path.parts:
+            continue
+        # surrogateescape: a file name that is not UTF-8 is keyed by its bytes, not a crash
+        name = f"{label}/{path.relative_to(folder)}".encode("utf-8", "surrogateescape")
+        if path.is_dir() and not path.is_symlink():
+            digest.update(name + b"/\0")
+            continue
+        # No size limit: a catalog over the manifests' 256 KiB must still key by its content.
+        data = None if path.is_symlink() else read_file(path, str(path), limit=None)[0]
+        data = data if data is not None else b"\0not a regular file"
+        digest.update(name + f"\0{len(data)}\0".encode())
+        digest.update(data)
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
+from generator.load.limits import MAX_JOBS
 from generator.load.resolve import Host, Model
 from generator.load.schema import suggest
 from generator.load.sources import ModelSet, SourceFile, host_file_index, load_models, source_files
@@ -230,7 +231,7 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
     nothing and is left empty). ``detail`` keeps each host's full render (``renders``);
     it is never cached. ``jobs=None`` uses every core.
     """
-    jobs = max(1, jobs or os.cpu_count() or 1)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS))  # a 256-core default too
     result = RenderResult()
     cache_folder = render_cache.open_cache() if use_cache and not detail else render_cache.CacheFolder(None)
     if cache_folder.warning:

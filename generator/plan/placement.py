@@ -22,6 +22,7 @@ rank and rendezvous address are set afterwards by :mod:`generator.plan.cluster`.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
@@ -153,6 +154,9 @@ def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, t
 
 
 def _under(path: str, root: str) -> bool:
+    # Free-form strings (args, env) are not normalized by the schema: '..' must not walk out.
+    if path.startswith("/"):
+        path = "/" + posixpath.normpath(path).lstrip("/")
     return root == "/" or path == root or path.startswith(root + "/")
 
 

@@ -1,0 +1,130 @@
+"""Bounds on a YAML document, checked on the parser's event stream before anything is composed.
+
+libyaml composes recursively (200 KB of ``[`` crashes it) and its scanner is quadratic in
+flow nesting (the same input takes 46 s just to parse), and a 478-byte "billion laughs" file
+expands to 10**9 nodes when aliases are followed. So :func:`prescan` walks the events (cheap,
+no tree), and stops at the first event that breaks a limit, with its position:
+
+* nesting deeper than :data:`MAX_DEPTH` collections;
+* more than :data:`MAX_NODES` nodes once every alias is expanded (an anchor's size is known
+  when its node ends, so an alias adds that many; the count never builds anything);
+* a scalar longer than :data:`MAX_SCALAR_CHARS`;
+* more than one document in a stream (a manifest is one document);
+* an explicit tag outside YAML's core schema (``!!python/object``, ``!!binary``, ``!foo``).
+
+Stopping early is what keeps the bad cases fast: the parser is lazy, so the deep-``[`` file
+is abandoned after 65 events (about a millisecond).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from generator.errors import Diagnostics, GenError, Position
+
+MAX_DEPTH = 64  # collections inside collections; the examples use 4
+MAX_NODES = 5_000  # after alias expansion; the largest example inventory has 90, a 64-service host ~2,600
+MAX_SCALAR_CHARS = 64 * 1024
+MAX_DIAGNOSTICS = 50  # per document; the rest are counted in one "and K more" note
+# Worker processes for --jobs: 5,000 forks ran out of process slots (BlockingIOError) and hung
+# the pool; a 300-host render is done in seconds with a few.
+MAX_JOBS = 64
+
+_CORE = "tag:yaml.org,2002:"
+ALLOWED_TAGS = frozenset({"!", *(_CORE + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))})
+
+_PARSER = YAML(typ="safe")  # only its parser is used: events, no construction
+
+
+class _Stop(GenError, ValueError):  # internal: caught in this module
+    """A limit was broken at this event."""
+
+    def __init__(self, event: Any, code: str, message: str):
+        super().__init__(message)
+        self.event, self.code, self.message = event, code, message
+
+
+def _pos(display: str, event: Any) -> Position:
+    mark = event.start_mark
+    return Position(display, mark.line + 1, mark.column + 1)
+
+
+def _check_tag(event: Any) -> None:
+    tag = getattr(event, "tag", None)
+    if tag is not None and tag not in ALLOWED_TAGS:
+        shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+        raise _Stop(event, "Y011", f"YAML tag '{shown}' is not allowed: write plain values "
+                    "(strings, numbers, true/false, lists, mappings)")
+
+
+def _walk(text: str) -> None:
+    """Raise _Stop at the first event over a limit; parser errors propagate as they are."""
+    open_nodes: list[list[Any]] = []  # per open collection: [expanded size, anchor]
+    sizes: dict[str, int] = {}  # anchor -> expanded size of its node
+    total = 0
+    documents = 0
+    for event in _PARSER.parse(text):
+        kind = type(event).__name__
+        size = 0
+        if kind == "DocumentStartEvent":
+            documents += 1
+            if documents > 1:
+                raise _Stop(event, "Y012", "a second YAML document ('---'): a manifest is one document")
+        elif kind in ("MappingStartEvent", "SequenceStartEvent"):
+            _check_tag(event)
+            open_nodes.append([1, event.anchor])
+            total += 1
+            if len(open_nodes) > MAX_DEPTH:
+                raise _Stop(event, "Y003", f"YAML nesting is too deep (more than {MAX_DEPTH} levels)")
+        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+            size, anchor = open_nodes.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+        elif kind == "ScalarEvent":
+            _check_tag(event)
+            if len(event.value) > MAX_SCALAR_CHARS:
+                raise _Stop(event, "Y010", f"a value of {len(event.value)} characters; at most "
+                            f"{MAX_SCALAR_CHARS} are allowed")
+            size = 1
+            total += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif kind == "AliasEvent":
+            size = sizes.get(event.anchor, 1)
+            total += size
+        if size and open_nodes:
+            open_nodes[-1][0] += size
+        if total > MAX_NODES:
+            raise _Stop(event, "Y013", f"the document has more than {MAX_NODES} values (each use of a "
+                        "YAML alias counted in full): a manifest is far smaller; split it")
+
+
+def prescan(text: str, display: str, diags: Diagnostics) -> bool:
+    """Check ``text`` against the limits above; record the first broken one and return False.
+
+    YAML syntax errors are not caught here: the caller reports them with their position.
+    """
+    try:
+        _walk(text)
+    except _Stop as stop:
+        diags.error(_pos(display, stop.event), stop.code, stop.message)
+        return False
+    return True
+
+
+def cap(diags: Diagnostics, start: int, display: str, limit: int = MAX_DIAGNOSTICS) -> None:
+    """Keep at most ``limit`` of the findings recorded since index ``start`` (by position),
+    then one note counting the rest: a generated file with 20,000 mistakes stays readable."""
+    mine = sorted(diags.items[start:], key=lambda d: d.sort_key())
+    if len(mine) <= limit:
+        return
+    rest = mine[limit:]
+    errors = sum(d.is_error for d in rest)
+    del diags.items[start:]
+    diags.items.extend(mine[:limit])
+    # Placed at the first finding left out, so it prints after the ones shown.
+    record = diags.error if errors else diags.warning
+    record(rest[0].pos if rest[0].pos.path == display else Position(display, 0, 0), "Y014",
+           f"and {len(rest)} more finding(s) in this file from here on ({errors} error(s)), not shown")

@@ -1,0 +1,83 @@
+"""Checks every key and value of a document, whatever field it is in: no field can forget them.
+
+* Strings: no character that would end a unit-file line, hide in a review, or that systemd
+  refuses at render time. That is every Unicode control (Cc: C0, DEL and C1 such as U+0085),
+  format character (Cf: bidi overrides like U+202E, zero-width U+200B-U+200D, U+2060,
+  U+FEFF), line/paragraph separator (Zl/Zp: U+2028, U+2029), lone surrogate (Cs), and
+  Unicode noncharacter (U+FDD0-U+FDEF, U+FFFE, U+FFFF and the same in every plane).
+  Emoji sequences joined by U+200D are refused too: descriptions are plain text.
+* Numbers: NaN and infinity are refused (``.nan``, ``.inf``, ``1e999``), and so is an
+  integer beyond 64 bits, wherever it is written (``args:`` and ``env:`` included); each
+  schema field has its own tighter bounds (schema.py).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from typing import Any
+
+from generator import systemd
+from generator.errors import Diagnostics
+from generator.load.manifests import Document, DocPath
+
+INT_LIMIT = 2**63 - 1
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def bad_char(text: str) -> tuple[int, str] | None:
+    """The offset and the U+XXXX name of the first refused character of ``text``, or None."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in _REFUSED_CATEGORIES or systemd.noncharacter(ch):
+            name = unicodedata.name(ch, "")
+            return i, f"U+{ord(ch):04X}" + (f" {name}" if name else "")
+    return None
+
+
+def number_problem(value: Any) -> str | None:
+    """Why a number cannot be used anywhere in a manifest, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a number gen can use (NaN and infinity are refused)"
+    if isinstance(value, int) and abs(value) > INT_LIMIT:
+        return f"the integer with {len(str(abs(value)))} digits is out of range (at most {INT_LIMIT})"
+    return None
+
+
+def dotted(path: DocPath) -> str:
+    """``services[0].name`` for the path ("services", 0, "name")."""
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out or "(document)"
+
+
+def check_values(doc: Document, diags: Diagnostics) -> bool:
+    """Refuse the characters and numbers above in every key and value; True when none."""
+    before = len(diags.items)
+    _walk(doc, diags, doc.data, ())
+    return len(diags.items) == before
+
+
+def _walk(doc: Document, diags: Diagnostics, data: Any, path: DocPath) -> None:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(key, str) and (found := bad_char(key)):
+                doc.refused.add(path + (key,))
+                diags.error(doc.pos(path + (key,), key=True), "S008",
+                            f"key {key!r} contains the control or invisible character {found[1]}")
+            elif number_problem(key):
+                doc.refused.add(path + (key,))
+                diags.error(doc.pos(path + (key,), key=True), "S011", f"key: {number_problem(key)}")
+            _walk(doc, diags, value, path + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _walk(doc, diags, value, path + (i,))
+    elif isinstance(data, str) and (found := bad_char(data)):
+        doc.refused.add(path)
+        diags.error(doc.pos(path), "S008", f"'{dotted(path)}' contains the control or invisible character "
+                    f"{found[1]}: {data!r}")
+    elif number_problem(data):
+        doc.refused.add(path)
+        diags.error(doc.pos(path), "S011", f"'{dotted(path)}': {number_problem(data)}")
