@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
+                                 ScalarEvent, SequenceEndEvent, SequenceStartEvent)
 
 from generator.errors import Diagnostics, GenError, Position
 
@@ -60,30 +62,21 @@ def _check_tag(event: Any) -> None:
 
 
 def _walk(text: str) -> None:
-    """Raise _Stop at the first event over a limit; parser errors propagate as they are."""
+    """Raise _Stop at the first event over a limit; parser errors propagate as they are.
+
+    Scalars come first and tags are tested inline: this runs on every file before it is
+    composed, and most events are plain scalars.
+    """
     open_nodes: list[list[Any]] = []  # per open collection: [expanded size, anchor]
     sizes: dict[str, int] = {}  # anchor -> expanded size of its node
     total = 0
     documents = 0
     for event in _PARSER.parse(text):
-        kind = type(event).__name__
+        cls = event.__class__
         size = 0
-        if kind == "DocumentStartEvent":
-            documents += 1
-            if documents > 1:
-                raise _Stop(event, "Y012", "a second YAML document ('---'): a manifest is one document")
-        elif kind in ("MappingStartEvent", "SequenceStartEvent"):
-            _check_tag(event)
-            open_nodes.append([1, event.anchor])
-            total += 1
-            if len(open_nodes) > MAX_DEPTH:
-                raise _Stop(event, "Y003", f"YAML nesting is too deep (more than {MAX_DEPTH} levels)")
-        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
-            size, anchor = open_nodes.pop()
-            if anchor is not None:
-                sizes[anchor] = size
-        elif kind == "ScalarEvent":
-            _check_tag(event)
+        if cls is ScalarEvent:
+            if event.tag is not None and event.tag not in ALLOWED_TAGS:
+                _check_tag(event)
             if len(event.value) > MAX_SCALAR_CHARS:
                 raise _Stop(event, "Y010", f"a value of {len(event.value)} characters; at most "
                             f"{MAX_SCALAR_CHARS} are allowed")
@@ -91,9 +84,23 @@ def _walk(text: str) -> None:
             total += 1
             if event.anchor is not None:
                 sizes[event.anchor] = 1
-        elif kind == "AliasEvent":
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            _check_tag(event)
+            open_nodes.append([1, event.anchor])
+            total += 1
+            if len(open_nodes) > MAX_DEPTH:
+                raise _Stop(event, "Y003", f"YAML nesting is too deep (more than {MAX_DEPTH} levels)")
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            size, anchor = open_nodes.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+        elif cls is AliasEvent:
             size = sizes.get(event.anchor, 1)
             total += size
+        elif cls is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise _Stop(event, "Y012", "a second YAML document ('---'): a manifest is one document")
         if size and open_nodes:
             open_nodes[-1][0] += size
         if total > MAX_NODES:
