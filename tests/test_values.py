@@ -91,3 +91,14 @@ def test_nan_and_infinity_are_refused_in_args_and_env_too() -> None:
         "m.yaml:1:28: error[S011]: 'args.--y[1]': -inf is not a number gen can use (NaN and infinity are refused)",
         "m.yaml:2:10: error[S011]: 'env.A': inf is not a number gen can use (NaN and infinity are refused)",
     ]
+
+
+def test_the_printable_fast_path_never_hides_a_refused_character() -> None:
+    """bad_char returns early for printable text: no refused code point is printable (all of them)."""
+    import sys
+
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        if ch.isprintable():
+            assert unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs"), hex(code)
+            assert systemd.noncharacter(ch) is None, hex(code)

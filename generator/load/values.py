@@ -27,6 +27,8 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 def bad_char(text: str) -> tuple[int, str] | None:
     """The offset and the U+XXXX name of the first refused character of ``text``, or None."""
+    if text.isprintable():  # every refused category (and every noncharacter) is unprintable
+        return None
     for i, ch in enumerate(text):
         if unicodedata.category(ch) in _REFUSED_CATEGORIES or systemd.noncharacter(ch):
             name = unicodedata.name(ch, "")
