@@ -16,7 +16,7 @@ from generator.emit.ansible import generate
 from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
 from generator.errors import ExitCode
 from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
-from generator.emit.writer import MARKER, WriteError, atomic_write, read_existing
+from generator.emit.writer import WriteError, atomic_write, owns_header, read_existing
 
 DEFAULT_OUT = "ansible"
 
@@ -32,7 +32,7 @@ def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[P
     for name, text in files.files:
         path = out / name
         old = read_existing(path)
-        if old is not None and old != text and MARKER not in old.split("\n", 1)[0]:
+        if old is not None and old != text and not owns_header(old):
             raise WriteError(f"{path} exists but gen did not write it; move it away, then run again")
         actions.append((path, text, "created" if old is None else "unchanged" if old == text else "updated"))
     return actions

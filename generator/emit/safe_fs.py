@@ -1,0 +1,279 @@
+"""File operations under ``output/`` that never follow a symlink (directory-fd based).
+
+A pull request controls every entry under ``output/``: it can make ``output/`` itself,
+``output/<host>``, any folder below it or any file a symlink, a FIFO or a device. So every
+operation here starts from a directory fd and opens one path component at a time with
+``O_NOFOLLOW``: a symlink anywhere on the way is refused with :class:`UnsafeOutputError`
+(naming its path and target), never followed. Writes go to a temp file created with
+``O_EXCL|O_NOFOLLOW`` in the already-opened folder, then ``rename(2)`` over the target
+(which replaces the directory entry, so a hard link's other name, outside ``output/``,
+keeps its old content). Removals are ``unlinkat``/``rmdir`` relative to the folder's fd.
+Because the folders are held open, swapping a component for a symlink after it was opened
+(a TOCTOU race) changes nothing: the fd still names the folder that was checked.
+
+Only the repository root itself (the ``--root`` the operator chose) is opened by path.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+
+from generator.errors import GenError
+
+OUTPUT_DISPLAY = "output"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted where a file should be must not hang the open.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# gen's temp files are ``.<name>.<8 chars>.tmp`` (the shape tempfile.mkstemp gave them
+# before, so residue of older versions is recognized too).
+_TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
+TEMP_RE = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+class WriteError(GenError, OSError):
+    """A file could not be written, or belongs to someone else (exit 3: environment)."""
+
+
+class UnsafeOutputError(WriteError):
+    """A symlink, FIFO, device or foreign path under ``output/``: refused, never followed."""
+
+
+def temp_name(name: str) -> str:
+    """A fresh temp file name for ``name`` in gen's own pattern ``.<name>.XXXXXXXX.tmp``."""
+    return f".{name}.{''.join(secrets.choice(_TEMP_ALPHABET) for _ in range(8))}.tmp"
+
+
+def is_temp_of(entry: str, names: set[str]) -> bool:
+    """True when ``entry`` is a temp file gen made for one of ``names`` (same folder)."""
+    m = TEMP_RE.fullmatch(entry)
+    return m is not None and m.group("name") in names
+
+
+def _symlink_error(display: str, parent_fd: int, name: str) -> UnsafeOutputError:
+    try:
+        target = os.readlink(name, dir_fd=parent_fd)
+    except OSError:
+        target = "?"
+    return UnsafeOutputError(
+        f"{display} is a symlink (-> {target}); gen never follows a symlink under output/: "
+        "remove it (and check where it points), then run again")
+
+
+def _not_regular(display: str, mode: int) -> UnsafeOutputError:
+    return UnsafeOutputError(f"{display} is {_kind(mode)}, not a regular file; gen only writes"
+                             " regular files there: remove it, then run again")
+
+
+def _kind(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+class OutputTree:
+    """``output/`` opened by fd; folders below it opened once each, without following links.
+
+    Use as a context manager: the folder fds are closed on exit. ``create`` makes missing
+    folders (``output/`` itself included) as they are needed.
+    """
+
+    def __init__(self, output_root: Path, create: bool = False) -> None:
+        self._root = output_root
+        self._create = create
+        self._fds: dict[tuple[str, ...], int] = {}
+        self._parent_fd: int | None = None
+
+    def __enter__(self) -> OutputTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every folder fd this tree opened."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+        if self._parent_fd is not None:
+            os.close(self._parent_fd)
+            self._parent_fd = None
+
+    @staticmethod
+    def display(parts: tuple[str, ...]) -> str:
+        """How a path below ``output/`` is named in messages: ``output/h/etc``."""
+        return "/".join((OUTPUT_DISPLAY, *parts))
+
+    def _open_root(self) -> int | None:
+        if self._parent_fd is None:
+            try:  # the repository root is the operator's choice: opened by path
+                self._parent_fd = os.open(self._root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as exc:
+                raise WriteError(f"cannot open {self._root.parent}: {exc.strerror}") from exc
+        return self._open_in(self._parent_fd, self._root.name, ())
+
+    def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
+        """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing."""
+        display = self.display(parts)
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except FileNotFoundError:
+            if not self._create:
+                return None
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise WriteError(f"cannot open {display}: {exc.strerror}") from exc
+            st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                raise _symlink_error(display, parent_fd, name) from None
+            if not self._create:
+                return None  # a file where a folder should be: nothing below it exists
+            raise UnsafeOutputError(f"{display} is {_kind(st.st_mode)} where gen needs a folder: "
+                                    "move it away, then run again") from None
+        try:
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        except FileExistsError:
+            pass  # made meanwhile (another host's apply): open it, still without following
+        except OSError as exc:
+            raise WriteError(f"cannot create {display}: {exc.strerror}") from exc
+        return self._open_in(parent_fd, name, parts)
+
+    def dir_fd(self, parts: tuple[str, ...]) -> int | None:
+        """The fd of folder ``output/<parts>`` (None when it does not exist and not creating)."""
+        if parts in self._fds:
+            return self._fds[parts]
+        if not parts:
+            fd = self._open_root()
+        else:
+            parent = self.dir_fd(parts[:-1])
+            fd = None if parent is None else self._open_in(parent, parts[-1], parts)
+        if fd is not None:
+            self._fds[parts] = fd
+        return fd
+
+    def forget(self, parts: tuple[str, ...]) -> None:
+        """Drop the cached fd of a folder that was removed."""
+        fd = self._fds.pop(parts, None)
+        if fd is not None:
+            os.close(fd)
+
+    def lstat(self, parts: tuple[str, ...]) -> os.stat_result | None:
+        """``lstat`` of ``output/<parts>`` through its folder's fd (None when missing)."""
+        parent = self.dir_fd(parts[:-1])
+        if parent is None:
+            return None
+        try:
+            return os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def read(self, parts: tuple[str, ...]) -> bytes | None:
+        """A regular file's bytes; None when missing; a symlink/FIFO/device is refused."""
+        parent = self.dir_fd(parts[:-1])
+        if parent is None:
+            return None
+        name, display = parts[-1], self.display(parts)
+        try:  # lstat first: a device is refused before it is ever opened
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            raise _symlink_error(display, parent, name)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(display, st.st_mode)
+        try:
+            fd = os.open(name, _READ_FLAGS, dir_fd=parent)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _symlink_error(display, parent, name) from None
+            raise WriteError(f"cannot read {display}: {exc.strerror}") from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # swapped since the lstat
+                raise _not_regular(display, st.st_mode)
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def listdir(self, parts: tuple[str, ...]) -> list[str]:
+        """Names in folder ``output/<parts>`` (empty when it does not exist)."""
+        fd = self.dir_fd(parts)
+        return sorted(os.listdir(fd)) if fd is not None else []
+
+    def write_temp(self, parts: tuple[str, ...], data: bytes, mode: int) -> str:
+        """Write ``data`` to a new temp file beside ``output/<parts>`` (not synced); its name."""
+        parent = self.dir_fd(parts[:-1])
+        assert parent is not None  # creating: dir_fd made it or raised
+        while True:
+            tmp = temp_name(parts[-1])
+            try:
+                fd = os.open(tmp, _TEMP_FLAGS, 0o600, dir_fd=parent)
+                break
+            except FileExistsError:
+                continue
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp, dir_fd=parent)
+            raise
+        os.close(fd)
+        return tmp
+
+    def fsync_entry(self, parts: tuple[str, ...], name: str | None = None) -> None:
+        """fsync folder ``output/<parts>``, or the file ``name`` in it."""
+        fd = self.dir_fd(parts)
+        assert fd is not None
+        if name is None:
+            os.fsync(fd)
+            return
+        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            os.fsync(file_fd)
+        finally:
+            os.close(file_fd)
+
+    def replace(self, parts: tuple[str, ...], tmp: str) -> None:
+        """Rename temp file ``tmp`` over ``output/<parts>`` (same folder, by fd)."""
+        parent = self.dir_fd(parts[:-1])
+        os.replace(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
+
+    def unlink(self, parts: tuple[str, ...], missing_ok: bool = True) -> None:
+        """Remove the entry ``output/<parts>`` itself (a link is removed, never its target)."""
+        parent = self.dir_fd(parts[:-1])
+        if parent is None:
+            return
+        try:
+            os.unlink(parts[-1], dir_fd=parent)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def prune(self, parts: tuple[str, ...], stop: int = 0) -> None:
+        """Remove empty folders from ``output/<parts>`` upwards, keeping the first ``stop`` levels."""
+        while len(parts) > stop:
+            parent = self.dir_fd(parts[:-1])
+            if parent is None:
+                return
+            try:
+                os.rmdir(parts[-1], dir_fd=parent)
+            except OSError:
+                return
+            self.forget(parts)
+            parts = parts[:-1]
