@@ -30,7 +30,7 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 # Characters that never need quoting in an ExecStart= word. Everything else (spaces, quotes,
 # backslash, '#', ';', glob or shell characters, non-ASCII) is written inside double quotes.
@@ -314,13 +314,3 @@ def check_name(name: str) -> str:
     if problem is not None:
         raise ValueError(f"invalid name {name!r}: {problem}")
     return name
-
-
-# Filters for the Jinja environment that renders units: templates/hardening.j2 uses
-# ``systemd_path``; the renderer registers them with ``env.filters.update(JINJA_FILTERS)``.
-JINJA_FILTERS: dict[str, Callable[..., str]] = {
-    "systemd_path": path_value,
-    "exec_word": exec_word,
-    "exec_lines": exec_lines,
-    "env_file_line": env_file_line,
-}

@@ -129,12 +129,13 @@ def _as_unprivileged() -> list[str]:
     return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
-def systemd_load(unit_name: str, unit_text: str) -> ParsedService:
+def systemd_load(unit_name: str, unit_text: str, system_units: bool = False) -> ParsedService:
     """Load ``unit_text`` as ``unit_name`` with the real systemd and return what it parsed.
 
     Raises AssertionError if systemd logged anything about the unit (a warning such as
     "Ignoring unknown escape sequences" or "Unbalanced quoting" means the value did not
-    parse as written) or if the unit did not load.
+    parse as written) or if the unit did not load. ``system_units`` also searches the
+    host's unit folders (a whole rendered unit Wants=/After= targets that live there).
     """
     d = _public_tempdir()
     try:
@@ -144,7 +145,7 @@ def systemd_load(unit_name: str, unit_text: str) -> ParsedService:
         proc = subprocess.run(
             [*_as_unprivileged(), str(SYSTEMD), "--test", "--system", f"--unit={unit_name}",
              "--no-pager", "--log-target=console", "--log-level=info"],
-            env={"SYSTEMD_UNIT_PATH": str(d), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+            env={"SYSTEMD_UNIT_PATH": str(d) + (":" if system_units else ""), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
                  "LANG": "C.UTF-8"},
             capture_output=True, text=True, timeout=60, check=False,
         )

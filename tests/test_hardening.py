@@ -20,7 +20,8 @@ import jinja2
 import pytest
 from systemd_unquote import analyze_verify, systemd_load
 
-from generator.systemd import JINJA_FILTERS, exec_lines
+from generator.systemd import exec_lines
+from generator.systemd_settings import JINJA_FILTERS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SERVICE = "sglang-hardening-test"

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 
 import jinja2
 
-from generator import __version__, systemd
+from generator import __version__
+from generator.systemd_settings import JINJA_FILTERS, comment_value
 from generator.plan.argv import ServiceArgv
 from generator.sglang.catalog import Catalog
 from generator.errors import TemplateError
@@ -82,7 +83,7 @@ def _environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters.update(systemd.JINJA_FILTERS)
+    env.filters.update(JINJA_FILTERS)
     return env
 
 
@@ -133,12 +134,13 @@ def home_install_paths(host: Host) -> list[str]:
 def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
     """The comment block that opens every generated file (pip-tools style)."""
     pin = catalog.version + (f" (commit {catalog.commit})" if catalog.commit else "")
-    return (
-        f"# {MARKER} {__version__} with `gen render --host {host.name}`. DO NOT EDIT.\n"
-        f"# Change the sources and render again; this file is replaced on every render.\n"
-        f"# Sources: {', '.join(sources)}\n"
-        f"# SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json\n"
-    )
+    # Every piece comes from the repository (file names, catalog fields): a newline in one
+    # would end the comment and start a setting, so each line goes through comment_value.
+    lines = [f"{MARKER} {__version__} with `gen render --host {host.name}`. DO NOT EDIT.",
+             "Change the sources and render again; this file is replaced on every render.",
+             f"Sources: {', '.join(sources)}",
+             f"SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json"]
+    return "".join(f"# {comment_value(line)}\n" for line in lines)
 
 
 def health_address(listen: str) -> str:

@@ -73,7 +73,7 @@ def _not_regular(display: str, mode: int) -> UnsafeOutputError:
 def _kind(mode: int) -> str:
     for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink")):
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"), (stat.S_ISREG, "a file")):
         if test(mode):
             return what
     return "not a regular file"

@@ -264,8 +264,8 @@ def _write_all(out: OutputTree, changes: list[Change]) -> set[tuple[str, ...]]:
                 parts = _safe_rel(change.path)
                 try:
                     tmp = out.write_temp(parts, change.new.encode("utf-8"), change.mode)
-                except UnsafeOutputError:
-                    raise
+                except UnsafeOutputError as exc:
+                    raise UnsafeOutputError(f"cannot write output/{change.path}: {exc}") from None
                 except OSError as exc:
                     raise WriteError(f"cannot write output/{change.path}: {exc.strerror}") from exc
                 temps.append((tmp, parts, change))
