@@ -91,6 +91,25 @@ def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
                          f"systemd refuses: {s!r}")
 
 
+# ``${NAME}`` (optionally followed by plain path characters): a word systemd must expand
+# at exec time, e.g. ``${CREDENTIALS_DIRECTORY}/x.yaml``, which only the service's own
+# environment knows.
+_EXEC_VARIABLE = re.compile(r"\$\{[A-Z_][A-Z0-9_]*\}(/[A-Za-z0-9_.-]+)*")
+
+
+class ExecVariable(str):
+    """An ExecStart= word that is written unescaped so systemd expands its ``${NAME}``.
+
+    Only gen's own code makes these (never a value from the inputs), and only the shape
+    ``${NAME}/plain/path`` is accepted, so nothing else can be expanded or split.
+    """
+
+    def __new__(cls, value: str) -> ExecVariable:
+        if not _EXEC_VARIABLE.fullmatch(value):
+            raise ValueError(f"not a ${{NAME}}/path word: {value!r}")
+        return super().__new__(cls, value)
+
+
 def exec_word(s: str) -> str:
     """Quote one argv word for ExecStart= so that systemd splits it back to exactly ``s``.
 
@@ -107,6 +126,8 @@ def exec_word(s: str) -> str:
     """
     if not isinstance(s, str):
         raise TypeError(f"argv word must be a string, got {type(s).__name__}: {s!r}")
+    if isinstance(s, ExecVariable):
+        return str(s)  # checked when made: ${NAME} then plain path characters only
     _refuse_control(s, "ExecStart word", allow_tab=True)
     doubled = s.replace("%", "%%").replace("$", "$$")
     if _EXEC_BARE.fullmatch(s):

@@ -151,6 +151,21 @@ def minutes_value(minutes: int) -> str:
     return f"{minutes}min"
 
 
+_CREDENTIAL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,255}")
+
+
+def credential_value(name: str, path: str) -> str:
+    """Write ``NAME:PATH`` for LoadCredential=.
+
+    config_parse_load_credential() splits at the first ``:``: the name must be a valid file
+    name (gen allows ``[A-Za-z0-9_.-]``, not ``.`` or ``..``), the rest is the path, with
+    specifiers expanded. The path is written as :func:`single_path_value`.
+    """
+    if not isinstance(name, str) or not _CREDENTIAL_NAME.fullmatch(name) or name in (".", ".."):
+        raise ValueError(f"invalid credential name {name!r} (want [A-Za-z0-9_.-])")
+    return f"{name.replace('%', '%%')}:{single_path_value(path)}"
+
+
 # Filters for the Jinja environment that renders units: templates/hardening.j2 uses
 # ``systemd_path``; the renderer registers them with ``env.filters.update(JINJA_FILTERS)``.
 JINJA_FILTERS: dict[str, Callable[..., str]] = {
@@ -166,4 +181,5 @@ JINJA_FILTERS: dict[str, Callable[..., str]] = {
     "environment_under": environment_under,
     "cpu_list": cpu_list_value,
     "minutes": minutes_value,
+    "credential": credential_value,
 }

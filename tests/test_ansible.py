@@ -145,17 +145,17 @@ def test_secret_env_is_read_by_the_unit_listed_for_the_playbook_and_never_render
     unit = (repo / "output/llm-two" / UNIT).read_text()
     # After the rendered file, so it can carry what the rendered one must not.
     assert [ln for ln in unit.splitlines() if ln.startswith("EnvironmentFile=")] == \
-        ["EnvironmentFile=/etc/sglang/qwen.env", "EnvironmentFile=/etc/sglang/qwen.secret.env"]
-    assert not any(p.name.endswith(".secret.env") for p in (repo / "output").rglob("*"))
-    assert "secret.env" not in (repo / "output/llm-two/.gen-managed").read_text()
+        ["EnvironmentFile=/etc/sglang/qwen.env", "EnvironmentFile=/etc/sglang/secrets/qwen.env"]
+    assert not any("secrets" in p.parts for p in (repo / "output").rglob("*"))
+    assert "secrets/" not in (repo / "output/llm-two/.gen-managed").read_text()
     # Other hosts' units do not read one.
-    assert "secret.env" not in (repo / "output/gpu-a/etc/systemd/system").joinpath(
+    assert "secrets/" not in (repo / "output/gpu-a/etc/systemd/system").joinpath(
         next(p.name for p in (repo / "output/gpu-a/etc/systemd/system").iterdir())).read_text()
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
     hosts = YAML(typ="safe").load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
-    assert hosts["llm-two"]["gen_secret_env"] == ["/etc/sglang/qwen.secret.env"]
+    assert hosts["llm-two"]["gen_secret_env"] == ["/etc/sglang/secrets/qwen.env"]
     assert hosts["gpu-a"]["gen_secret_env"] == []
-    assert all(not f["path"].endswith(".secret.env") for h in hosts.values() for f in h["gen_files"])
+    assert all("/secrets/" not in f["path"] for h in hosts.values() for f in h["gen_files"])
 
 
 def test_secret_env_must_be_a_boolean(repo: Path) -> None:

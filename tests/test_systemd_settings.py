@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from systemd_unquote import analyze_verify, systemd_load
 
-from generator.systemd_settings import (MINUTES_MAX, bind_path_value, comment_value, cpu_list_value,
+from generator.systemd_settings import (MINUTES_MAX, bind_path_value, comment_value, cpu_list_value, credential_value,
                                         environment_under, minutes_value, path_value, relative_dir_value,
                                         single_path_value, unit_string_value, user_value)
 
@@ -88,6 +88,11 @@ SETTINGS = [
             lambda v: [f"Environment: HOME=/var/lib/{v}"]),
     Setting("CPUAffinity", "Service", "numa[].cpus", "cpu_list", cpu_list_value, HOSTILE_CPUS, lambda v: []),
     Setting("NUMAMask", "Service", "gpus[].numa_node", "cpu_list", cpu_list_value, HOSTILE_CPUS + [0, 3], lambda v: []),
+    Setting("LoadCredential", "Service", "services[].name (/etc/credstore/sglang-<name>.yaml)", "credential",
+            lambda v: credential_value("sglang-secrets.yaml", v), HOSTILE_PATHS,
+            # systemd 252's dump omits LoadCredential=: here only "loads without a complaint";
+            # the value is read back with `systemctl show` in tests/live/test_live_secrets.py.
+            lambda v: []),
     Setting("TimeoutStartSec", "Service", "services[].timeout_start_min", "minutes", minutes_value,
             HOSTILE_MINUTES, lambda v: []),
 ]

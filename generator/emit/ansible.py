@@ -5,8 +5,9 @@ host of ``hosts/`` (address, ssh user and port) with the files gen rendered for 
 services they belong to; ``site.yml`` is one play that, host by host (``serial: 1``,
 ``max_fail_percentage: 0``, ``any_errors_fatal``):
 
-1. checks that every secret environment file a unit reads (``secret_env: true``) exists,
-   is a regular file owned by root with mode 0600; gen never writes or copies secrets,
+1. checks that every secret file a unit reads (``/etc/sglang/secrets/<svc>.env`` for
+   ``secret_env: true``, ``/etc/credstore/sglang-<svc>.yaml`` for ``secret_args``) exists,
+   is a regular file (not a symlink) owned by root with mode 0600; gen never writes or copies secrets,
    so a missing one stops the rollout before anything on the host changes;
 2. copies each rendered file, keeping a backup; a unit file is first checked with
    ``systemd-analyze verify`` under its real unit name (the unit type comes from the
@@ -52,6 +53,7 @@ from generator.emit.render import (
     secret_env_path,
     unit_path,
 )
+from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR, credential_path
 from generator.load.resolve import Host
 from generator.emit.writer import MANAGED_LIST, MARKER, HostTree
 
@@ -65,7 +67,8 @@ HOST_MANAGED_LIST = f"/{ENV_DIR}/{MANAGED_LIST}"
 _NAME = "[A-Za-z0-9:_.@-]+"
 REMOVABLE_RE = (f"^({UNIT_DIR}/sglang-{_NAME}\\.service|{ENV_DIR}/{_NAME}\\.env"
                 f"|{WAIT_READY.rsplit('/', 1)[0]}/{_NAME})$")
-SECRET_RE = "\\.secret\\.env$"
+# Never removed, whatever a host's list says: the secret folders (and the old *.secret.env).
+SECRET_RE = f"(\\.secret\\.env$|^/?{SECRET_ENV_DIR}/|^/?{CREDSTORE_DIR}/)"
 # /health is polled every HEALTH_DELAY_S seconds this many times after the restart returned.
 HEALTH_RETRIES = 30
 HEALTH_DELAY_S = 2
@@ -119,8 +122,11 @@ def host_vars(host: Host, tree: HostTree) -> dict[str, Any]:
         "gen_files": files,
         "gen_services": services,
         # Never rendered or copied: the playbook only checks them (root, 0600).
+        # Secret files the units read (secret_env, secret_args): asserted, never copied.
         "gen_secret_env": ["/" + secret_env_path(s.name) for s in host.services
-                           if s.secret_env and unit_path(s.name) in rendered],
+                           if s.secret_env and unit_path(s.name) in rendered]
+                          + ["/" + credential_path(s.name) for s in host.services
+                             if s.secret_args and unit_path(s.name) in rendered],
     }
     return out
 

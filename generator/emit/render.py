@@ -26,6 +26,7 @@ from generator.plan.placement import Placement
 from generator.plan.services import PlannedHost, PlannedService
 from generator.load.resolve import Host, default_timeout_start_min
 from generator.emit.writer import MARKER, HostTree, RenderedFile
+from generator.emit.secrets import load_credentials, secret_env_path
 
 UNIT_DIR = "etc/systemd/system"
 ENV_DIR = "etc/sglang"
@@ -61,16 +62,6 @@ def unit_path(service_name: str) -> str:
 def env_path(service_name: str) -> str:
     """Where a service's environment file lives on the host (relative to /)."""
     return f"{ENV_DIR}/{service_name}.env"
-
-
-def secret_env_path(service_name: str) -> str:
-    """Where a service's secret environment file lives (relative to /); gen never writes it.
-
-    Only a service with ``secret_env: true`` reads it: the operator puts it there (owner
-    root, mode 0600). systemd reads it as root before dropping to the service user, so
-    the service user never needs access, and a missing file fails the start at once.
-    """
-    return f"{ENV_DIR}/{service_name}.secret.env"
 
 
 @functools.lru_cache(maxsize=8)
@@ -166,6 +157,7 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService) -> dict[str, Any]
         "exec_groups": [list(ps.argv.program)] + [list(g.words) for g in ps.argv.groups if g.words],
         "env_file": "/" + env_path(svc.name),
         "secret_env_file": "/" + secret_env_path(svc.name) if svc.secret_env else "",
+        "credentials": load_credentials(svc.name, svc.secret_args),
         "environment": list(ps.environment),
         "timeout_start_min": svc.timeout_start_min or default_timeout_start_min(model),
         "wait_ready": "/" + WAIT_READY,

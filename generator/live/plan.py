@@ -18,6 +18,7 @@ from generator.emit.render import (
     health_address,
     secret_env_path,
 )
+from generator.emit.secrets import credential_path, runtime_argv
 from generator.emit.writer import MANAGED_LIST
 
 
@@ -40,6 +41,8 @@ class ServicePlan:
     env_path: str
     secret_env_path: str
     secret_env: bool  # the unit reads secret_env_path: it must exist (root, 0600)
+    credential_path: str  # secret SGLang options (secret_args), loaded as a credential
+    secret_args: tuple[str, ...]  # when not empty, credential_path must exist (root, 0600)
     enabled: bool
     listen: str
     port: int
@@ -92,13 +95,15 @@ def _service_plan(rs: RenderedService) -> ServicePlan:
         env_path="/" + rs.env_path,
         secret_env_path="/" + secret_env_path(spec.name),
         secret_env=spec.secret_env,
+        credential_path="/" + credential_path(spec.name),
+        secret_args=spec.secret_args,
         enabled=spec.enabled,
         listen=spec.listen,
         port=spec.port,
         base_url=f"http://{health_address(spec.listen)}:{spec.port}",
         # SGLang names the model by --served-model-name, else by its --model-path.
         served_model_name=model.served_model_name or model.weights.path,
-        argv=rs.argv.argv,
+        argv=runtime_argv(rs.argv.argv, spec.unit),  # ${CREDENTIALS_DIRECTORY} as systemd sets it
         environment=rs.environment,
         model_path=model.weights.path,
         draft_path=draft,

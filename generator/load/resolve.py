@@ -144,7 +144,8 @@ class ServiceSpec(Sourced):
     allow_cross_numa: bool = False
     enabled: bool = True
     timeout_start_min: int | None = None
-    secret_env: bool = False  # the unit reads /etc/sglang/<name>.secret.env (not rendered)
+    secret_env: bool = False  # the unit reads /etc/sglang/secrets/<name>.env (not rendered)
+    secret_args: tuple[str, ...] = ()  # flags SGLang reads from /etc/credstore/sglang-<name>.yaml
     args: tuple[tuple[str, Any], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
 
@@ -253,6 +254,7 @@ def host_from_doc(doc: Document) -> Host:
             enabled=bool(s.get("enabled", True)),
             timeout_start_min=s.get("timeout_start_min"),
             secret_env=bool(s.get("secret_env", False)),
+            secret_args=tuple(s.get("secret_args") or ()),
             args=tuple((s.get("args") or {}).items()), env=_env(s.get("env")),
         )
         for i, s in enumerate(d.get("services") or [])

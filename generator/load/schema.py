@@ -139,8 +139,11 @@ SERVICE_SCHEMA: dict[str, Any] = {
     "allow_cross_numa": {"type": "boolean"},
     "enabled": {"type": "boolean"},
     "timeout_start_min": {"type": "integer", "min": 1, "max": 10_080},  # a week
-    # The unit also reads /etc/sglang/<name>.secret.env (root, 0600); gen never writes it.
+    # The unit also reads /etc/sglang/secrets/<name>.env (root, 0600); gen never writes it.
     "secret_env": {"type": "boolean"},
+    # Flags whose values SGLang reads from /etc/credstore/sglang-<name>.yaml (root, 0600) via
+    # --config and a systemd credential; gen never sees the values (generator/emit/secrets.py).
+    "secret_args": {"type": "list", "schema": {"type": "string", "regex": FLAG_RE}},
     "args": ARGS,
     "env": ENV,
 }

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from generator.emit.render import render_host
+from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
 from generator.pipeline.outcome import HostOutcome
@@ -63,6 +64,7 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         check_rules(catalog, p, argv, environment, diags)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
+        argv = check_and_add_config(catalog, argv, p, diags)  # no secrets in args/env; secret_args
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
         planned.append(PlannedService(p, argv, environment))
     if diags.error_count > before:

@@ -71,7 +71,8 @@ def stray_files(ctx: HostContext) -> CheckResult:
                   "only rendered units and env files" if ok else
                   f"{len(stray)} file(s) gen does not render for {ctx.plan.name}: {', '.join(stray)}",
                   "" if ok else "\n".join(stray) + "\n(remove them, or add their service to the inventory;"
-                  " a *.secret.env needs `secret_env: true` on its service)")
+                  " secret variables live in /etc/sglang/secrets/<svc>.env, read when the service has"
+                  " `secret_env: true`)")
 
 
 def unit_verifies(ctx: HostContext, unit_path: str, service: str) -> CheckResult:

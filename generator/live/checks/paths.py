@@ -1,4 +1,4 @@
-"""No service reads a retired path; declared secret environment files exist, root's, 0600.
+"""No service reads a retired path; declared secret files (env, credentials) exist, root's, 0600.
 
 For retired paths the unit file, the environment file and the running process's
 argv and environment must not mention one, and no process of the unit may have a
@@ -47,30 +47,46 @@ def retired_paths(ctx: HostContext, svc: ServicePlan) -> CheckResult:
                   "\n".join(found))
 
 
+def _secret_file(ctx: HostContext, svc: ServicePlan, path: str, check: str, content: str) -> list[CheckResult]:
+    """``path`` exists as a regular file (not a symlink), owner root, mode 0600; never read."""
+    f = ctx.host.file(path)
+    if f.is_symlink:
+        return [result(False, ctx.plan.name, svc.name, check,
+                       f"{path} is a symlink; a secret file must be a regular file of its own",
+                       f"replace it by the file itself: install -m 0600 -o root -g root /dev/null {path}")]
+    if not f.exists:
+        return [result(False, ctx.plan.name, svc.name, check,
+                       f"{path} is missing; {svc.unit} reads it and will not start without it",
+                       f"create it on the host as root: install -m 0600 -o root -g root /dev/null {path},"
+                       f" then write {content} into it")]
+    if not f.is_file:
+        return [result(False, ctx.plan.name, svc.name, check, f"{path} is not a regular file")]
+    problems = []
+    if f.mode != 0o600:
+        problems.append(f"mode {f.mode:04o}, must be 0600")
+    if f.uid != 0:
+        problems.append(f"owner {f.user} (uid {f.uid}), must be root")
+    return [result(not problems, ctx.plan.name, svc.name, check,
+                   f"{path} is root's, mode 0600" if not problems else f"{path}: {'; '.join(problems)}")]
+
+
 def secret_env(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
-    """A declared ``/etc/sglang/<svc>.secret.env`` exists, is a regular file, owner root, mode 0600.
+    """A declared ``/etc/sglang/secrets/<svc>.env`` exists, is a regular file, owner root, mode 0600.
 
     Only services with ``secret_env: true`` read one (a result only for them); an
     undeclared one is reported by the stray-file check. The content is never read.
     """
     if not svc.secret_env:
         return []
-    path = svc.secret_env_path
-    f = ctx.host.file(path)
-    if not f.exists:
-        return [result(False, ctx.plan.name, svc.name, "secret-env",
-                       f"{path} is missing; {svc.unit} reads it and will not start without it",
-                       f"create it on the host as root: install -m 0600 -o root -g root /dev/null {path},"
-                       " then write the secrets into it (KEY=value lines)")]
-    if not f.is_file:
-        return [result(False, ctx.plan.name, svc.name, "secret-env", f"{path} is not a regular file")]
-    problems = []
-    if f.mode != 0o600:
-        problems.append(f"mode {f.mode:04o}, must be 0600")
-    if f.uid != 0:
-        problems.append(f"owner {f.user} (uid {f.uid}), must be root")
-    return [result(not problems, ctx.plan.name, svc.name, "secret-env",
-                   f"{path} is root's, mode 0600" if not problems else f"{path}: {'; '.join(problems)}")]
+    return _secret_file(ctx, svc, svc.secret_env_path, "secret-env", "the secrets (KEY=value lines)")
+
+
+def secret_config(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
+    """With ``secret_args``, ``/etc/credstore/sglang-<svc>.yaml`` exists: regular, root, 0600."""
+    if not svc.secret_args:
+        return []
+    keys = ", ".join(f"{flag.removeprefix('--')}: VALUE" for flag in svc.secret_args)
+    return _secret_file(ctx, svc, svc.credential_path, "secret-config", f"the YAML lines {keys}")
 
 
 def run(ctx: HostContext) -> list[CheckResult]:
@@ -80,4 +96,5 @@ def run(ctx: HostContext) -> list[CheckResult]:
         if ctx.plan.retired:
             out.append(retired_paths(ctx, svc))
         out += secret_env(ctx, svc)
+        out += secret_config(ctx, svc)
     return out
