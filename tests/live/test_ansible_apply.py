@@ -259,11 +259,11 @@ FLAGS = {"alpha": "--max-running-requests: 16", "gamma": "--max-running-requests
 def test_secret_env_file_is_checked_before_anything_changes(fleet: Fleet) -> None:
     """``secret_env: true`` on alpha: missing or 0644 stops the rollout untouched; root 0600 passes."""
     a, b = fleet.hosts["ansible-a"], fleet.hosts["ansible-b"]
-    secret = "/etc/sglang/alpha.secret.env"
+    secret = "/etc/sglang/secrets/alpha.env"  # a folder gen never renders into
     write_hosts(fleet, FLAGS, secret=frozenset({"alpha"}))
     gen(fleet.repo, "render", "--all")
     gen(fleet.repo, "ansible")
-    assert not list((fleet.repo / "output").rglob("*.secret.env"))  # never rendered
+    assert not list((fleet.repo / "output").rglob("secrets"))  # never rendered
     unit_a = f"/{UNIT_DIR}/sglang-alpha.service"
     unit_before, gamma_before, ids = remote_text(a, unit_a), remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service"), \
         invocations(fleet)
@@ -276,7 +276,7 @@ def test_secret_env_file_is_checked_before_anything_changes(fleet: Fleet) -> Non
     assert loose.returncode != 0 and f"{secret} must exist" in loose.stdout, loose.stdout
     assert "s3cret-value" not in loose.stdout + loose.stderr
     # Neither run changed anything anywhere: host b was never reached.
-    assert remote_text(a, unit_a) == unit_before and "secret.env" not in unit_before
+    assert remote_text(a, unit_a) == unit_before and "secrets/" not in unit_before
     assert remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service") == gamma_before
     assert invocations(fleet) == ids
 

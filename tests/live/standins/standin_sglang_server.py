@@ -110,6 +110,12 @@ def main(argv: list[str]) -> int:
     catalog = json.loads(CATALOG.read_text())
     args = build_parser(catalog).parse_args(argv)  # exits 2 on a flag the catalog lacks
     print(f"stand-in sglang {catalog['sglang']['version']}: argv accepted, pid {os.getpid()}", flush=True)
+    if getattr(args, "config", None):
+        # SGLang's --config reads a YAML map of flag names; the stand-in reads it too (one
+        # "key: value" per line) and logs the key names it got, never the values.
+        with open(args.config, encoding="utf-8") as fh:
+            keys = sorted(ln.split(":", 1)[0].strip() for ln in fh if ":" in ln and not ln.startswith("#"))
+        print(f"stand-in sglang: --config {args.config} read, keys: {', '.join(keys)}", flush=True)
     fault = FAULT_FILE.read_text().strip() if FAULT_FILE.exists() else ""
     if fault.startswith("hold "):
         # Keep a file open the way a server reading old weights would (retired-path test).
