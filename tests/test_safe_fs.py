@@ -226,3 +226,22 @@ def test_a_folder_swapped_for_a_symlink_after_it_was_opened_is_not_followed(tmp_
         tree.replace(("h", "etc", "sglang", "a.env"), tree.write_temp(("h", "etc", "sglang", "a.env"), b"x", 0o644))
     assert (out / "h/etc/checked/a.env").read_bytes() == b"x"
     assert _snapshot(outside) == before
+
+
+def test_gen_ansible_never_writes_through_a_symlinked_folder_or_file(repo_copy: Path, outside: Path) -> None:
+    """Not in the issue, same class: ``ansible/`` (or a file in it) planted as a symlink by a PR."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    before = _snapshot(outside)
+    (repo_copy / "ansible").symlink_to(outside, target_is_directory=True)
+    result = CliRunner().invoke(main, ["ansible", "--root", str(repo_copy)])
+    assert result.exit_code == 3, result.stderr
+    assert f"{repo_copy}/ansible is a symlink (-> {outside})" in result.stderr
+    (repo_copy / "ansible").unlink()
+    (repo_copy / "ansible").mkdir()
+    (repo_copy / "ansible" / "site.yml").symlink_to(outside / "keep.txt")
+    result = CliRunner().invoke(main, ["ansible", "--root", str(repo_copy)])
+    assert result.exit_code == 3 and "site.yml is a symlink" in result.stderr, result.stderr
+    assert _snapshot(outside) == before

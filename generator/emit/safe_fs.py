@@ -83,12 +83,14 @@ class OutputTree:
     """``output/`` opened by fd; folders below it opened once each, without following links.
 
     Use as a context manager: the folder fds are closed on exit. ``create`` makes missing
-    folders (``output/`` itself included) as they are needed.
+    folders (``output/`` itself included) as they are needed. ``display`` names the root
+    in messages (another folder gen writes, such as ``ansible/``, works the same way).
     """
 
-    def __init__(self, output_root: Path, create: bool = False) -> None:
+    def __init__(self, output_root: Path, create: bool = False, display: str = OUTPUT_DISPLAY) -> None:
         self._root = output_root
         self._create = create
+        self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
         self._parent_fd: int | None = None
 
@@ -107,10 +109,9 @@ class OutputTree:
             os.close(self._parent_fd)
             self._parent_fd = None
 
-    @staticmethod
-    def display(parts: tuple[str, ...]) -> str:
-        """How a path below ``output/`` is named in messages: ``output/h/etc``."""
-        return "/".join((OUTPUT_DISPLAY, *parts))
+    def display(self, parts: tuple[str, ...]) -> str:
+        """How a path below the root is named in messages: ``output/h/etc``."""
+        return "/".join((self._display, *parts))
 
     def _open_root(self) -> int | None:
         if self._parent_fd is None:

@@ -16,12 +16,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import enum
-import errno
 import functools
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -136,25 +134,14 @@ def read_managed(host_dir: Path) -> list[str]:
 
 
 def read_existing(path: Path | str) -> str | None:
-    """A regular file's text (e.g. under ``ansible/``); None when missing.
+    """A regular file's text (e.g. ``ansible/site.yml``); None when missing.
 
-    The last component is opened with ``O_NOFOLLOW|O_NONBLOCK``: a symlink, FIFO or device
-    there is refused (WriteError) instead of followed or waited on.
+    Its folder and the file are opened without following symlinks (the folder's own
+    parent is the operator's choice): a symlink, FIFO or device is refused (exit 3).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        what = "is a symlink; gen never follows it: remove it" if exc.errno == errno.ELOOP else f": {exc.strerror}"
-        raise WriteError(f"cannot read {path} {what}") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeOutputError(f"{path} is not a regular file: remove it, then run again")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return _decode(fh.read())
-    finally:
-        os.close(fd)
+    path = Path(path)
+    with OutputTree(path.parent, display=str(path.parent)) as out:
+        return _decode(out.read((path.name,)))
 
 
 def _residue(out: OutputTree, host: str, owned: Iterable[str]) -> list[Change]:
@@ -228,25 +215,23 @@ def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write via a temp file in the same folder, fsync it, rename over, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            os.fchmod(fh.fileno(), mode)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Write via a temp file in the same folder, fsync it, rename over, fsync the folder.
+
+    The folder is opened (or made) without following a symlink, like ``output/``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    parts = (path.name,)
+    with OutputTree(path.parent, create=True, display=str(path.parent)) as out:
+        tmp = out.write_temp(parts, text.encode("utf-8"), mode)
+        try:
+            out.fsync_entry((), tmp)
+            out.replace(parts, tmp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                out.unlink((tmp,))
+            raise
+        out.fsync_entry(())
 
 
 # fsync waits on the disk, not the CPU: threads overlap the waits (journal commits coalesce).
