@@ -135,3 +135,14 @@ def test_secret_args_render_a_credential_and_config_and_no_value(repo_copy: Path
     assert hosts["sglang_hosts"]["hosts"]["llm-two"]["gen_secret_env"] == ["/etc/credstore/sglang-qwen.yaml"]
     everything = "".join(p.read_text() for p in (repo_copy / "output").rglob("*") if p.is_file())
     assert "credstore/sglang-qwen.yaml" in everything and "api-key: " not in everything
+
+
+def test_gen_import_refuses_secrets_spelled_with_equals_and_prints_no_manifest() -> None:
+    """``--api-key=sk-...`` and ``HF_TOKEN=...`` in an imported command: K001/K002, no value echoed."""
+    result = _gen("import", "--sglang", "0.5.9", "--", "HF_TOKEN=hf_abc", "python", "-m", "sglang.launch_server",
+                  "--model-path", "/shared/models/x", "--api-key=sk-123", "--admin-api-key", "sk-456")
+    assert result.exit_code == 1, result.output
+    errors = [ln for ln in result.stderr.splitlines() if ": error[" in ln]
+    assert [e.split(": error[")[1][:4] for e in errors] == ["K002", "K001", "K001"], result.stderr
+    assert "sk-123" not in result.output and "sk-456" not in result.output and "hf_abc" not in result.output
+    assert result.stdout == ""

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from generator.emit.secrets import is_secret_action, is_secret_env_name
 from generator.sglang.catalog import Action, Catalog, load_flag_tables
 from generator.importer.cmdline import Word, split_command
 from generator import systemd
@@ -344,6 +345,12 @@ def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence
             diags.warning(g.pos, "I007", f"model path '{_flag_value(g)}' is not a local folder: "
                           "fill in weights.path with the absolute path of the downloaded weights")
             continue
+        if is_secret_action(g.action):  # never copy a key into a manifest (or echo it)
+            diags.error(g.pos, "K001", f"{g.action.canonical} carries a secret: a manifest must not hold it",
+                        f"leave it out; list it in the service's `secret_args: [{g.action.canonical}]` and put"
+                        f" `{g.action.canonical.removeprefix('--')}: VALUE` in /etc/credstore/sglang-<service>.yaml"
+                        " on the host (root, mode 0600)")
+            continue
         key = (g.action.canonical if g.words and g.words[0] != g.action.negative
                else g.action.negative or g.action.canonical)
         as_written = (written or {}).get(g.pos)
@@ -378,6 +385,11 @@ def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence
             diags.warning(w.pos, "I008", f"'{w.text}' dropped: gen assigns GPUs from the host "
                           "inventory (services[].gpus)")
             header_notes.append(f"'{w.text}' dropped: gen assigns the GPUs")
+            continue
+        if is_secret_env_name(key):
+            diags.error(w.pos, "K002", f"{key} holds a secret: a manifest must not hold it",
+                        f"leave it out; set `secret_env: true` on the service and put {key}=VALUE in"
+                        " /etc/sglang/secrets/<service>.env on the host (root, mode 0600)")
             continue
         env_entries[key] = _Entry(val, [f"from '{w.text}'"])
     if env_entries:
@@ -437,4 +449,4 @@ def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Ca
     manifest = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
                               source=source, header_notes=notes, name=name, size_gb=size_gb,
                               written={a.pos: a.name for a in args})
-    return ImportResult(tuple(diags.sorted()), manifest)
+    return ImportResult(tuple(diags.sorted()), None if diags.has_errors else manifest)  # K001/K002
