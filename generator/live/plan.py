@@ -18,7 +18,7 @@ from generator.emit.render import (
     health_address,
     secret_env_path,
 )
-from generator.emit.secrets import credential_path, runtime_argv
+from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR, credential_path, runtime_argv
 from generator.emit.writer import MANAGED_LIST
 
 
@@ -140,4 +140,6 @@ def host_plan(render: HostRender) -> HostPlan:
     )
 
 
-MANAGED_GLOBS = ((f"/{UNIT_DIR}", "sglang-*.service"), (f"/{ENV_DIR}", "*.env"))
+MANAGED_GLOBS = ((f"/{UNIT_DIR}", "sglang-*.service"), (f"/{ENV_DIR}", "*.env"),
+                 # secret files: allowed only where a unit reads them (a dropped service's stay behind)
+                 (f"/{SECRET_ENV_DIR}", "*.env"), (f"/{CREDSTORE_DIR}", "sglang-*.yaml"))

@@ -140,7 +140,7 @@ def deploy(test_host: TestHost, plan: HostPlan, files: dict[str, tuple[bytes, in
     """
     push(test_host, files | dist_info(plan.sglang_version) | {GPUS_CSV: (gpus_csv(plan).encode(), 0o644)})
     units = " ".join(s.unit for s in plan.services)
-    sh(test_host, f"rm -f {FAULT} /etc/sglang/*.secret.env; rm -rf /etc/systemd/system/sglang-*.service.d;"
+    sh(test_host, f"rm -f {FAULT} /etc/sglang/*.secret.env /etc/sglang/secrets/*.env; rm -rf /etc/systemd/system/sglang-*.service.d;"
                   f" find {VENV}/lib -maxdepth 3 -name 'sglang-*.dist-info' ! -name 'sglang-{plan.sglang_version}.dist-info'"
                   " -exec rm -rf {} +; systemctl daemon-reload")
     push(test_host, standin_model_files())

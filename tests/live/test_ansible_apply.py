@@ -365,7 +365,7 @@ def test_verify_the_fleet_through_the_ansible_inventory_in_parallel(fleet: Fleet
         sorted(ln.split(":")[0] for ln in progress) == ["[1/2] ansible-b", "[2/2] ansible-a"], clean.stderr
     rows = table(clean.stdout)
     assert list(rows) == ["ansible-a", "ansible-b"] and all(r[1] == "0" and r[3] == "ok" for r in rows.values())
-    assert "PASS ansible-a alpha secret-env: /etc/sglang/alpha.secret.env is root's, mode 0600" in clean.stdout
+    assert "PASS ansible-a alpha secret-env: /etc/sglang/secrets/alpha.env is root's, mode 0600" in clean.stdout
     assert int(rows["ansible-a"][0]) > 20 and int(rows["ansible-b"][0]) > 10, rows
     # In parallel: the whole run is shorter than the two hosts one after the other.
     serial = sum(float(r[2]) for r in rows.values())

@@ -272,7 +272,7 @@ def test_declared_secret_env_must_exist_be_roots_and_0600(clean: Deployment, tmp
     inventory.write_text(inventory.read_text().replace("    gpus: [0]\n", "    gpus: [0]\n    secret_env: true\n"))
     plan, files = render_plan(root)
     svc = plan.services[0]
-    assert svc.secret_env and svc.secret_env_path == f"/etc/sglang/{svc.name}.secret.env"
+    assert svc.secret_env and svc.secret_env_path == f"/etc/sglang/secrets/{svc.name}.env"
     assert svc.secret_env_path not in files  # never rendered
     secret = svc.secret_env_path
     # Without the file the unit cannot start: systemd says so at once.

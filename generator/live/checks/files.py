@@ -56,7 +56,8 @@ def stray_files(ctx: HostContext) -> CheckResult:
     """No unit or env file gen did not render for this host, and no drop-in on a managed unit."""
     rendered = {f.path for f in ctx.plan.files}
     # A secret file is the operator's, not rendered: allowed only where a unit reads it.
-    secrets = {svc.secret_env_path for svc in ctx.plan.services if svc.secret_env}
+    secrets = ({svc.secret_env_path for svc in ctx.plan.services if svc.secret_env}
+               | {svc.credential_path for svc in ctx.plan.services if svc.secret_args})
     stray: list[str] = []
     for folder, pattern in MANAGED_GLOBS:
         for path in _listing(ctx, folder, pattern, "f") + _listing(ctx, folder, pattern, "l"):
