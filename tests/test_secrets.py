@@ -146,3 +146,11 @@ def test_gen_import_refuses_secrets_spelled_with_equals_and_prints_no_manifest()
     assert [e.split(": error[")[1][:4] for e in errors] == ["K002", "K001", "K001"], result.stderr
     assert "sk-123" not in result.output and "sk-456" not in result.output and "hf_abc" not in result.output
     assert result.stdout == ""
+
+
+def test_verify_expects_the_credentials_directory_systemd_252_sets() -> None:
+    """The live plan compares the running argv with /run/credentials/<unit>/ (seen live in the test host)."""
+    from generator.emit.secrets import runtime_argv
+
+    assert runtime_argv(("/py", "--config", CONFIG_ARG, "--x", "${CREDENTIALS_DIRECTORY}"), "sglang-q.service") == (
+        "/py", "--config", "/run/credentials/sglang-q.service/sglang-secrets.yaml", "--x", "${CREDENTIALS_DIRECTORY}")
