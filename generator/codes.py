@@ -1,7 +1,7 @@
 """The registry of diagnostic codes: every code gen reports, defined once.
 
 Each code has a family (its letter: Y yaml, S schema, R references, P placement, F flags,
-X SGLang's cross-flag rules, C catalogs, I import), a severity and a one-line meaning.
+X SGLang's cross-flag rules, C catalogs, I import, K secrets), a severity and a one-line meaning.
 :class:`generator.errors.Diagnostics` refuses a code that is not here, so a typo in a
 call site fails the first test that reaches it, and ``tests/test_codes.py`` scans the
 source for code literals so none ships unregistered. The README's "Diagnostics" table is
@@ -64,6 +64,7 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("E", "environment", "SGLang's variables (`SGLANG_*`, `SGL_*` in `env:`) against the "
            "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
     Family("I", "import", "`gen import`: the command line read"),
+    Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
 )}
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -163,6 +164,10 @@ _CODES: tuple[Code, ...] = (
     Code("I006", E, "an unexpected word (SGLang's parser takes no positional arguments)"),
     Code("I007", W, "a value to fill in: weights path or size unknown from a command"),
     Code("I008", W, "a flag dropped because gen sets it from the inventory"),
+    Code("K001", E, "a flag that carries a secret (by its catalog names or help) in `args:` or an imported command"),
+    Code("K002", E, "an environment variable named like a secret (HF_TOKEN, *_API_KEY, *_TOKEN, ...) in `env:`"),
+    Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),
+    Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
 )
 
 REGISTRY: dict[str, Code] = {}
