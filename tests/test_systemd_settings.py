@@ -67,10 +67,8 @@ class Setting:
 SETTINGS = [
     Setting("RequiresMountsFor", "Unit", "storage.model_root", "systemd_path", path_value, HOSTILE_PATHS,
             lambda v: [f"RequiresMountsFor: {v} (origin-file)"]),
-    Setting("ReadOnlyPaths", "Service", "storage.model_root (and read_only_paths)", "systemd_path", path_value,
+    Setting("ReadOnlyPaths", "Service", "storage.model_root", "systemd_path", path_value,
             HOSTILE_PATHS, lambda v: [f"ReadOnlyPaths: {v}"]),
-    Setting("ReadWritePaths", "Service", "read_write_paths", "systemd_path", path_value, HOSTILE_PATHS,
-            lambda v: [f"ReadWritePaths: {v}"]),
     Setting("BindReadOnlyPaths", "Service", "sglang.source_dir, sglang.python's venv under /root or /home",
             "systemd_bind_path", bind_path_value, HOSTILE_PATHS, lambda v: [f"BindReadOnlyPaths: {v}:{v}:rbind"]),
     Setting("EnvironmentFile", "Service", "services[].name (/etc/sglang/<name>.env)", "systemd_single_path",
@@ -138,7 +136,7 @@ def test_hostile_values_are_refused_or_read_back_exactly(setting: Setting) -> No
             continue
         for expected in setting.shown(value):
             assert expected in dump, f"{setting.key}={written!r} for {value!r}: not read back as {expected!r}"
-        if setting.key in ("RequiresMountsFor", "ReadOnlyPaths", "ReadWritePaths", "BindReadOnlyPaths",
+        if setting.key in ("RequiresMountsFor", "ReadOnlyPaths", "BindReadOnlyPaths",
                            "EnvironmentFile", "User", "CacheDirectory"):  # exactly one entry, the input
             assert [ln for ln in dump if ln.startswith(f"{setting.key}: ")] == setting.shown(value)
     assert written_any and refused_any, "a row must both accept and refuse something"
