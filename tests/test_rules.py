@@ -121,6 +121,24 @@ TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
     ("0.5.23", ["--enable-eplb", "--moe-a2a-backend", "mori"], {}, []),
     ("0.5.9", ["--enable-hierarchical-cache", "--disable-radix-cache"], {}, ["X026"]),
     ("0.5.23", ["--enable-hierarchical-cache"], {}, []),
+    # closing coverage gaps: chunked prefill vs page size, dense-MoE TP, TBO, flex attention + spec
+    ("0.5.9", ["--chunked-prefill-size", "1000", "--page-size", "64"], {}, ["X027"]),
+    ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "64"], {}, ["X027"]),
+    ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "64"], {}, []),
+    ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "16", "--disaggregation-mode", "decode"], {}, []),
+    ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "16", "--attention-backend", "flashmla"], {}, ["X027"]),
+    ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "16", "--attention-backend", "flashmla"], {}, []),
+    ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "64", "--attention-backend", "trtllm_mla"], {}, []),
+    ("0.5.9", ["--moe-dense-tp-size", "4", "--tp-size", "4"], {}, ["X028"]),
+    ("0.5.23", ["--moe-dense-tp-size", "4", "--tp-size", "4"], {}, []),
+    ("0.5.23", ["--moe-dense-tp-size", "2", "--tp-size", "4"], {}, ["X028"]),
+    ("0.5.9", ["--enable-two-batch-overlap", "--tp-size", "2", "--dp-size", "2", "--enable-dp-attention"], {}, ["X029"]),
+    ("0.5.23", ["--enable-two-batch-overlap", "--tp-size", "2", "--attn-dp-size", "2"], {}, []),
+    ("0.5.23", ["--enable-two-batch-overlap"], {}, ["X029"]),
+    ("0.5.23", ["--enable-two-batch-overlap", "--moe-a2a-backend", "deepep", "--tp-size", "2", "--ep-size", "2"], {}, []),
+    ("0.5.9", ["--attention-backend", "flex_attention", "--speculative-algorithm", "NGRAM"], {}, ["X030"]),
+    ("0.5.23", ["--attention-backend", "flex_attention", "--speculative-algorithm", "NGRAM"], {}, ["X030"]),
+    ("0.5.23", ["--attention-backend", "flex_attention"], {}, []),
 ]
 
 

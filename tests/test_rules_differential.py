@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
 ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
 PINS = ("0.5.9", "0.5.23")
-CASES_PER_PIN = 276  # 4 hand-written base cases + 16 GRID cases + 256 sampled
+CASES_PER_PIN = 301  # 4 hand-written base cases + 41 GRID cases + 256 sampled
 SEED = 20261130
 RUN_TIMEOUT = 300
 
@@ -56,12 +56,24 @@ PARALLEL = [(1, 1, 1, False, 1), (4, 1, 1, False, 1), (4, 1, 2, True, 1), (4, 1,
             (2, 2, 1, False, 1), (4, 1, 1, True, 1), (8, 1, 2, False, 2), (8, 1, 2, True, 2),
             (3, 1, 1, False, 2), (4, 2, 1, False, 2), (4, 1, 2, False, 1)]
 SPEC_V2 = [None, "1"]
-# The axes of the rules found by the coverage inventory (X025, X026); sampled cases leave
+# The axes of the rules found by the coverage inventory (X025-X030); sampled cases leave
 # them off (constant, so the seeded sample stays what it was) and GRID adds them all.
-CACHE_EP_OFF = {"eplb": False, "ep": None, "a2a": None, "hicache": False, "no_radix": False}
+CACHE_EP_OFF = {"eplb": False, "ep": None, "a2a": None, "hicache": False, "no_radix": False,
+                "chunk": None, "dense": None, "tbo": False}
 GRID = [dict(zip(("eplb", "ep", "a2a", "tp"), combo))
         for combo in itertools.product([True], [None, 2, 4], [None, "deepep"], [1, 4])] + [
-        {"hicache": h, "no_radix": r} for h, r in itertools.product([False, True], [False, True])]
+        {"hicache": h, "no_radix": r} for h, r in itertools.product([False, True], [False, True])] + [
+        # X027: chunk vs page size; flashmla sets its own page size (the rule stays silent)
+        {"chunk": c, "page": p, "backend": b}
+        for c, p, b in itertools.product([1000, 1024], [None, 16, 64], [None, "flashmla"])] + [
+        # X028: dense-MoE TP size; 0.5.23 also takes tp_size itself
+        {"dense": d, "tp": t} for d, t in itertools.product([1, 2, 4], [1, 4])] + [
+        # X029: two-batch overlap without an a2a backend, with and without DP attention
+        {"tbo": True, "a2a": a, "ep": 2 if a else None, "tp": 2, "dp": d, "dp_attention": d == 2}
+        for a, d in itertools.product([None, "deepep"], [1, 2])] + [
+        # X030: flex attention with speculative decoding
+        {"backend": "flex_attention", "algorithm": a, "steps": st, "topk": k, "draft": dr, "draft_path": a == "EAGLE3"}
+        for a, st, k, dr in [(None, None, None, None), ("NGRAM", None, None, None), ("EAGLE3", 3, 1, 4)]]
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,9 @@ def _args(pin: str, f: dict[str, Any]) -> tuple[list[Arg], dict[str, str]]:
     add("moe_a2a_backend", f["a2a"])
     add("enable_hierarchical_cache", f["hicache"])
     add("disable_radix_cache", f["no_radix"])
+    add("chunked_prefill_size", f["chunk"])
+    add("moe_dense_tp_size", f["dense"])
+    add("enable_two_batch_overlap", f["tbo"])
     env = {"SGLANG_ENABLE_SPEC_V2": f["spec_v2"]} if f["spec_v2"] else {}
     return out, env
 

@@ -143,3 +143,29 @@ def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
 
 # The all-to-all backends for which SGLang's _handle_a2a_moe sets ep_size = tp_size.
 _A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")
+
+
+@predicate("moe-dense-tp")
+def _moe_dense_tp(s: Settings, rule: RuleSpec) -> Hit | None:
+    value = s.get("moe_dense_tp_size")
+    tp = int_setting(s, "tp_size", 1)
+    newer = s.at_least(0, 5, 23)  # 0.5.23 also takes tp_size itself
+    if not isinstance(value, int) or value == 1 or (newer and value == tp):
+        return None
+    allowed = f"1 or {s.flag('tp_size')} ({tp})" if newer else "1"
+    return Hit(("moe_dense_tp_size",), {"dense": s.flag("moe_dense_tp_size"), "value": value, "allowed": allowed})
+
+
+@predicate("tbo-needs-a2a")
+def _tbo_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_two_batch_overlap", False) or s.get("moe_a2a_backend", "none") != "none":
+        return None
+    newer = s.has("attn_dp_size")  # 0.5.23 also runs TBO on the DP-attention TP-MoE path
+    if newer and dp_attention(s)[0]:
+        return None
+    fix = (f"set {s.flag('moe_a2a_backend')} (e.g. deepep) with expert parallelism"
+           + (f", or turn on DP attention ({s.flag('attn_dp_size')} N)" if newer else "")
+           + f", or drop {s.flag('enable_two_batch_overlap')}")
+    return Hit(("enable_two_batch_overlap",), {
+        "tbo": s.flag("enable_two_batch_overlap"), "a2a": s.flag("moe_a2a_backend"),
+        "dp_note": " and without DP attention" if newer else "", "fix": fix})

@@ -51,3 +51,36 @@ def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {
         "hicache": s.flag("enable_hierarchical_cache"), "no_radix": s.flag("disable_radix_cache")})
+
+
+# Backends whose handlers leave page_size as written. FlashMLA always sets 64 (both pins);
+# the other MLA/trtllm backends, fa4 (0.5.9) and some models set their own, and there the
+# rule stays silent rather than guess SGLang's value.
+_PAGE_KEEPING_BACKENDS = frozenset({"fa3", "flashinfer", "triton", "torch_native", "flex_attention"})
+_FLASHMLA_PAGE = 64
+
+
+def _effective_page(s: Settings) -> tuple[int | None, str]:
+    """The page size SGLang validates against, and why it differs from the written one."""
+    page = s.get("page_size", 1)
+    named = {n: s.get(n) for n in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+             if s.has(n) and s.get(n) is not None}
+    flashmla = "flashmla" in (named.get("attention_backend"), named.get("decode_attention_backend"))
+    if not set(named.values()) - {"flashmla"} <= _PAGE_KEEPING_BACKENDS:
+        return None, ""
+    if flashmla:
+        return _FLASHMLA_PAGE, f" (FlashMLA sets the page size to {_FLASHMLA_PAGE})"
+    return (page if isinstance(page, int) else None), ""
+
+
+@predicate("chunked-prefill-page")
+def _chunked_prefill_page(s: Settings, rule: RuleSpec) -> Hit | None:
+    chunk = s.get("chunked_prefill_size")
+    if not (s.is_set("chunked_prefill_size") and isinstance(chunk, int)):
+        return None  # unwritten, SGLang derives the chunk from the GPU's memory
+    page, why = _effective_page(s)
+    if page is None or chunk <= 0 or page <= 1 or chunk % page == 0 or s.get("disaggregation_mode") == "decode":
+        return None
+    return Hit(("chunked_prefill_size", "page_size"), {
+        "chunk": s.flag("chunked_prefill_size"), "chunk_value": chunk, "page": s.flag("page_size"),
+        "page_value": page, "why": why, "suggestion": max(page, chunk // page * page)})

@@ -171,3 +171,12 @@ def _spec_pp(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.at_least(0, 5, 23) and s.get("disaggregation_mode") == "prefill" and algo == "EAGLE":
         return None  # 0.5.23 runs MTP with PP on prefill nodes
     return Hit(("pp_size", "speculative_algorithm"), {"algo": algo, "pp": s.flag("pp_size"), "pp_value": pp})
+
+
+@predicate("flex-attn-spec")
+def _flex_attn_spec(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = algorithm(s)
+    if algo is None or s.get("attention_backend") != "flex_attention":
+        return None
+    return Hit(("attention_backend", "speculative_algorithm"), {
+        "backend": s.flag("attention_backend"), "algo": algo})
