@@ -129,6 +129,8 @@ TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
     ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "16", "--attention-backend", "flashmla"], {}, ["X027"]),
     ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "16", "--attention-backend", "flashmla"], {}, []),
     ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "64", "--attention-backend", "trtllm_mla"], {}, []),
+    ("0.5.9", ["--chunked-prefill-size", "1000", "--page-size", "8", "--tp-size", "2", "--dp-size", "2", "--enable-dp-attention"], {}, ["X027"]),
+    ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "64", "--tp-size", "2", "--attn-dp-size", "2"], {}, []),
     ("0.5.9", ["--moe-dense-tp-size", "4", "--tp-size", "4"], {}, ["X028"]),
     ("0.5.23", ["--moe-dense-tp-size", "4", "--tp-size", "4"], {}, []),
     ("0.5.23", ["--moe-dense-tp-size", "2", "--tp-size", "4"], {}, ["X028"]),

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
 ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
 PINS = ("0.5.9", "0.5.23")
-CASES_PER_PIN = 301  # 4 hand-written base cases + 41 GRID cases + 256 sampled
+CASES_PER_PIN = 305  # 4 hand-written base cases + 45 GRID cases + 256 sampled
 SEED = 20261130
 RUN_TIMEOUT = 300
 
@@ -66,6 +66,9 @@ GRID = [dict(zip(("eplb", "ep", "a2a", "tp"), combo))
         # X027: chunk vs page size; flashmla sets its own page size (the rule stays silent)
         {"chunk": c, "page": p, "backend": b}
         for c, p, b in itertools.product([1000, 1024], [None, 16, 64], [None, "flashmla"])] + [
+        # ... checked after DP attention divides the chunk per rank (1000 % 8 == 0, 500 % 8 != 0)
+        {"chunk": c, "page": p, "tp": 2, "dp": 2, "dp_attention": True}
+        for c, p in itertools.product([1000, 1024], [8, 64])] + [
         # X028: dense-MoE TP size; 0.5.23 also takes tp_size itself
         {"dense": d, "tp": t} for d, t in itertools.product([1, 2, 4], [1, 4])] + [
         # X029: two-batch overlap without an a2a backend, with and without DP attention

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -79,8 +80,13 @@ def _chunked_prefill_page(s: Settings, rule: RuleSpec) -> Hit | None:
     if not (s.is_set("chunked_prefill_size") and isinstance(chunk, int)):
         return None  # unwritten, SGLang derives the chunk from the GPU's memory
     page, why = _effective_page(s)
-    if page is None or chunk <= 0 or page <= 1 or chunk % page == 0 or s.get("disaggregation_mode") == "decode":
+    on, dp, _ = dp_attention(s)
+    checked = chunk // dp if on else chunk  # both pins divide the chunk per DP-attention rank first
+    if page is None or checked <= 0 or page <= 1 or checked % page == 0 or s.get("disaggregation_mode") == "decode":
         return None
+    if on:
+        why += f" (DP attention of size {dp} divides the chunk to {checked} first)"
+    step = page * dp if on else page
     return Hit(("chunked_prefill_size", "page_size"), {
         "chunk": s.flag("chunked_prefill_size"), "chunk_value": chunk, "page": s.flag("page_size"),
-        "page_value": page, "why": why, "suggestion": max(page, chunk // page * page)})
+        "page_value": page, "why": why, "suggestion": max(step, chunk // step * step)})
