@@ -141,6 +141,16 @@ TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
     ("0.5.9", ["--attention-backend", "flex_attention", "--speculative-algorithm", "NGRAM"], {}, ["X030"]),
     ("0.5.23", ["--attention-backend", "flex_attention", "--speculative-algorithm", "NGRAM"], {}, ["X030"]),
     ("0.5.23", ["--attention-backend", "flex_attention"], {}, []),
+    # context-parallel and MoE-DP sizes
+    ("0.5.9", ["--attn-cp-size", "3", "--tp-size", "4"], {}, ["X031"]),
+    ("0.5.9", ["--attn-cp-size", "2", "--tp-size", "4", "--pp-size", "2"], {}, ["X031"]),
+    ("0.5.23", ["--attn-cp-size", "2", "--tp-size", "4", "--pp-size", "2"], {}, []),
+    ("0.5.23", ["--attn-cp-size", "2", "--tp-size", "4", "--attn-dp-size", "4"], {}, ["X031"]),
+    ("0.5.9", ["--moe-dp-size", "2", "--tp-size", "4"], {}, []),
+    ("0.5.23", ["--moe-dp-size", "2", "--tp-size", "4"], {}, ["X032"]),
+    ("0.5.23", ["--moe-dp-size", "2", "--attn-cp-size", "2", "--tp-size", "4"], {}, []),
+    ("0.5.9", ["--moe-dp-size", "2", "--tp-size", "4", "--ep-size", "4"], {}, ["X032"]),
+    ("0.5.9", ["--moe-dp-size", "3", "--tp-size", "4"], {}, ["X032"]),
 ]
 
 

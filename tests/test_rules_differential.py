@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
 ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
 PINS = ("0.5.9", "0.5.23")
-CASES_PER_PIN = 305  # 4 hand-written base cases + 45 GRID cases + 256 sampled
+CASES_PER_PIN = 317  # 4 hand-written base cases + 57 GRID cases + 256 sampled
 SEED = 20261130
 RUN_TIMEOUT = 300
 
@@ -56,10 +56,10 @@ PARALLEL = [(1, 1, 1, False, 1), (4, 1, 1, False, 1), (4, 1, 2, True, 1), (4, 1,
             (2, 2, 1, False, 1), (4, 1, 1, True, 1), (8, 1, 2, False, 2), (8, 1, 2, True, 2),
             (3, 1, 1, False, 2), (4, 2, 1, False, 2), (4, 1, 2, False, 1)]
 SPEC_V2 = [None, "1"]
-# The axes of the rules found by the coverage inventory (X025-X030); sampled cases leave
+# The axes of the rules found by the coverage inventory (X025-X032); sampled cases leave
 # them off (constant, so the seeded sample stays what it was) and GRID adds them all.
 CACHE_EP_OFF = {"eplb": False, "ep": None, "a2a": None, "hicache": False, "no_radix": False,
-                "chunk": None, "dense": None, "tbo": False}
+                "chunk": None, "dense": None, "tbo": False, "cp": None, "moe_dp": None}
 GRID = [dict(zip(("eplb", "ep", "a2a", "tp"), combo))
         for combo in itertools.product([True], [None, 2, 4], [None, "deepep"], [1, 4])] + [
         {"hicache": h, "no_radix": r} for h, r in itertools.product([False, True], [False, True])] + [
@@ -74,6 +74,12 @@ GRID = [dict(zip(("eplb", "ep", "a2a", "tp"), combo))
         # X029: two-batch overlap without an a2a backend, with and without DP attention
         {"tbo": True, "a2a": a, "ep": 2 if a else None, "tp": 2, "dp": d, "dp_attention": d == 2}
         for a, d in itertools.product([None, "deepep"], [1, 2])] + [
+        # X031/X032: context-parallel and MoE-DP sizes
+        {"cp": c, "moe_dp": m, "tp": t, "pp": p, "ep": e}
+        for c, m, t, p, e in [(2, None, 4, 1, None), (3, None, 4, 1, None), (2, None, 4, 2, None),
+                              (None, 2, 4, 1, None), (None, 3, 4, 1, None), (None, 2, 4, 1, 4),
+                              (None, 2, 4, 1, 2), (2, 2, 4, 1, None), (2, 2, 4, 1, 2), (2, None, 2, 1, None)]] + [
+        {"cp": 2, "tp": 4, "dp": d, "dp_attention": True} for d in (2, 4)] + [
         # X030: flex attention with speculative decoding
         {"backend": "flex_attention", "algorithm": a, "steps": st, "topk": k, "draft": dr, "draft_path": a == "EAGLE3"}
         for a, st, k, dr in [(None, None, None, None), ("NGRAM", None, None, None), ("EAGLE3", 3, 1, 4)]]
@@ -151,6 +157,8 @@ def _args(pin: str, f: dict[str, Any]) -> tuple[list[Arg], dict[str, str]]:
     add("chunked_prefill_size", f["chunk"])
     add("moe_dense_tp_size", f["dense"])
     add("enable_two_batch_overlap", f["tbo"])
+    add("attn_cp_size", f["cp"])
+    add("moe_dp_size", f["moe_dp"])
     env = {"SGLANG_ENABLE_SPEC_V2": f["spec_v2"]} if f["spec_v2"] else {}
     return out, env
 

@@ -1,0 +1,69 @@
+"""Predicates of the context-parallel and MoE-data-parallel sizes (attn_cp_size, moe_dp_size).
+
+SGLang's _handle_context_parallelism (0.5.9) / parallel_hook.handle_context_parallelism
+(0.5.23) assert these; each predicate reports the first assertion the settings break, in
+SGLang's order, with SGLang's own words.
+"""
+
+from __future__ import annotations
+
+from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# The all-to-all backends for which SGLang sets ep_size = tp_size (as in parallel.py).
+_A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")
+
+
+def _ep_size(s: Settings) -> int | None:
+    """ep_size as SGLang resolves it, None for an a2a backend whose effect gen does not model."""
+    a2a = s.get("moe_a2a_backend")
+    if a2a in _A2A_SETS_EP:
+        return int_setting(s, "tp_size", 1)
+    return int_setting(s, "ep_size", 1) if a2a in (None, "none") else None
+
+
+def _first_broken(checks: list[tuple[bool, str]]) -> str | None:
+    return next((text for broken, text in checks if broken), None)
+
+
+@predicate("attn-cp-sizes")
+def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
+    cp, tp, pp = int_setting(s, "attn_cp_size", 1), int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    if cp <= 1:
+        return None
+    newer = s.has("attn_dp_size")
+    # 0.5.9 multiplies by dp_size whether DP attention is on or not; 0.5.23 by attn_dp_size.
+    dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else int_setting(s, "dp_size", 1)
+    dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
+    detail = _first_broken([
+        (tp % cp != 0, f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
+        (tp % (dp * cp) != 0, f"{s.flag('tp_size')} {tp} is not divisible by {dp_name} x "
+                              f"{s.flag('attn_cp_size')} = {dp} x {cp}"),
+        (not newer and pp > 1, f"{s.flag('pp_size')} {pp} > 1 with context parallelism"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("attn_cp_size", "tp_size"), {"detail": detail, "cp": s.flag("attn_cp_size")})
+
+
+@predicate("moe-dp-sizes")
+def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
+    moe_dp, tp, pp = int_setting(s, "moe_dp_size", 1), int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    ep = _ep_size(s)
+    if moe_dp <= 1 or ep is None:
+        return None
+    newer = s.has("attn_dp_size")
+    cp = int_setting(s, "attn_cp_size", 1)
+    name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
+    detail = _first_broken([
+        (tp % moe_dp != 0, f"{tp_name} {tp} is not divisible by {name} {moe_dp}"),
+        (ep * moe_dp > tp, f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}"),
+        (pp > 1, f"{s.flag('pp_size')} {pp} > 1 with {name} > 1"),
+        (ep > 1 and ep * moe_dp != tp, f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}"),
+        (newer and cp != moe_dp, f"{name} {moe_dp} > 1 needs {s.flag('attn_cp_size')} equal to it (got {cp})"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("moe_dp_size", "tp_size"), {"detail": detail, "moe_dp": name})
