@@ -206,6 +206,7 @@ def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], p
 
     Nothing is checked when the pin has no env catalog (one captured before env catalogs).
     """
+    _check_known_table(catalog_file, placement, diags)
     # Most services set no SGLang variable: then no catalog is read at all.
     if not any(name.startswith(PREFIXES) for owner in (placement.model, placement.service)
                for name, _ in owner.env):
@@ -223,3 +224,14 @@ def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], p
     others = [c for c in (load_env_catalog(env_catalog_path(catalog_file, p), p)
                           for p in other_pins if p != pin) if c is not None]
     check_env(cat, others, written, diags)
+
+
+def _check_known_table(catalog_file: Path, placement: Any, diags: Diagnostics) -> None:
+    """Non-SGLang variables against the reviewed table (read only when one is set)."""
+    from generator.sglang import envknown
+
+    written = [(name, value, owner.pos("env", name, key=True))
+               for owner in (placement.model, placement.service)
+               for name, value in owner.env if name.startswith(envknown.PREFIXES)]
+    if written:
+        envknown.check_known(envknown.load_table(envknown.table_path(catalog_file)), written, diags)
