@@ -172,3 +172,22 @@ def test_check_lists_services_that_break(repo_copy: Path) -> None:
     assert "use '--mamba-radix-cache-strategy'" in kimi
     assert "warning[F104]: '--enable-dp-attention' is deprecated in SGLang 0.5.23" in kimi
     assert out.endswith("gen: 2 of 4 service(s) would break on SGLang 0.5.23\n")
+
+
+def test_check_against_a_release_only_the_history_knows() -> None:
+    """0.4.6 has no committed catalog: the flags are checked against one built from the
+    flag history (AST), and the report says how approximate that is."""
+    r = gen("check", "--sglang", "0.4.6", "--root", str(ROOT))
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("note: approximate: from the AST of server_args.py of SGLang 0.4.6.post5: ")
+    assert "no environment catalog (env: keys are not checked)" in lines[0]
+    assert "llm-two/qwen (pin 0.5.9 -> 0.4.6): BREAKS" in lines
+    assert any("error[F003]: invalid choice for '--tool-call-parser': 'qwen3_coder'" in ln for ln in lines)
+    assert lines[-1] == "gen: 2 of 4 service(s) would break on SGLang 0.4.6"
+
+
+def test_check_against_a_release_nobody_knows_is_a_usage_error() -> None:
+    r = gen("check", "--sglang", "0.3.9", "--root", str(ROOT))
+    assert r.exit_code == 2
+    assert "no SGLang flag catalog for pin '0.3.9'" in r.output

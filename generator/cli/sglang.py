@@ -248,8 +248,18 @@ def check_pin(root: Path, pin: str) -> int:
     Prints one block per service (its findings with file, line and fix, and how its argv
     would render differently), then a summary; exit 1 when any service would break.
     """
-    _pin_catalog(root, pin, "--sglang")
+    note = None
+    if pin not in known_pins(root):
+        from generator.sglang.historycatalog import history_catalog
+
+        found = history_catalog(root, pin)
+        if found is None:
+            _pin_catalog(root, pin, "--sglang")  # the usage error, with how to capture one
+        else:
+            note = found.note
     result = upgrade_report(root, pin)
+    if note:
+        click.echo(f"note: {note}")
     for line in format_report(result):
         click.echo(line)
     report(list(result.other))

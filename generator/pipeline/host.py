@@ -26,13 +26,23 @@ from generator.sglang.envcheck import check_service_env
 from generator.sglang.rules import check_rules, sglang_numa_flag
 
 
-def _catalogs(root: Path, host_pos: Position, pin: str, diags: Diagnostics) -> tuple[Catalog, list[Catalog]] | None:
-    """The catalog of ``pin`` and every other committed one (for "renamed in" hints)."""
+def _catalogs(root: Path, host_pos: Position, pin: str, diags: Diagnostics,
+              approximate: bool = False) -> tuple[Catalog, list[Catalog]] | None:
+    """The catalog of ``pin`` and every other committed one (for "renamed in" hints).
+
+    ``approximate``: a release only the flag history knows gets the catalog built from it
+    (``gen check --sglang PIN``; the CLI prints how approximate it is).
+    """
     try:
         catalog = load_catalog(root, pin)
     except CatalogMissingError as exc:
-        diags.error(host_pos, "C001", str(exc))
-        return None
+        from generator.sglang.historycatalog import history_catalog
+
+        found = history_catalog(root, pin) if approximate else None
+        if found is None:
+            diags.error(host_pos, "C001", str(exc))
+            return None
+        catalog = found.catalog
     others = []
     for other in known_pins(root):
         if other != pin:
@@ -51,9 +61,10 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     """
     host = sources.host
     before = diags.error_count
+    override = pin is not None
     pin = pin or host.sglang.pin
     placements = cluster.join(sources, host, place_host(host, sources.models, diags), diags)
-    found = _catalogs(sources.root, host.pos("sglang", "pin"), pin, diags)
+    found = _catalogs(sources.root, host.pos("sglang", "pin"), pin, diags, approximate=override)
     if found is None:
         return None
     catalog, others = found
