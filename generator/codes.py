@@ -65,6 +65,8 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
            "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
     Family("I", "import", "`gen import`: the command line read"),
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
+    Family("O", "output", "`gen check`: `output/` against a fresh render"),
+    Family("D", "generated", "`gen check`: the files gen generates into the repository (`schemas/`, `docs/manifests.md`)"),
 )}
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -145,6 +147,7 @@ _CODES: tuple[Code, ...] = (
     Code("F102", W, "an alias of a flag (rendered under its first name)"),
     Code("F103", W, "an underscore spelling of a flag"),
     Code("F104", W, "a deprecated flag"),
+    Code("F105", W, "`weights.quantization` names a `--quantization` choice but is informational: no flag is rendered"),
     Code("C001", E, "no committed catalog for the host's SGLang pin (says how to capture one)"),
     Code("C010", E, "a rule of `catalogs/rules.yaml` without a predicate"),
     Code("C011", E, "a predicate without a rule in `catalogs/rules.yaml`"),
@@ -172,6 +175,8 @@ _CODES: tuple[Code, ...] = (
     Code("K002", E, "an environment variable named like a secret (HF_TOKEN, *_API_KEY, *_TOKEN, ...) in `env:`"),
     Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),
     Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
+    Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
+    Code("D001", E, "a generated schema or `docs/manifests.md` is missing or not current"),
 )
 
 REGISTRY: dict[str, Code] = {}

@@ -38,12 +38,23 @@ def test_render_writes_and_reports_per_file(repo_copy: Path) -> None:
     result = _gen("render", "--host", "llm-two", "--root", str(repo_copy))
     assert result.exit_code == 0, _explain(result)
     assert result.stdout.splitlines() == [
-        "unchanged output/llm-two/.gen-managed",
         "created   output/llm-two/etc/sglang/qwen.env",
         "updated   output/llm-two/etc/systemd/system/sglang-qwen.service",
-        "unchanged output/llm-two/usr/local/libexec/gen/sglang-wait-ready",
+        "gen: 1 host(s): 1 created, 1 updated, 2 unchanged, 0 removed",
     ]
     assert "--port 30000" in unit.read_text()
+
+
+def test_render_verbose_lists_unchanged_files_too(repo_copy: Path) -> None:
+    result = _gen("render", "--host", "llm-two", "-v", "--root", str(repo_copy))
+    assert result.exit_code == 0, _explain(result)
+    assert result.stdout.splitlines() == [
+        "unchanged output/llm-two/.gen-managed",
+        "unchanged output/llm-two/etc/sglang/qwen.env",
+        "unchanged output/llm-two/etc/systemd/system/sglang-qwen.service",
+        "unchanged output/llm-two/usr/local/libexec/gen/sglang-wait-ready",
+        "gen: 1 host(s): 0 created, 0 updated, 4 unchanged, 0 removed",
+    ]
 
 
 def test_render_removes_files_of_a_removed_service_but_nothing_else(repo_copy: Path) -> None:
@@ -184,4 +195,5 @@ def test_lazy_commands_load_by_name_and_stay_out_of_a_plain_check() -> None:
     probe = ("import sys, generator.cli.main; "
              "print(sorted(m for m in sys.modules if m.startswith(('generator.cli.', 'testinfra', 'ansible'))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['generator.cli.common', 'generator.cli.main']"
+    # output, complete (and the schema hook) are small: they import only click and ruamel.
+    assert out.strip() == "['generator.cli.common', 'generator.cli.complete', 'generator.cli.generated', 'generator.cli.main', 'generator.cli.output']"

@@ -37,6 +37,34 @@ def test_diff_real_pins() -> None:
     assert "  ~ --enable-dp-attention -> --attn-dp-size  (deprecated alias in the new pin)\n" in r.stdout
 
 
+def test_diff_header_counts_agree_with_the_sections() -> None:
+    import re
+
+    r = gen("sglang", "diff", "0.5.9", "0.5.23", "--root", str(ROOT))
+    flags_part = r.stdout.split("\nSGLang 0.5.9 -> 0.5.23 environment:", 1)[0]  # the env diff follows
+    header = flags_part.splitlines()[0]
+    counts = {kind: int(n) for n, kind in re.findall(r"(\d+) (added|removed|renamed|deprecated|changed)", header)}
+    sections = {m.group(1).lower(): int(m.group(2)) for m in re.finditer(r"^(\w+) \((\d+)\):$", flags_part, re.M)}
+    assert sections == counts, (header, sections)
+    # each section's count is its number of flags (entries start with "  X --flag")
+    for title in ("Removed", "Renamed", "Deprecated", "Added", "Changed"):
+        block = flags_part.split(f"\n{title} (", 1)[1].split("\n\n", 1)[0]
+        entries = [ln for ln in block.splitlines()[1:] if re.match(r"^  [-~!+*] ", ln)]
+        assert len(entries) == counts[title.lower()], title
+
+
+def test_diff_used_marks_the_flags_the_repo_renders() -> None:
+    r = gen("sglang", "diff", "0.5.9", "0.5.23", "--used", "--root", str(ROOT))
+    assert r.exit_code == 0
+    assert "; 4 of them used here" in r.stdout.splitlines()[0]
+    assert ("  * --tp-size  [used by gpu-a/deepseek, gpu-b/deepseek, llm-two-full/kimi, llm-two/qwen]"
+            in r.stdout.splitlines())
+    marked = [ln for ln in r.stdout.splitlines() if "[used by" in ln]
+    assert len(marked) == 4
+    plain = gen("sglang", "diff", "0.5.9", "0.5.23", "--root", str(ROOT))
+    assert "[used by" not in plain.stdout
+
+
 def test_diff_unknown_pin_is_a_usage_error() -> None:
     r = gen("sglang", "diff", "0.5.9", "9.9.9", "--root", str(ROOT))
     assert r.exit_code == 2 and "no SGLang flag catalog for pin '9.9.9'" in r.stderr
@@ -101,6 +129,37 @@ def test_import_command_after_dashes() -> None:
     assert r.exit_code == 0
     assert "name: kimi-k2.5\n" in r.stdout and "  tp: 8\n" in r.stdout
     assert "<command>:1:70: warning[F101]: '--tp' is an abbreviation" in r.stderr
+
+
+def test_import_a_whole_command_in_one_quoted_argument() -> None:
+    r = gen("import", "--sglang", "0.5.9", "--root", str(ROOT), "--size-gb", "595", "--",
+            "python -m sglang.launch_server --model-path /shared/models/Kimi-K2.5 --tp 8 --trust-remote-code")
+    assert r.exit_code == 0
+    assert "name: kimi-k2.5\n" in r.stdout and "  tp: 8\n" in r.stdout
+    assert "<command>:1:70: warning[F101]: '--tp' is an abbreviation" in r.stderr
+
+
+def test_import_an_unclosed_quote_in_one_argument_says_so() -> None:
+    r = gen("import", "--sglang", "0.5.9", "--root", str(ROOT), "--",
+            "python -m sglang.launch_server --model-path /m/x --served-model-name 'qwen")
+    assert r.exit_code == 1
+    assert "<command>:1:70: error[I001]: unterminated single quote: the quote opened here is never closed" in r.stderr
+
+
+def test_import_with_host_names_its_model_root_for_a_repo_id() -> None:
+    r = gen("import", "--host", "llm-two", "--root", str(ROOT), "--",
+            "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3.5-122B-A10B")
+    assert r.exit_code == 0
+    assert "--local-dir /shared/models/Qwen3.5-122B-A10B`" in r.stdout
+    assert "  path: null\n" in r.stdout
+
+
+def test_import_never_prints_a_secret() -> None:
+    r = gen("import", "--sglang", "0.5.23", "--root", str(ROOT), "--",
+            "python", "-m", "sglang.launch_server", "--model-path", "/m/x", "--api-key", "sk-TOPSECRET")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert "sk-TOPSECRET" not in r.stdout + r.stderr
+    assert "error[K001]: --api-key carries a secret" in r.stderr
 
 
 def test_import_incident_1_from_stdin_refused() -> None:

@@ -116,7 +116,9 @@ def test_unknown_size_and_repo_id_are_left_to_fill_in(tmp_path: Path) -> None:
     assert r.ok and r.manifest is not None
     data = YAML(typ="safe").load(r.manifest)
     assert data["weights"] == {"path": None, "size_gb": None} and data["name"] == "kimi-k2.5"
-    assert "# REQUIRED: 'moonshotai/Kimi-K2.5' is not an absolute path" in r.manifest
+    assert ("# REQUIRED: 'moonshotai/Kimi-K2.5' is a Hugging Face repo id, not a local folder; download it "
+            "under the host's model_root (`huggingface-cli download moonshotai/Kimi-K2.5 --local-dir "
+            "<model_root>/Kimi-K2.5`)") in r.manifest
     assert "# REQUIRED: size of the weights on disk in GB" in r.manifest
     assert sorted(d.code for d in r.diagnostics) == ["F101", "I007", "I007"]  # --tp abbreviates
     # Until filled in, the manifest does not validate: it cannot be deployed by accident.
@@ -179,3 +181,44 @@ def test_wrong_commands_corpus_is_refused() -> None:
         r = do_import(case["command"], pin=case["pin"])
         errors = [d.code for d in r.diagnostics if d.is_error]
         assert r.manifest is None and case["code"] in errors, (case["why"], [str(d) for d in r.diagnostics])
+
+
+def test_a_repo_id_draft_model_becomes_a_required_path_under_the_model_root(tmp_path: Path) -> None:
+    r = do_import("python -m sglang.launch_server --model-path /shared/models/Kimi --speculative-algorithm "
+                  "EAGLE3 --speculative-draft-model-path lightseekorg/kimi-k2.5-eagle3 --speculative-num-steps 3 "
+                  "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4", model_root="/shared/models")
+    assert r.ok and r.manifest is not None, [str(d) for d in r.diagnostics]
+    data = YAML(typ="safe").load(r.manifest)
+    assert data["speculative"]["draft_model_path"] is None
+    assert "--speculative-draft-model-path" not in (data.get("args") or {})
+    assert ("--local-dir /shared/models/kimi-k2.5-eagle3`) and write that absolute path here, "
+            "e.g. /shared/models/kimi-k2.5-eagle3") in r.manifest
+    [i007] = [d for d in r.diagnostics if d.code == "I007" and "repo id" in d.message]
+    assert i007.message.startswith(
+        "--speculative-draft-model-path 'lightseekorg/kimi-k2.5-eagle3' is a Hugging Face repo id")
+
+
+def test_secret_flags_and_variables_are_refused_and_never_printed() -> None:
+    secret, token = "sk-live-0123456789", "hf_abcdefSECRET"
+    r = do_import(f"HF_TOKEN={token} python -m sglang.launch_server --model-path /m/x --api-key {secret} "
+                  f"--admin-api-key={secret}2")
+    assert not r.ok and r.manifest is None
+    text = "\n".join(str(d) for d in r.diagnostics)
+    assert secret not in text and token not in text
+    assert sorted(d.code for d in r.diagnostics if d.code in ("K001", "K002")) == ["K001", "K001", "K002"]
+
+
+def test_a_secret_is_redacted_from_error_messages_too() -> None:
+    secret = "sk-live-0123456789"
+    r = do_import(f"python -m sglang.launch_server --model-path /m/x --api-key {secret} {secret}")
+    assert not r.ok and r.manifest is None
+    text = "\n".join(str(d) for d in r.diagnostics)
+    assert "I006" in text and secret not in text and "<secret>" in text
+
+
+def test_an_unclosed_quote_says_so() -> None:
+    r = do_import("python -m sglang.launch_server --model-path /m/x --served-model-name 'qwen --tp 2")
+    assert not r.ok
+    [d] = [d for d in r.diagnostics if d.code == "I001"]
+    assert (d.pos.line, d.pos.col) == (1, 70)  # the quote itself
+    assert d.message.startswith("unterminated single quote: the quote opened here is never closed")

@@ -100,11 +100,14 @@ def test_no_change_render_rewrites_nothing(fleet_repo: Path, tmp_path: Path) -> 
     shutil.copytree(fleet_repo, repo, ignore=shutil.ignore_patterns("output"))
     assert CliRunner().invoke(main, ["render", "--all", "--root", str(repo)]).exit_code == 0
     before = {p: p.stat().st_mtime_ns for p in (repo / "output").rglob("*") if p.is_file()}
-    again = CliRunner().invoke(main, ["render", "--all", "--root", str(repo), "--jobs", "2"])
+    # -v lists unchanged files too; the last line is the summary.
+    again = CliRunner().invoke(main, ["render", "--all", "--root", str(repo), "--jobs", "2", "-v"])
     assert again.exit_code == 0
-    assert {ln.split()[0] for ln in again.stdout.splitlines()} == {"unchanged"}
+    *files, summary = again.stdout.splitlines()
+    assert {ln.split()[0] for ln in files} == {"unchanged"}
+    assert summary.endswith(f" 0 created, 0 updated, {len(before)} unchanged, 0 removed")
     assert {p: p.stat().st_mtime_ns for p in (repo / "output").rglob("*") if p.is_file()} == before
-    assert len(again.stdout.splitlines()) == len(before)  # every file listed, none written
+    assert len(files) == len(before)  # every file listed, none written
 
 
 def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path) -> None:

@@ -17,9 +17,7 @@ FUNCTION_LINES = 80
 # Over the limit when this test was written, each being split on another branch (issue
 # 9.5): delete an entry once its split lands.
 PENDING = {
-    "generator/importer/build.py",
     "generator/load/schema.py",
-    "generator/importer/build.py:build_manifest", "generator/importer/cmdline.py:split_words",
 }
 
 
@@ -45,7 +43,9 @@ def test_no_module_over_400_lines() -> None:
 
 
 def test_no_function_over_80_lines() -> None:
-    _, functions = _sizes()
+    modules, functions = _sizes()
     assert functions["generator/plan/placement.py:place_host"] <= FUNCTION_LINES
+    assert modules["generator/importer/build.py"] <= MODULE_LINES  # split by concept (issue 13)
+    assert functions["generator/importer/build.py:build_manifest"] <= FUNCTION_LINES
     over = {f: n for f, n in functions.items() if n > FUNCTION_LINES and f not in PENDING}
     assert not over, f"functions over {FUNCTION_LINES} lines: {over}"

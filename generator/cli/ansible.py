@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from generator.emit.ansible import generate
-from generator.cli.common import EXIT_CODES_HELP, guard, report, root_option
+from generator.cli import output
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
 from generator.errors import ExitCode
 from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
 from generator.emit.writer import WriteError, atomic_write, owns_header, read_existing
@@ -42,6 +43,7 @@ def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[P
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Folder for inventory.yml and site.yml (default: ROOT/{DEFAULT_OUT}).")
 @root_option
+@output_options()
 @guard
 def ansible_command(out: Path | None, root: Path) -> int:
     """Write an Ansible inventory of hosts/ and a playbook that rolls out output/.
@@ -65,5 +67,5 @@ def ansible_command(out: Path | None, root: Path) -> int:
     for path, text, action in ansible_actions(root, result, out):
         if action != "unchanged":
             atomic_write(path, text)
-        click.echo(f"{action:9} {path}")
+        output.current().say(f"{action:9} {path}")
     return ExitCode.OK

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import click
 
+from generator.cli import output
 from generator.errors import Diagnostic, ExitCode, GenError, InputError
 from generator.load.limits import MAX_JOBS
 
@@ -31,13 +32,8 @@ Exit codes:
 
 
 def report(diagnostics: list[Diagnostic]) -> None:
-    """Print every diagnostic to stderr, then a one-line count."""
-    for d in diagnostics:
-        click.echo(str(d), err=True)
-    errors = sum(d.is_error for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    if diagnostics:
-        click.echo(f"gen: {errors} error(s), {warnings} warning(s)", err=True)
+    """Print every diagnostic to stderr, then a one-line count (or keep them for --format json)."""
+    output.current().report(list(diagnostics))
 
 
 def guard(fn: Callable[..., int]) -> Callable[..., Any]:
@@ -50,6 +46,7 @@ def guard(fn: Callable[..., int]) -> Callable[..., Any]:
             raise
         except Exception as exc:  # noqa: BLE001 - every exception ends in a code, deliberately
             code = _exit_code_for(exc)
+        output.current().finish(int(code))  # --format json/sarif: the one document, last
         sys.exit(int(code))
 
     return functools.wraps(fn)(wrapper)
@@ -61,12 +58,12 @@ def _exit_code_for(exc: Exception) -> ExitCode:
         report(exc.diagnostics)
         return ExitCode.FINDINGS
     if isinstance(exc, GenError):  # each class carries its code (errors.GenError)
-        click.echo(f"gen: {exc}", err=True)
+        output.current().fail(f"gen: {exc}")
         return exc.exit_code
     # Anything else is a bug in gen: one clear line, the traceback only on request.
     if os.environ.get("GEN_DEBUG"):
         traceback.print_exception(exc)
-    click.echo(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)", err=True)
+    output.current().fail(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)")
     return ExitCode.INTERNAL
 
 
@@ -112,3 +109,39 @@ root_option = click.option(
     show_default=True, help="The deployment repository (with hosts/, models/, templates/).")
 
 
+def output_options(*formats: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """-q/--quiet, -v/--verbose and (when ``formats`` name more than text) --format, once for all.
+
+    Put it above :func:`guard`: it takes its options out of the command's arguments and
+    keeps an :class:`generator.cli.output.Output` in click's context, which ``report``,
+    ``guard`` and the command itself then use (pip-tools defines shared options this way).
+    """
+    choices = (output.TEXT, *formats)
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            quiet, verbose = kwargs.pop("quiet"), kwargs.pop("verbose")
+            if quiet and verbose:
+                raise click.UsageError("give -q or -v, not both")
+            ctx.meta["gen.output"] = output.Output(
+                # "gen sglang diff" -> "sglang diff"; a command invoked on its own is its name
+                command=" ".join(ctx.command_path.split()[1:]) or ctx.info_name or "gen",
+                format=kwargs.pop("output_format", output.TEXT),
+                verbosity=-1 if quiet else verbose, color=output.color_wanted())
+            return fn(*args, **kwargs)
+
+        wrapped: Callable[..., Any] = click.option(
+            "-q", "--quiet", is_flag=True, help="Print errors only.")(wrapper)
+        wrapped = click.option("-v", "--verbose", count=True,
+                               help="Also say what each stage decided (placement, NUMA, defaults).")(wrapped)
+        if len(choices) > 1:
+            wrapped = click.option(
+                "--format", "output_format", type=click.Choice(choices), default=output.TEXT, show_default=True,
+                help="Output format: text for people; json is one versioned document on stdout "
+                     "(docs/json-output.md)" + ("; sarif 2.1.0 for code scanning" if output.SARIF in choices else "")
+                     + ".")(wrapped)
+        return wrapped
+
+    return decorate

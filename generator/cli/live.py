@@ -13,13 +13,16 @@ from pathlib import Path
 
 import click
 
-from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, RegularFile, guard, report, root_option
+from generator.cli import complete, output
+from generator.cli.common import (EXIT_CODES_HELP, JOBS, MAX_JOBS, RegularFile, guard, output_options, report,
+                                  root_option)
 from generator.errors import ExitCode, GenError
 from generator.live.fleet import HostOutcome, fleet_exit_code, summary_table, verify_fleet
 from generator.live.inventory import inventory_target, load_inventory
 from generator.live.journal import status_text, unit_state
 from generator.live.plan import HostPlan, host_plan
 from generator.live.preflight import preflight_host
+from generator.live.results import CheckResult
 from generator.live.target import HostUnreachableError, Target, shared_connection, target_for
 from generator.pipeline.fleet import run_fleet
 
@@ -47,6 +50,20 @@ def _plans(root: Path, hosts: list[str] | None) -> list[HostPlan] | None:
     return [host_plan(r) for r in rendered.renders]
 
 
+def check_json(res: CheckResult) -> dict[str, str]:
+    """One live check as ``--format json`` carries it."""
+    return {"status": res.status.value, "host": res.host, "service": res.service, "check": res.check,
+            "detail": res.detail, "evidence": res.evidence}
+
+
+def _outcome_json(outcome: HostOutcome) -> dict[str, object]:
+    report_ = outcome.report
+    return {"host": outcome.host, "verdict": outcome.verdict, "passed": outcome.passed,
+            "failed": outcome.failed, "seconds": round(outcome.seconds, 3), "error": outcome.error or None,
+            "checks": [check_json(r) for r in report_.results] if report_ else [],
+            "service_status": {name: text for name, text in report_.service_status} if report_ else {}}
+
+
 def _check_service(plan: HostPlan, service: str | None) -> None:
     if service is not None and service not in {s.name for s in plan.services}:
         known = ", ".join(s.name for s in plan.services) or "none"
@@ -66,7 +83,8 @@ def _targets(plans: list[HostPlan], inventory: Path | None, ssh_config: Path | N
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--host", multiple=True, metavar="NAME", help="Verify this host (repeatable).")
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Verify this host (repeatable).")
 @click.option("--all", "all_hosts", is_flag=True, help="Verify every host in hosts/.")
 @click.option("--inventory", type=RegularFile(path_type=Path), default=None,
               help="Reach the hosts as this Ansible inventory says (e.g. ansible/inventory.yml from "
@@ -75,6 +93,7 @@ def _targets(plans: list[HostPlan], inventory: Path | None, ssh_config: Path | N
               help=f"Check this many hosts at once (1 to {MAX_JOBS}).")
 @ssh_config_option
 @root_option
+@output_options(output.JSON)
 @guard
 def verify(host: tuple[str, ...], all_hosts: bool, inventory: Path | None, jobs: int,
            ssh_config: Path | None, root: Path) -> int:
@@ -91,31 +110,38 @@ def verify(host: tuple[str, ...], all_hosts: bool, inventory: Path | None, jobs:
         return ExitCode.FINDINGS
     targets = _targets(plans, inventory, ssh_config)
     many = len(plans) > 1
+    out = output.current()
 
     def progress(outcome: HostOutcome, done: int, total: int) -> None:
         if many:
-            click.echo(outcome.progress_line(done, total), err=True)
+            out.say(outcome.progress_line(done, total), err=True)
 
     outcomes = verify_fleet(list(zip(plans, targets)), jobs, progress)
+    out.results["hosts"] = [_outcome_json(o) for o in outcomes]
     for outcome in outcomes:
         if outcome.report is None:
-            click.echo(f"FAIL {outcome.host} - ssh: {outcome.error}")
+            out.data(f"FAIL {outcome.host} - ssh: {outcome.error}")
             continue
         for res in outcome.report.results:
-            click.echo(res.render())
+            if res.failed:
+                out.data(res.render())  # -q: failures only
+            else:
+                out.say(res.render())
         for _name, text in outcome.report.service_status:
-            click.echo(text)
-        click.echo(f"gen: {outcome.host}: {outcome.passed} passed, {outcome.failed} failed")
+            out.data(text)
+        out.say(f"gen: {outcome.host}: {outcome.passed} passed, {outcome.failed} failed")
     if many:
-        click.echo(summary_table(outcomes))
+        out.say(summary_table(outcomes))
     return fleet_exit_code(outcomes)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--host", required=True, metavar="NAME", help="The host to ask.")
-@click.option("--service", metavar="NAME", default=None, help="Only this service (journal always shown).")
+@click.option("--host", required=True, metavar="NAME", shell_complete=complete.host_names, help="The host to ask.")
+@click.option("--service", metavar="NAME", default=None, shell_complete=complete.service_names,
+              help="Only this service (journal always shown).")
 @ssh_config_option
 @root_option
+@output_options(output.JSON)
 @guard
 def status(host: str, service: str | None, ssh_config: Path | None, root: Path) -> int:
     """systemd state of each service; a failing one's journal since its last start, in full."""
@@ -125,6 +151,8 @@ def status(host: str, service: str | None, ssh_config: Path | None, root: Path) 
     plan = plans[0]
     _check_service(plan, service)
     unhealthy = False
+    out = output.current()
+    rows: list[dict[str, object]] = out.results.setdefault("services", [])
     try:
         with shared_connection(target_for(plan, ssh_config)) as infra:
             for svc in plan.services:
@@ -132,17 +160,25 @@ def status(host: str, service: str | None, ssh_config: Path | None, root: Path) 
                     continue
                 state = unit_state(infra, svc.unit)
                 unhealthy = unhealthy or not state.healthy
-                click.echo(status_text(infra, state, with_journal=service is not None))
+                text = status_text(infra, state, with_journal=service is not None)
+                rows.append({"service": svc.name, "unit": svc.unit, "healthy": state.healthy,
+                             "state": dict(state.props), "text": text})
+                if state.healthy:
+                    out.say(text)
+                else:
+                    out.data(text)
     except RuntimeError as exc:  # testinfra raises on ssh's 255
         raise HostUnreachableError(f"cannot reach {plan.name} at {plan.address} over ssh: {exc}") from exc
     return ExitCode.FINDINGS if unhealthy else ExitCode.OK
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--host", required=True, metavar="NAME", help="The host to run on.")
-@click.option("--service", metavar="NAME", default=None, help="Only this service.")
+@click.option("--host", required=True, metavar="NAME", shell_complete=complete.host_names, help="The host to run on.")
+@click.option("--service", metavar="NAME", default=None, shell_complete=complete.service_names,
+              help="Only this service.")
 @ssh_config_option
 @root_option
+@output_options(output.JSON)
 @guard
 def preflight(host: str, service: str | None, ssh_config: Path | None, root: Path) -> int:
     """On the host, its own SGLang parses and validates the rendered argv; checkpoints checked."""
@@ -152,8 +188,13 @@ def preflight(host: str, service: str | None, ssh_config: Path | None, root: Pat
     plan = plans[0]
     _check_service(plan, service)
     rep = preflight_host(plan, target_for(plan, ssh_config), service)
+    out = output.current()
+    out.results.update(host=rep.host, checks=[check_json(r) for r in rep.results], notes=list(rep.notes))
     for res in rep.results:
-        click.echo(res.render())
+        if res.failed:
+            out.data(res.render())
+        else:
+            out.say(res.render())
     for note in rep.notes:
-        click.echo(f"note: {note}")
+        out.say(f"note: {note}")
     return ExitCode.FINDINGS if rep.failed else ExitCode.OK

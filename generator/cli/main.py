@@ -11,10 +11,12 @@ from pathlib import Path
 import click
 
 from generator import __version__
-from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, report, root_option
-from generator.errors import ExitCode
+from generator.cli import complete, output
+from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
+from generator.cli.generated import check_generated
+from generator.errors import Diagnostic, ExitCode, Position
 from generator.pipeline.fleet import RenderResult, run_fleet
-from generator.emit.writer import apply, unified_diff
+from generator.emit.writer import Action, Change, apply, unified_diff
 
 # Commands beyond render/diff/check live in their own modules and are imported only when
 # they run (or for --help): `gen check` in a pre-commit hook does not pay for SSH,
@@ -23,6 +25,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "ansible": ("generator.cli.ansible", "ansible_command"),
     "import": ("generator.cli.sglang", "import_command"),
     "preflight": ("generator.cli.live", "preflight"),
+    "schema": ("generator.cli.schema", "schema_command"),
+    "show": ("generator.cli.show", "show"),
     "sglang": ("generator.cli.sglang", "sglang"),
     "status": ("generator.cli.live", "status"),
     "verify": ("generator.cli.live", "verify"),
@@ -62,79 +66,140 @@ jobs_option = click.option("--jobs", "-j", type=JOBS, default=None, metavar="N",
 
 
 def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool = False) -> RenderResult:
-    result = run_fleet(root, hosts, jobs=jobs, detail=detail)
+    # -v explains placements: it needs each host's full render (detail), not only its tree.
+    result = run_fleet(root, hosts, jobs=jobs, detail=detail or output.current().verbose)
     for notice in result.notices:
-        click.echo(f"gen: warning: {notice}", err=True)
+        output.current().say(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     return result
 
 
+def _explain(root: Path, result: RenderResult) -> None:
+    """-v: what placement, NUMA and defaults decided for each rendered host (stderr)."""
+    if output.current().verbose and result.ok:
+        from generator.cli.show import explain  # -v only
+
+        explain(result)
+
+
+def _changes_json(changes: list[Change], with_diff: bool = False) -> list[dict[str, object]]:
+    """Per file: its path under the repository and what applying does (and the diff, for diff)."""
+    rows: list[dict[str, object]] = []
+    for change in changes:
+        row: dict[str, object] = {"path": f"output/{change.path}", "action": change.action.value}
+        if with_diff:
+            row["diff"] = unified_diff([change])
+        rows.append(row)
+    return rows
+
+
+def _counts(changes: list[Change]) -> dict[str, int]:
+    return {action.value: sum(c.action is action for c in changes) for action in Action}
+
+
 @main.command(epilog=EXIT_CODES_HELP)
-@click.option("--host", multiple=True, metavar="NAME", help="Render this host (repeatable).")
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Render this host (repeatable).")
 @click.option("--all", "all_hosts", is_flag=True, help="Render every host in hosts/.")
 @root_option
 @jobs_option
+@output_options(output.JSON)
 @guard
 def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None) -> int:
-    """Validate, then write output/<host>/ atomically; print what changed per file."""
+    """Validate, then write output/<host>/ atomically; list what changed and a summary line.
+
+    Unchanged files are listed too with -v.
+    """
+    out = output.current()
     result = _render(root, _hosts(host, all_hosts, required=True), jobs)
+    out.results.update(written=False, hosts=[], files=[], counts={})
     if not result.ok:
-        click.echo("gen: nothing written", err=True)
+        out.say("gen: nothing written", err=True)
         return ExitCode.FINDINGS
+    _explain(root, result)
     apply(root / "output", result.changes)
+    out.results.update(written=True, hosts=[t.host for t in result.trees],
+                       files=_changes_json(result.changes), counts=_counts(result.changes))
     for change in result.changes:
-        click.echo(f"{change.action.value:9} output/{change.path}")
+        if change.action is not Action.UNCHANGED or out.verbose:
+            out.say(f"{change.action.value:9} output/{change.path}")
+    counts = _counts(result.changes)
+    out.say(f"gen: {len(result.trees)} host(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))
     return ExitCode.OK
 
 
 @main.command(epilog=EXIT_CODES_HELP)
-@click.option("--host", multiple=True, metavar="NAME", help="Only this host (repeatable).")
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Only this host (repeatable).")
 @root_option
 @jobs_option
+@output_options(output.JSON)
 @guard
 def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
     """Show a unified diff between output/ and a fresh render; writes nothing."""
+    out = output.current()
+    out.results.update(files=[], counts={})
     result = _render(root, list(host) or None, jobs)
     if not result.ok:
         return ExitCode.FINDINGS
-    text = unified_diff(result.changes)
-    click.echo(text, nl=False)
+    _explain(root, result)
+    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes))
+    out.data(unified_diff(result.changes), nl=False)
     return ExitCode.FINDINGS if result.dirty else ExitCode.OK
 
 
 @main.command(epilog=EXIT_CODES_HELP)
-@click.option("--sglang", "pin", metavar="PIN",
+@click.option("--sglang", "pin", metavar="PIN", shell_complete=complete.pins,
               help="Instead: check every service against SGLang PIN (upgrade impact); "
                    "lists each service that would break, with file, line and fix.")
 @root_option
 @jobs_option
+@output_options(output.JSON, output.SARIF)
 @guard
 def check(root: Path, pin: str | None, jobs: int | None) -> int:
-    """Validate everything and fail when output/ is not current (for CI and pre-commit)."""
+    """Validate everything and fail when output/ or the generated schemas/docs are not current.
+
+    For CI and pre-commit; --format sarif gives code scanning the findings by line.
+    """
+    out = output.current()
     if pin is not None:
         from generator.cli.sglang import check_pin  # only upgrade checks need it
 
         return check_pin(root, pin)
+    out.results.update(hosts=[], stale=[], current=False)  # the keys are there when errors stop the check
     ansible_dir = root / "ansible"
     # The Ansible files need every host as loaded, which the render cache does not keep.
     result = _render(root, None, jobs, detail=ansible_dir.is_dir())
+    generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
+    report(generated)
     if not result.ok:
         return ExitCode.FINDINGS
+    _explain(root, result)
+    stale = [Diagnostic(Position(f"output/{c.path}"), "O001",
+                        f"output/{c.path} would be {c.action.value}", hint="run `gen render --all`")
+             for c in result.dirty]
+    out.results.update(hosts=[t.host for t in result.trees], stale=_changes_json(result.dirty),
+                       current=not result.dirty and not generated)
+    if out.machine:
+        out.diagnostics.extend(stale)
     for change in result.dirty:
-        click.echo(f"gen: output/{change.path} would be {change.action.value}", err=True)
+        if not out.machine:  # the error's detail: shown with -q too
+            click.echo(f"gen: output/{change.path} would be {change.action.value}", err=True)
     if result.dirty:
-        click.echo("gen: output/ is not current; run `gen render --all`", err=True)
+        out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS
     if ansible_dir.is_dir():
         from generator.cli.ansible import ansible_actions  # only a repo with ansible/ needs it
 
-        stale = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir)
-                 if action != "unchanged"]
-        for path, action in stale:
-            click.echo(f"gen: {path.relative_to(root)} would be {action}", err=True)
-        if stale:
-            click.echo("gen: ansible/ is not current; run `gen ansible`", err=True)
+        stale_ansible = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir)
+                         if action != "unchanged"]
+        out.results["current"] = out.results["current"] and not stale_ansible
+        for path, action in stale_ansible:
+            out.fail(f"gen: {path.relative_to(root)} would be {action}")
+        if stale_ansible:
+            out.fail("gen: ansible/ is not current; run `gen ansible`")
             return ExitCode.FINDINGS
-    click.echo(f"gen: {len(result.trees)} host(s) checked, output/ is current")
+    if generated:
+        return ExitCode.FINDINGS
+    out.say(f"gen: {len(result.trees)} host(s) checked, output/ is current")
     return ExitCode.OK
-

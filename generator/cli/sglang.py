@@ -21,9 +21,11 @@ from typing import Any
 
 import click
 
-from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
-from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, report, root_option
+from generator.cli import complete, output
+from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, root_option
+from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.importer.build import import_command as import_manifest
 from generator.live.target import target_for_host
@@ -77,17 +79,18 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
         text = snapshot_env_python(python, commit=commit)
     else:
         assert inventory is not None
-        text = snapshot_env_remote(host_ssh_prefix(inventory, ssh_options),
+        # The same ssh command line as the flag catalog's capture (snapshot below).
+        text = snapshot_env_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
                                    inventory.sglang.python, commit=commit)
     env_path = env_path_for(path)
     state = "wrote    " if write_env_catalog(text, env_path) else "unchanged"
-    click.echo(f"{state} {env_path}: SGLang's environment variables")
+    output.current().say(f"{state} {env_path}: SGLang's environment variables")
 
 
 @sglang.command(epilog=EXIT_CODES_HELP)
 @click.option("--python", "python", metavar="PATH",
               help="A local interpreter in which `import sglang` works.")
-@click.option("--host", metavar="NAME",
+@click.option("--host", metavar="NAME", shell_complete=complete.host_names,
               help="Capture over SSH from this inventory host (its sglang.python, source_dir).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write here instead of catalogs/sglang/<pin>.json under --root.")
@@ -96,6 +99,7 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
 @click.option("--ssh-option", "ssh_options", multiple=True, metavar="OPT",
               help="Extra ssh argument before the destination, e.g. -F CONFIG (repeatable).")
 @root_option
+@output_options()
 @guard
 def snapshot(python: str | None, host: str | None, out: Path | None, commit: str | None,
              ssh_options: tuple[str, ...], root: Path) -> int:
@@ -121,10 +125,10 @@ def snapshot(python: str | None, host: str | None, out: Path | None, commit: str
     what = f"SGLang {catalog['sglang']['version']} ({catalog['sglang'].get('source')}), {count} flags"
     if _same_capture(path, catalog):
         # Keep the committed date: a re-capture of the same SGLang changes nothing in git.
-        click.echo(f"unchanged {path}: pin {pin}, {what}")
+        output.current().say(f"unchanged {path}: pin {pin}, {what}")
     else:
         write_catalog(catalog, path)
-        click.echo(f"wrote     {path}: pin {pin}, {what}")
+        output.current().say(f"wrote     {path}: pin {pin}, {what}")
     _snapshot_env(python, inventory, ssh_options, catalog, path)
     if inventory is not None and inventory.sglang.pin != pin:
         click.echo(f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "
@@ -141,23 +145,50 @@ def _pin_catalog(root: Path, pin: str, param: str) -> Catalog:
         raise click.BadParameter(str(exc), param_hint=param) from None
 
 
+def used_flags(root: Path, catalogs: list[Catalog]) -> dict[str, list[str]]:
+    """Option string -> the ``host/service`` whose rendered argv sets it, in every spelling
+    the ``catalogs`` have for the same setting (so a renamed flag is still found)."""
+    from generator.pipeline.fleet import run_fleet  # every host's full render (cached)
+
+    result = run_fleet(root, None, detail=True)
+    report(result.diagnostics)
+    by_dest: dict[str, set[str]] = {}
+    for render in result.renders:
+        for svc in render.services:
+            for group in svc.argv.groups:
+                by_dest.setdefault(group.action.dest, set()).add(f"{render.host.name}/{svc.placement.service.name}")
+    used: dict[str, set[str]] = {}
+    for catalog in catalogs:
+        tables = load_flag_tables(catalog.source_file)
+        for action in catalog.actions:
+            users = {u for name in tables.dest_names(action.dest) for u in by_dest.get(name, ())}
+            for opt in action.option_strings if users else ():
+                used.setdefault(opt, set()).update(users)
+    return {opt: sorted(users) for opt, users in used.items()}
+
+
 @sglang.command(epilog=EXIT_CODES_HELP)
-@click.argument("pin_a")
-@click.argument("pin_b")
+@click.argument("pin_a", shell_complete=complete.pins)
+@click.argument("pin_b", shell_complete=complete.pins)
+@click.option("--used", is_flag=True, help="Mark the flags this repository's rendered services use.")
 @root_option
+@output_options()
 @guard
-def diff(pin_a: str, pin_b: str, root: Path) -> int:
+def diff(pin_a: str, pin_b: str, used: bool, root: Path) -> int:
     """Flags and SGLang environment variables added, removed and changed from PIN_A to PIN_B.
 
     A release without a committed catalog is compared from the flag history
-    (catalogs/sglang/history.json: 34 releases since 0.4.0), flags only.
+    (catalogs/sglang/history.json: 34 releases since 0.4.0), flags only. --used marks the
+    flags this repository's rendered services set (committed pins only).
     """
     known = set(known_pins(root))
     if pin_a not in known or pin_b not in known:
+        if used:
+            raise click.UsageError("--used needs two pins with a committed catalog (catalogs/sglang/)")
         return _diff_from_history(root, pin_a, pin_b)
     a = _pin_catalog(root, pin_a, "PIN_A")
     b = _pin_catalog(root, pin_b, "PIN_B")
-    click.echo(format_diff(diff_catalogs(a, b)), nl=False)
+    output.current().data(format_diff(diff_catalogs(a, b), used_flags(root, [a, b]) if used else None), nl=False)
     _diff_env(a, b)
     return ExitCode.OK
 
@@ -192,8 +223,10 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
 
 
 @click.command("import", epilog=EXIT_CODES_HELP)
-@click.option("--sglang", "pin", metavar="PIN", help="Check the flags against this SGLang pin.")
-@click.option("--host", metavar="NAME", help="Check against the pin of this inventory host.")
+@click.option("--sglang", "pin", metavar="PIN", shell_complete=complete.pins,
+              help="Check the flags against this SGLang pin.")
+@click.option("--host", metavar="NAME", shell_complete=complete.host_names,
+              help="Check against the pin of this inventory host.")
 @click.option("--file", "file", metavar="FILE", type=RegularFile(allow_dash=True),
               help="Read the command from FILE (a shell command or a unit with ExecStart=); "
                    "'-' reads stdin.")
@@ -202,6 +235,7 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
               help="Size of the weights on disk; without it size_gb is left to fill in.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @root_option
+@output_options(output.JSON)
 @guard
 def import_command(pin: str | None, host: str | None, file: str | None, name: str | None,
                    size_gb: float | None, command: tuple[str, ...], root: Path) -> int:
@@ -219,8 +253,10 @@ def import_command(pin: str | None, host: str | None, file: str | None, name: st
         raise click.UsageError("give --sglang PIN or --host NAME (one of them)")
     if bool(file) == bool(command):
         raise click.UsageError("give the command after --, or --file FILE (or --file - for stdin)")
+    model_root: str | None = None
     if host is not None:
-        pin = _load_host(root, host).sglang.pin
+        inventory = _load_host(root, host)
+        pin, model_root = inventory.sglang.pin, inventory.model_root
     assert pin is not None
     catalog = _pin_catalog(root, pin, "--sglang" if host is None else "--host")
     others = [load_catalog(root, p) for p in known_pins(root) if p != pin]
@@ -231,14 +267,20 @@ def import_command(pin: str | None, host: str | None, file: str | None, name: st
             text, source = Path(file).read_text(encoding="utf-8"), file
         except (OSError, UnicodeDecodeError) as exc:
             raise click.BadParameter(f"cannot read {file}: {exc}", param_hint="--file") from None
+    elif len(command) == 1 and any(c.isspace() for c in command[0]):
+        # The whole command as one quoted argument (`gen import -- "python -m ..."`): its own
+        # quoting is read as the shell would have, so an unclosed quote inside is reported.
+        text, source = command[0], "<command>"
     else:
         text, source = shlex.join(command), "<command>"
-    result = import_manifest(text, source, catalog, others, name=name, size_gb=size_gb)
+    result = import_manifest(text, source, catalog, others, name=name, size_gb=size_gb, model_root=model_root)
     report(list(result.diagnostics))
+    out = output.current()
+    out.results.update(pin=pin, source=source, manifest=result.manifest)
     if result.manifest is None:
-        click.echo("gen: no manifest printed: fix the errors above", err=True)
+        out.fail("gen: no manifest printed: fix the errors above")
         return ExitCode.FINDINGS
-    click.echo(result.manifest, nl=False)
+    out.data(result.manifest, nl=False)
     return ExitCode.OK
 
 
@@ -258,9 +300,16 @@ def check_pin(root: Path, pin: str) -> int:
         else:
             note = found.note
     result = upgrade_report(root, pin)
+    out = output.current()
     if note:
-        click.echo(f"note: {note}")
+        out.say(f"note: {note}")
+    out.results.update(pin=pin, ok=result.ok, note=note, services=[{
+        "host": s.host, "service": s.service, "current_pin": s.current_pin, "breaks": s.breaks,
+        "diagnostics": [diagnostic_json(d) for d in s.diagnostics],
+        "renders_no_longer": list(s.removed_words), "renders_instead": list(s.added_words),
+    } for s in result.services])
+    out.diagnostics.extend(d for s in result.services for d in s.diagnostics)  # for sarif, summary
     for line in format_report(result):
-        click.echo(line)
+        out.say(line)
     report(list(result.other))
     return ExitCode.OK if result.ok else ExitCode.FINDINGS

@@ -1,10 +1,10 @@
 """``gen import``: turn a model-card command or an old unit's ExecStart into a model manifest.
 
 The command is split (:mod:`generator.importer.cmdline`), its program recognised
-(``python -m sglang.launch_server``, ``python3 -m ...``, ``sglang serve``, optionally
-behind ``VAR=value``/``env``/``nohup``/``exec`` prefixes), and its flags grouped into
-arguments the way argparse would group them, using the pin's catalog for how many
-values each flag takes. The flags then go through the same checks as a rendered
+(:mod:`generator.importer.program`: ``python -m sglang.launch_server``, ``sglang serve``,
+optionally behind ``VAR=value``/``env``/``nohup``/``exec`` prefixes), and its flags grouped
+into arguments the way argparse would group them (:mod:`generator.importer.grouping`),
+using the pin's catalog for how many values each flag takes. The flags then go through the same checks as a rendered
 service (:func:`generator.sglang.flags.check_args`), so every misspelling, abbreviation,
 foreign spelling, removed flag, bad choice or bad value is a positioned diagnostic.
 
@@ -14,21 +14,23 @@ speculative flags -> ``speculative.*``, parsers, memory fraction, served name,
 ``trust_remote_code``, dtype, context length), the rest stay under ``args:`` by their
 canonical name, and every normalization is written as a comment above its line.
 
-What a command cannot say is not invented: ``weights.size_gb`` (and ``weights.path``
-when the command names a Hugging Face repo instead of a folder) are printed as
-``null`` with a ``REQUIRED`` comment unless given on the command line; ``gen check``
-refuses the manifest until they are filled in.
+What a command cannot say is not invented: ``weights.size_gb`` (and ``weights.path`` or
+``speculative.draft_model_path`` when the command names a Hugging Face repo id instead of
+a folder) are printed as ``null`` with a ``REQUIRED`` comment (naming the folder under
+the model root to download into) unless given on the command line; ``gen check``
+refuses the manifest until they are filled in. A secret (``--api-key``, ``HF_TOKEN``) is
+refused (K001/K002) and its value never printed (:mod:`generator.importer.secrets`). The YAML text is written by
+:mod:`generator.importer.yaml_text`.
 
 Codes (family I): see :mod:`generator.importer.cmdline` for I001-I004; I005 not an SGLang
 launch command, I006 stray word (SGLang takes no positional arguments), I007 a value the
 operator must fill in (warning), I008 dropped because gen sets it per host or service
-(warning: ``--host``, ``--port``, ``CUDA_VISIBLE_DEVICES``). A value after a switch is
-F006, as for a manifest.
+(warning: ``--host``, ``--port``, ``CUDA_VISIBLE_DEVICES``); K001/K002 a secret flag or
+variable (no manifest). A value after a switch is F006, as for a manifest.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,25 +38,17 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator.emit.secrets import is_secret_action, is_secret_env_name
-from generator.sglang.catalog import Action, Catalog, load_flag_tables
-from generator.importer.cmdline import Word, split_command
 from generator import systemd
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
-from generator.sglang.flags import Arg, ArgValue, CheckedArg, check_args
+from generator.importer.cmdline import Word, split_command
+from generator.importer.grouping import group_args, looks_like_option, lookup
+from generator.importer.program import find_program
+from generator.importer.secrets import is_secret_dest, redact
+from generator.importer.yaml_text import Entry, emit
+from generator.sglang.catalog import Action, Catalog, load_flag_tables
+from generator.sglang.flags import CheckedArg, check_args
 from generator.sglang.rules import evaluate, load_rules, rules_path, settings_from_words
 
-_PYTHON = re.compile(r"^(?:.*/)?python(?:3(?:\.\d+)?)?$")
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse reads these as values
-_PREFIX_WORDS = {"nohup": "nohup", "exec": "exec", "env": "env"}
-# Python options that may stand before "-m" (those taking a value take the next word).
-_PY_SWITCHES = {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-q"}
-_PY_VALUED = {"-X", "-W"}
-_SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+-]*$")
-_YAML_SPECIAL = re.compile(
-    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-    r"|null|Null|NULL|~|[-+]?(?:\d[\d_]*)?(?:\.\d*)?(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o?[0-7]+"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|\d+(?::\d+)+)$")
 # Manifest fields set from one SGLang dest (the first dest of each setting's group).
 _STRUCTURED: dict[str, tuple[str, ...]] = {
     "model_path": ("weights", "path"),
@@ -96,149 +90,6 @@ class ImportResult:
     def ok(self) -> bool:
         """True when no finding is an error."""
         return not any(d.is_error for d in self.diagnostics)
-
-
-@dataclass
-class _Entry:
-    """One manifest value with the notes to write above it."""
-
-    value: Any
-    notes: list[str] = field(default_factory=list)
-
-
-def _looks_like_option(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1 and not _NEGATIVE_NUMBER.match(word)
-
-
-def _program(words: Sequence[Word], diags: Diagnostics,
-             notes: list[str]) -> tuple[int, list[Word]] | None:
-    """Index of the first SGLang flag, and the ``VAR=value`` words before the program."""
-    env: list[Word] = []
-    i = 0
-    while i < len(words):
-        w = words[i].text
-        if _ENV_ASSIGN.match(w):
-            env.append(words[i])
-        elif w in _PREFIX_WORDS:
-            notes.append(f"'{w}' before the command dropped: systemd runs the server")
-        else:
-            break
-        i += 1
-    if i == len(words):
-        diags.error(words[-1].pos if words else Position("<command>"), "I005",
-                    "no command found: expected `python -m sglang.launch_server ...` or "
-                    "`sglang serve ...`")
-        return None
-    first = words[i]
-    name = PurePosixPath(first.text).name
-    j = i + 1
-    while j < len(words) and (words[j].text in _PY_SWITCHES or words[j].text in _PY_VALUED):
-        j += 2 if words[j].text in _PY_VALUED else 1
-    # Any interpreter path counts (a venv's bin/python, /opt/sglang/bin/py3...) when it runs
-    # the launcher module.
-    if j + 1 < len(words) and words[j].text == "-m" and words[j + 1].text == "sglang.launch_server":
-        notes.append(f"'{' '.join(w.text for w in words[i:j + 2])}' dropped: the service "
-                     "runs the host's own sglang.python")
-        return j + 2, env
-    if _PYTHON.match(first.text):
-        diags.error(first.pos, "I005",
-                    f"'{first.text}' does not run `-m sglang.launch_server`; gen imports SGLang "
-                    "server commands only")
-        return None
-    if name == "sglang" and i + 1 < len(words) and words[i + 1].text == "serve":
-        notes.append(f"'{first.text} serve' dropped: the service runs the host's own "
-                     "`sglang.python -m sglang.launch_server`, which takes the same flags")
-        return i + 2, env
-    if _looks_like_option(first.text):
-        notes.append("flags without a program: read as `python -m sglang.launch_server` flags")
-        return i, env
-    diags.error(first.pos, "I005",
-                f"'{first.text}' is not an SGLang launch command: expected "
-                "`python -m sglang.launch_server ...` or `sglang serve ...`")
-    return None
-
-
-def _lookup(catalog: Catalog, name: str) -> Action | None:
-    """The action argparse would pick for ``name`` (exact, unique prefix, dashed), else None."""
-    action = catalog.by_option(name)
-    if action is not None:
-        return action
-    for probe in dict.fromkeys((name, "--" + name[2:].replace("_", "-"))):
-        action = catalog.by_option(probe)
-        if action is not None:
-            return action
-        tuples = catalog.prefix_tuples(probe)
-        if len(tuples) == 1:
-            return tuples[0][0]
-    return None
-
-
-def group_args(catalog: Catalog, words: Sequence[Word], diags: Diagnostics) -> list[Arg]:
-    """Group flag words into Args as argparse would: each flag takes as many words as it needs."""
-    args: list[Arg] = []
-    i, n = 0, len(words)
-    while i < n:
-        w = words[i]
-        if not _looks_like_option(w.text) or w.text == "--":
-            diags.error(w.pos, "I006", f"unexpected word '{w.text}': SGLang's parser takes no "
-                        "positional arguments (it would exit with 'unrecognized arguments')")
-            i += 1
-            continue
-        j = i + 1
-        while j < n and not _looks_like_option(words[j].text):
-            j += 1
-        values = [x.text for x in words[i + 1:j]]
-        extra: Sequence[Word] = ()
-        if w.text.startswith("--") and "=" in w.text:
-            args.append(Arg(w.text, True, w.pos))
-            extra = words[i + 1:j]
-        else:
-            action = _lookup(catalog, w.text)
-            nargs = action.nargs if action is not None else "*"
-            value: ArgValue
-            if nargs == 0:
-                value, extra = True, words[i + 1:j]
-                for stray in extra:
-                    diags.error(stray.pos, "F006",
-                                f"'{w.text}' is a switch and takes no value, got '{stray.text}': "
-                                f"SGLang's parser would exit with 'unrecognized arguments'")
-                extra = ()
-            elif nargs in (None, "?"):
-                value = values[0] if values else True
-                extra = words[i + 2:j] if values else ()
-            elif isinstance(nargs, int):
-                value, extra = tuple(values[:nargs]), words[i + 1 + nargs:j]
-            else:  # "*", "+", or an unknown flag: everything up to the next flag
-                value = tuple(values) if values or nargs == "+" else True
-                if action is None and len(values) == 1:
-                    value = values[0]
-            args.append(Arg(w.text, value, w.pos))
-        for stray in extra:
-            diags.error(stray.pos, "I006", f"unexpected word '{stray.text}' after '{w.text}': "
-                        "SGLang's parser would exit with 'unrecognized arguments'")
-        i = j
-    return args
-
-
-def _scalar(value: Any) -> str:
-    """One YAML scalar: plain when it reads back as the same string, else double-quoted JSON."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    text = str(value)
-    if _SAFE_PLAIN.match(text) and not _YAML_SPECIAL.match(text):
-        return text
-    return json.dumps(text)
-
-
-def _yaml_value(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_scalar(v) for v in value) + "]"
-    return _scalar(value)
-
 
 def _notes_for(diags: Sequence[Diagnostic], pos: Position) -> list[str]:
     """The normalization warnings recorded for the flag written at ``pos``."""
@@ -301,121 +152,146 @@ def _slug(text: str) -> str:
     return slug if slug and systemd.name_problem(slug) is None else "imported-model"
 
 
-def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
-                   warnings: Sequence[Diagnostic], diags: Diagnostics, *, source: str,
-                   header_notes: Sequence[str], name: str | None = None,
-                   size_gb: float | None = None,
-                   written: dict[Position, str] | None = None) -> str:
-    """The manifest text for checked flags; records I007/I008 warnings in ``diags``."""
-    tables = load_flag_tables(catalog.source_file)
-    header_notes = list(header_notes)
-    dest_field: dict[str, tuple[str, ...]] = {}
-    for dest, path in _STRUCTURED.items():
-        for alias in tables.dest_names(dest):
-            dest_field[alias] = path
-    doc: dict[str, Any] = {}
-    args: dict[str, _Entry] = {}
+_HF_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
-    def put(path: tuple[str, ...], entry: _Entry) -> None:
-        node = doc
+
+def _required_path(value: Any, model_root: str | None, what: str) -> tuple[str, str]:
+    """The REQUIRED comment and the I007 message for a path that is no local folder."""
+    root = model_root or "<model_root>"
+    if isinstance(value, str) and _HF_REPO.match(value) and not value.startswith(("./", "../")):
+        local = f"{root}/{value.rsplit('/', 1)[1]}"
+        return (f"REQUIRED: '{value}' is a Hugging Face repo id, not a local folder; download it under "
+                f"the host's model_root (`huggingface-cli download {value} --local-dir {local}`) and "
+                f"write that absolute path here, e.g. {local}",
+                f"{what} '{value}' is a Hugging Face repo id: download it under the model root and "
+                f"fill in the absolute local path")
+    return (f"REQUIRED: '{value}' is not an absolute path; write the folder under the host's "
+            f"model_root ({root}) that holds it",
+            f"{what} '{value}' is not a local folder: fill in its absolute path under the model root")
+
+
+@dataclass
+class _Manifest:
+    """The manifest being built: nested sections of Entries, free-form args, header notes."""
+
+    doc: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Entry] = field(default_factory=dict)
+    header: list[str] = field(default_factory=list)
+
+    def put(self, path: tuple[str, ...], entry: Entry) -> None:
+        """Set the entry at a nested field path, creating its sections."""
+        node = self.doc
         for step in path[:-1]:
             node = node.setdefault(step, {})
         node[path[-1]] = entry
 
-    speculative = any(dest_field.get(g.action.dest) == ("speculative", "algorithm") for g in groups)
-    for g in groups:
-        notes = _notes_for(warnings, g.pos)
-        field_path = dest_field.get(g.action.dest)
-        if g.action.dest in _SET_BY_GEN:
-            diags.warning(g.pos, "I008", f"'{' '.join(g.words)}' dropped: gen sets it from "
-                          f"{_SET_BY_GEN[g.action.dest]}")
-            header_notes.append(f"'{' '.join(g.words)}' dropped: set it as "
-                                f"{_SET_BY_GEN[g.action.dest]}")
-            continue
-        value = _field_value(field_path, g.action, g) if field_path else None
-        if field_path and field_path[0] == "speculative" and not speculative:
-            value = None  # without an algorithm there is no speculative section to hold it
-        if field_path and value is not None:
-            put(field_path, _Entry(value, [*notes, f"from '{' '.join(g.words)}'"]))
-            continue
-        if field_path is not None and field_path[-1] == "path" and field_path[0] == "weights":
-            put(field_path, _Entry(None, [*notes, f"REQUIRED: '{_flag_value(g)}' is not an absolute "
-                                           "path (a Hugging Face repo id?); download the weights "
-                                           "under the host's model_root and write that folder"]))
-            diags.warning(g.pos, "I007", f"model path '{_flag_value(g)}' is not a local folder: "
-                          "fill in weights.path with the absolute path of the downloaded weights")
-            continue
-        if is_secret_action(g.action):  # never copy a key into a manifest (or echo it)
-            diags.error(g.pos, "K001", f"{g.action.canonical} carries a secret: a manifest must not hold it",
-                        f"leave it out; list it in the service's `secret_args: [{g.action.canonical}]` and put"
-                        f" `{g.action.canonical.removeprefix('--')}: VALUE` in /etc/credstore/sglang-<service>.yaml"
-                        " on the host (root, mode 0600)")
-            continue
-        key = (g.action.canonical if g.words and g.words[0] != g.action.negative
-               else g.action.negative or g.action.canonical)
-        as_written = (written or {}).get(g.pos)
-        if not notes and as_written is not None and as_written != key:
-            notes = [f"written as '{as_written}'"]
-        args[key] = _Entry(_flag_value(g), notes)
-    weights = doc.setdefault("weights", {})
-    if "path" not in weights:
-        put(("weights", "path"), _Entry(None, ["REQUIRED: the command names no model path"]))
+
+def _dest_fields(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """SGLang dest (every pin's name for it) -> the structured manifest field it fills."""
+    tables = load_flag_tables(catalog.source_file)
+    return {alias: path for dest, path in _STRUCTURED.items() for alias in tables.dest_names(dest)}
+
+
+def _place(m: _Manifest, g: CheckedArg, field_path: tuple[str, ...] | None, speculative: bool,
+           notes: list[str], diags: Diagnostics, written: dict[Position, str],
+           model_root: str | None) -> None:
+    """Put one checked flag where it belongs: a structured field, a REQUIRED path, or ``args``."""
+    shown = " ".join(g.words)
+    if is_secret_action(g.action):  # never copy a key into a manifest (or echo it)
+        diags.error(g.pos, "K001", f"{g.action.canonical} carries a secret: a manifest must not hold it",
+                    f"leave it out; list it in the service's `secret_args: [{g.action.canonical}]` and put"
+                    f" `{g.action.canonical.removeprefix('--')}: VALUE` in /etc/credstore/sglang-<service>.yaml"
+                    " on the host (root, mode 0600)")
+        return
+    if g.action.dest in _SET_BY_GEN:
+        diags.warning(g.pos, "I008", f"'{shown}' dropped: gen sets it from {_SET_BY_GEN[g.action.dest]}")
+        m.header.append(f"'{shown}' dropped: set it as {_SET_BY_GEN[g.action.dest]}")
+        return
+    value = _field_value(field_path, g.action, g) if field_path else None
+    if field_path and field_path[0] == "speculative" and not speculative:
+        field_path = value = None  # without an algorithm there is no speculative section to hold it
+    if field_path and value is not None:
+        m.put(field_path, Entry(value, [*notes, f"from '{shown}'"]))
+        return
+    if field_path in (("weights", "path"), ("speculative", "draft_model_path")):
+        comment, message = _required_path(_flag_value(g), model_root, g.words[0])
+        m.put(field_path, Entry(None, [*notes, comment]))
+        diags.warning(g.pos, "I007", message)
+        return
+    key = (g.action.canonical if g.words and g.words[0] != g.action.negative
+           else g.action.negative or g.action.canonical)
+    as_written = written.get(g.pos)
+    if not notes and as_written is not None and as_written != key:
+        notes = [f"written as '{as_written}'"]
+    m.args[key] = Entry(_flag_value(g), notes)
+
+
+def _weights_and_name(m: _Manifest, groups: Sequence[CheckedArg], diags: Diagnostics, source: str,
+                      name: str | None, size_gb: float | None) -> None:
+    """What a command cannot say (REQUIRED), and the manifest's name."""
+    if "path" not in m.doc.setdefault("weights", {}):
+        m.put(("weights", "path"), Entry(None, ["REQUIRED: the command names no model path"]))
         diags.warning(Position(source), "I007", "the command has no --model-path: fill in weights.path")
     if size_gb is not None:
-        put(("weights", "size_gb"), _Entry(size_gb, ["from `gen import --size-gb`"]))
+        m.put(("weights", "size_gb"), Entry(size_gb, ["from `gen import --size-gb`"]))
     else:
-        put(("weights", "size_gb"), _Entry(None, [
+        m.put(("weights", "size_gb"), Entry(None, [
             "REQUIRED: size of the weights on disk in GB (`du -s --block-size=1G <path>`); a "
             "command does not say it, and gen check refuses the manifest until it is set"]))
         diags.warning(Position(source), "I007", "weights.size_gb is unknown from a command: "
                       "fill it in, or pass --size-gb")
-    served = doc.get("served_model_name")
+    served = m.doc.get("served_model_name")
     written_path = next((str(_flag_value(g)) for g in groups if g.action.dest == "model_path"), None)
     if name is not None:
-        doc["name"] = _Entry(name, [])
+        m.doc["name"] = Entry(name, [])
     else:
-        doc["name"] = _Entry(_slug(served.value if served else written_path or ""), [
+        m.doc["name"] = Entry(_slug(served.value if served else written_path or ""), [
             "from the served name or the model folder; choose another with `gen import --name`"])
-    if args:
-        doc["args"] = args
-    env_entries: dict[str, _Entry] = {}
+
+
+def _environment(m: _Manifest, env: Sequence[Word], diags: Diagnostics) -> None:
+    """``VAR=value`` words and a unit's Environment=: kept, but GPUs are gen's and a secret is refused."""
+    entries: dict[str, Entry] = {}
     for w in env:
         key, _, val = w.text.partition("=")
         if key == "CUDA_VISIBLE_DEVICES":
             diags.warning(w.pos, "I008", f"'{w.text}' dropped: gen assigns GPUs from the host "
                           "inventory (services[].gpus)")
-            header_notes.append(f"'{w.text}' dropped: gen assigns the GPUs")
-            continue
-        if is_secret_env_name(key):
+            m.header.append(f"'{w.text}' dropped: gen assigns the GPUs")
+        elif is_secret_env_name(key):
             diags.error(w.pos, "K002", f"{key} holds a secret: a manifest must not hold it",
                         f"leave it out; set `secret_env: true` on the service and put {key}=VALUE in"
                         " /etc/sglang/secrets/<service>.env on the host (root, mode 0600)")
-            continue
-        env_entries[key] = _Entry(val, [f"from '{w.text}'"])
-    if env_entries:
-        doc["env"] = env_entries
+        else:
+            entries[key] = Entry(val, [f"from '{w.text}'"])
+    if entries:
+        m.doc["env"] = entries
+
+
+def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
+                   warnings: Sequence[Diagnostic], diags: Diagnostics, *, source: str,
+                   header_notes: Sequence[str], name: str | None = None,
+                   size_gb: float | None = None,
+                   written: dict[Position, str] | None = None, model_root: str | None = None) -> str:
+    """The manifest text for checked flags; records I007/I008 warnings and K001/K002 in ``diags``."""
+    dest_field = _dest_fields(catalog)
+    m = _Manifest(header=list(header_notes))
+    speculative = any(dest_field.get(g.action.dest) == ("speculative", "algorithm") for g in groups)
+    for g in groups:
+        _place(m, g, dest_field.get(g.action.dest), speculative, _notes_for(warnings, g.pos), diags,
+               written or {}, model_root)
+    _weights_and_name(m, groups, diags, source, name, size_gb)
+    if m.args:
+        m.doc["args"] = m.args
+    _environment(m, env, diags)
     lines = [f"# Imported by `gen import` from {source}, flags checked against SGLang "
              f"{catalog.pin} (catalogs/sglang/{catalog.pin}.json)."]
-    lines += [f"# {note}" for note in header_notes]
+    lines += [f"# {note}" for note in m.header]
     lines.append("")
     for key in _SECTION_ORDER:
-        if key in doc:
-            _emit(lines, key, doc[key], 0, quote_values=key == "env")
+        if key in m.doc:
+            emit(lines, key, m.doc[key], 0, quote_values=key == "env")
     return "\n".join(lines) + "\n"
-
-
-def _emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False) -> None:
-    """Append ``key: value`` (or a nested block) with its notes as comments above it."""
-    pad = "  " * depth
-    if isinstance(node, dict):
-        lines.append(f"{pad}{key}:")
-        for sub, child in node.items():
-            _emit(lines, sub, child, depth + 1, quote_values)
-        return
-    for note in node.notes:
-        lines.append(f"{pad}# {note}")
-    value = json.dumps(str(node.value)) if quote_values else _yaml_value(node.value)
-    lines.append(f"{pad}{key}: {value}")  # keys are field names, flags or env names: plain
 
 
 def _check_rules(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
@@ -430,23 +306,49 @@ def _check_rules(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[W
         record(finding.pos or Position(source), finding.rule.code, finding.message, finding.fix)
 
 
+def _secret_values(catalog: Catalog, words: Sequence[Word], env: Sequence[Word]) -> list[str]:
+    """Every value a secret flag or variable was given, to keep out of every message."""
+    values: list[str] = []
+    for k, w in enumerate(words):
+        flag, eq, inline = w.text.partition("=")
+        action = lookup(catalog, flag) if looks_like_option(flag) else None
+        secret = is_secret_action(action) if action is not None else \
+            is_secret_dest(flag.lstrip("-").replace("-", "_"))  # an unknown flag: by its name
+        if not looks_like_option(flag) or not secret:
+            continue
+        if eq:
+            values.append(inline)
+        elif k + 1 < len(words) and not looks_like_option(words[k + 1].text):
+            values.append(words[k + 1].text)
+    values += [w.text.partition("=")[2] for w in env if is_secret_env_name(w.text.partition("=")[0])]
+    return values
+
+
 def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Catalog] = (), *,
-                   name: str | None = None, size_gb: float | None = None) -> ImportResult:
-    """Check one command (or unit file) against ``catalog`` and build its manifest."""
+                   name: str | None = None, size_gb: float | None = None,
+                   model_root: str | None = None) -> ImportResult:
+    """Check one command (or unit file) against ``catalog`` and build its manifest.
+
+    ``model_root`` (the host's ``storage.model_root``, with ``--host``) makes the REQUIRED
+    comment of a Hugging Face repo id name the folder to download into.
+    """
     diags = Diagnostics()
     command = split_command(text, source, diags)
+    secrets = _secret_values(catalog, command.words, command.unit_env)
     notes: list[str] = []
-    found = _program(command.words, diags, notes)
+    found = find_program(command.words, diags, notes)
     if found is None:
-        return ImportResult(tuple(diags.sorted()), None)
+        return ImportResult(tuple(redact(diags.sorted(), secrets)), None)
     start, env = found
+    secrets += _secret_values(catalog, (), env)
     args = group_args(catalog, command.words[start:], diags)
     groups = check_args(catalog, args, diags, others)
     _check_rules(catalog, groups, [*command.unit_env, *env], diags, source)
     if diags.has_errors:
-        return ImportResult(tuple(diags.sorted()), None)
+        return ImportResult(tuple(redact(diags.sorted(), secrets)), None)
     warnings = list(diags.items)
     manifest = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
                               source=source, header_notes=notes, name=name, size_gb=size_gb,
-                              written={a.pos: a.name for a in args})
-    return ImportResult(tuple(diags.sorted()), None if diags.has_errors else manifest)  # K001/K002
+                              written={a.pos: a.name for a in args}, model_root=model_root)
+    # K001/K002 (a secret) are errors found while building: then no manifest either
+    return ImportResult(tuple(redact(diags.sorted(), secrets)), None if diags.has_errors else manifest)

@@ -8,7 +8,7 @@ rules (which systemd's ExecStart= shares for quotes and backslashes) for a unit.
 Nothing is expanded: a ``$VAR`` or a ``%`` specifier is a finding, since gen cannot
 know its value.
 
-Codes (family I, shared with the importer): I001 unterminated quote, I002 shell variable
+Codes (family I, shared with the importer): I001 unterminated quote (says where it opened), I002 shell variable
 or systemd specifier, I003 line not continued with a backslash, I004 shell operator or
 redirection (the rest of the line is ignored).
 """
@@ -68,116 +68,141 @@ def _logical_end(text: str, start: int) -> int:
         return nl
 
 
+class _Splitter:
+    """One pass of sh's word splitting over ``src.text[start:end]``; each construct is a method
+    that consumes it and returns the offset after it (None: stop, the rest is unreadable)."""
+
+    def __init__(self, src: _Text, start: int, end: int, diags: Diagnostics, unit: bool):
+        self.src, self.text, self.end, self.diags, self.unit = src, src.text, end, diags, unit
+        self.i = start
+        self.words: list[Word] = []
+        self.buf: list[str] = []
+        self.word_start: int | None = None
+
+    def finish(self) -> None:
+        """End the current word (if one started)."""
+        if self.word_start is not None:
+            self.words.append(Word("".join(self.buf), self.src.pos(self.word_start)))
+        self.buf.clear()
+        self.word_start = None
+
+    def dollar(self, at: int) -> bool:
+        """A ``$`` at ``at``: literal for ``$$`` in a unit (True: consume two), else a finding."""
+        if self.unit and self.text.startswith("$$", at):
+            return True
+        m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", self.text[at:])
+        if m:
+            self.diags.error(self.src.pos(at), "I002",
+                             f"'{m.group(0)}' is a variable gen cannot expand; write its value")
+        return False
+
+    def unterminated(self, at: int, kind: str) -> None:
+        """I001 at the opening quote: say that it is never closed, and what that means."""
+        self.diags.error(self.src.pos(at), "I001",
+                         f"unterminated {kind} quote: the quote opened here is never closed, so the "
+                         "rest of the command cannot be read; close it (or escape it with a backslash)")
+
+    def newline(self, i: int) -> int:
+        """A newline ends the word; a next line that is not a continuation is I003."""
+        self.finish()
+        rest = self.text[i + 1:self.end]
+        if rest.strip() and not rest.lstrip().startswith("#"):
+            self.diags.warning(self.src.pos(i + 1), "I003",
+                               "this line does not continue the one before with a backslash; "
+                               "a shell would run it as a separate command; read as one command")
+        return i + 1
+
+    def to_line_end(self, i: int) -> int:
+        """The offset of the end of the line (a comment or an ignored shell operator's rest)."""
+        nl = self.text.find("\n", i, self.end)
+        return self.end if nl < 0 else nl
+
+    def single_quoted(self, i: int) -> int | None:
+        """'...': everything literal up to the next single quote."""
+        close = self.text.find("'", i + 1, self.end)
+        if close < 0:
+            self.unterminated(i, "single")
+            return None
+        self.buf.append(self.text[i + 1:close])
+        return close + 1
+
+    def double_quoted(self, i: int) -> int | None:
+        """"...": backslash escapes only ``"\\$`` and newline; ``$`` is a finding (or ``$$`` in a unit)."""
+        text, j = self.text, i + 1
+        while j < self.end and text[j] != '"':
+            d = text[j]
+            if d == "\\" and j + 1 < self.end and text[j + 1] in '"\\$`\n':
+                if text[j + 1] != "\n":
+                    self.buf.append(text[j + 1])
+                j += 2
+            elif d == "$" and self.dollar(j) and self.unit:
+                self.buf.append("$")
+                j += 2
+            else:
+                self.buf.append(d)
+                j += 1
+        if j >= self.end:
+            self.unterminated(i, "double")
+            return None
+        return j + 1
+
+    def unquoted(self, i: int) -> int:
+        """One unquoted character: a backslash escape, ``$``, a systemd ``%`` specifier, or itself."""
+        c, text = self.text[i], self.text
+        if c == "\\" and i + 1 < self.end:
+            self.buf.append(text[i + 1])
+            return i + 2
+        if c == "$" and self.dollar(i) and self.unit:
+            self.buf.append("$")
+            return i + 2
+        if c == "%" and self.unit:
+            if text.startswith("%%", i):
+                self.buf.append("%")
+                return i + 2
+            self.diags.error(self.src.pos(i), "I002",
+                             f"systemd specifier '{text[i:i + 2]}' is expanded by systemd; write its value")
+        self.buf.append(c)
+        return i + 1
+
+    def step(self, i: int) -> int | None:
+        """Consume the construct at ``i``."""
+        text, c = self.text, self.text[i]
+        if c == "\\" and i + 1 < self.end and text[i + 1] in "\r\n":  # a line continuation
+            return i + (2 if text[i + 1] == "\n" else (3 if text.startswith("\r\n", i + 1) else 2))
+        if c in " \t\r":
+            self.finish()
+            return i + 1
+        if c == "\n":
+            return self.newline(i)
+        if c == "#" and self.word_start is None:
+            return self.to_line_end(i)
+        if c in _OPERATOR_CHARS and not self.unit:
+            self.finish()
+            self.diags.warning(self.src.pos(i), "I004",
+                               f"shell operator or redirection '{c}': the rest of the line is ignored")
+            return self.to_line_end(i)
+        if self.word_start is None:
+            self.word_start = i
+        if c == "'":
+            return self.single_quoted(i)
+        if c == '"':
+            return self.double_quoted(i)
+        return self.unquoted(i)
+
+    def run(self) -> list[Word]:
+        """Every word, up to the end or to an unterminated quote."""
+        i: int | None = self.i
+        while i is not None and i < self.end:
+            i = self.step(i)
+        if i is not None:
+            self.finish()
+        return self.words
+
+
 def split_words(src: _Text, start: int, end: int, diags: Diagnostics, *,
                 unit: bool = False) -> list[Word]:
     """Split ``src.text[start:end]`` like sh (or an ExecStart= value with ``unit``)."""
-    text = src.text
-    words: list[Word] = []
-    buf: list[str] = []
-    word_start: int | None = None
-    i = start
-
-    def finish() -> None:
-        nonlocal word_start
-        if word_start is not None:
-            words.append(Word("".join(buf), src.pos(word_start)))
-        buf.clear()
-        word_start = None
-
-    def dollar(at: int) -> bool:
-        """A ``$`` at ``at``: literal for ``$$`` in a unit (consumed), else a finding."""
-        if unit and text.startswith("$$", at):
-            return True
-        m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", text[at:])
-        if m:
-            diags.error(src.pos(at), "I002",
-                        f"'{m.group(0)}' is a variable gen cannot expand; write its value")
-        return False
-
-    while i < end:
-        c = text[i]
-        if c == "\\" and i + 1 < end and text[i + 1] in "\r\n":
-            i += 2 if text[i + 1] == "\n" else (3 if text.startswith("\r\n", i + 1) else 2)
-            continue
-        if c in " \t\r":
-            finish()
-            i += 1
-            continue
-        if c == "\n":
-            finish()
-            rest = text[i + 1:end]
-            if rest.strip() and not rest.lstrip().startswith("#"):
-                diags.warning(src.pos(i + 1), "I003",
-                              "this line does not continue the one before with a backslash; "
-                              "a shell would run it as a separate command; read as one command")
-            i += 1
-            continue
-        if c == "#" and word_start is None:
-            nl = text.find("\n", i, end)
-            i = end if nl < 0 else nl
-            continue
-        if c in _OPERATOR_CHARS and not unit:
-            finish()
-            diags.warning(src.pos(i), "I004",
-                          f"shell operator or redirection '{c}': the rest of the line is ignored")
-            nl = text.find("\n", i, end)
-            i = end if nl < 0 else nl
-            continue
-        if word_start is None:
-            word_start = i
-        if c == "'":
-            close = text.find("'", i + 1, end)
-            if close < 0:
-                diags.error(src.pos(i), "I001", "unterminated single quote")
-                return words
-            buf.append(text[i + 1:close])
-            i = close + 1
-        elif c == '"':
-            j = i + 1
-            while True:
-                if j >= end:
-                    diags.error(src.pos(i), "I001", "unterminated double quote")
-                    return words
-                d = text[j]
-                if d == '"':
-                    break
-                if d == "\\" and j + 1 < end and text[j + 1] in '"\\$`\n':
-                    if text[j + 1] != "\n":
-                        buf.append(text[j + 1])
-                    j += 2
-                    continue
-                if d == "$":
-                    if dollar(j) and unit:
-                        buf.append("$")
-                        j += 2
-                        continue
-                buf.append(d)
-                j += 1
-            i = j + 1
-        elif c == "\\" and i + 1 < end:
-            buf.append(text[i + 1])
-            i += 2
-        elif c == "$":
-            if dollar(i) and unit:
-                buf.append("$")
-                i += 2
-                continue
-            buf.append(c)
-            i += 1
-        elif c == "%" and unit:
-            if text.startswith("%%", i):
-                buf.append("%")
-                i += 2
-                continue
-            diags.error(src.pos(i), "I002",
-                        f"systemd specifier '{text[i:i + 2]}' is expanded by systemd; write its value")
-            buf.append(c)
-            i += 1
-        else:
-            buf.append(c)
-            i += 1
-    finish()
-    return words
+    return _Splitter(src, start, end, diags, unit).run()
 
 
 def split_command(text: str, path: str, diags: Diagnostics) -> Command:

@@ -85,8 +85,24 @@ def program(python: str) -> tuple[str, ...]:
     return (python, "-m", "sglang.launch_server")
 
 
+def _quantization_note(p: Placement, catalog: Catalog, diags: Diagnostics) -> None:
+    """weights.quantization is informational (docs/manifests.md); say so when it reads like the flag.
+
+    A value among the pin's --quantization choices suggests the operator expected gen to
+    pass it; SGLang then reads the quantization from the checkpoint instead.
+    """
+    value = p.model.weights.quantization
+    action = catalog.by_dest("quantization")
+    if value and action is not None and action.choices and value in action.choices \
+            and not any(flag == action.canonical for flag, _ in p.model.args + p.service.args):
+        diags.warning(p.model.pos("weights", "quantization"), "F105",
+                      f"weights.quantization '{value}' is informational: gen renders no {action.canonical}",
+                      f"to pass it to SGLang, write args: {{{action.canonical}: {value}}}")
+
+
 def build_argv(p: Placement, python: str, catalog: Catalog, diags: Diagnostics,
                other_catalogs: Sequence[Catalog] = ()) -> ServiceArgv:
     """Checked argv for one placed service against the host's pinned catalog."""
     groups = check_args(catalog, _structured(p) + _free_form(p), diags, other_catalogs)
+    _quantization_note(p, catalog, diags)
     return ServiceArgv(program(python), groups)

@@ -16,7 +16,7 @@ Everything is sorted by option string, so the output of two runs is identical.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from generator.sglang.catalog import Action, Catalog, FlagTables, load_flag_tables
@@ -191,34 +191,50 @@ def diff_catalogs(a: Catalog, b: Catalog, tables: FlagTables | None = None) -> C
     )
 
 
-def format_diff(diff: CatalogDiff) -> str:
-    """The diff as plain text: a summary line, then one section per kind of change."""
+def format_diff(diff: CatalogDiff, used: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The diff as plain text: a summary line, then one section per kind of change.
+
+    ``used`` maps option strings to who uses them (``host/service``); each entry naming
+    such a flag is marked ``[used by ...]`` and the summary counts them.
+    """
     a, b = diff.a, diff.b
+    used = used or {}
+
+    def mark(*flags: str) -> str:
+        users = sorted({u for f in flags for u in used.get(f, ())})
+        return f"  [used by {', '.join(users)}]" if users else ""
+
+    marked = sum(bool(mark(f)) for f in (*diff.removed, *diff.added, *(d.flag for d in diff.deprecated),
+                                         *(c.flag for c in diff.changed))) \
+        + sum(bool(mark(r.old, *r.new)) for r in diff.renamed)
     lines = [
         f"SGLang {a.pin} -> {b.pin}: {len(_flags(a))} -> {len(_flags(b))} flags; "
         f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.renamed)} renamed, "
-        f"{len(diff.deprecated)} deprecated, {len(diff.changed)} changed",
+        f"{len(diff.deprecated)} deprecated, {len(diff.changed)} changed"
+        + (f"; {marked} of them used here" if used else ""),
     ]
 
-    def section(title: str, items: list[str]) -> None:
+    def section(title: str, items: list[str], count: int) -> None:
+        # ``count`` is the number of flags: a changed flag takes one line per change.
         if items:
             lines.append("")
-            lines.append(f"{title} ({len(items)}):")
+            lines.append(f"{title} ({count}):")
             lines.extend(items)
 
-    section("Removed", [f"  - {f}" for f in diff.removed])
-    section("Renamed", [f"  ~ {r.old} -> {' or '.join(r.new)}  ({r.how})" for r in diff.renamed])
+    section("Removed", [f"  - {f}{mark(f)}" for f in diff.removed], len(diff.removed))
+    section("Renamed", [f"  ~ {r.old} -> {' or '.join(r.new)}  ({r.how}){mark(r.old, *r.new)}"
+                        for r in diff.renamed], len(diff.renamed))
     section("Deprecated", [
         f"  ! {d.flag}" + (f" -> {d.replacement}" if d.replacement else "")
         + (" (refused by SGLang)" if d.fatal else "")
-        + (f": {d.message}" if d.message else "")
-        for d in diff.deprecated])
-    section("Added", [f"  + {f}" for f in diff.added])
+        + (f": {d.message}" if d.message else "") + mark(d.flag)
+        for d in diff.deprecated], len(diff.deprecated))
+    section("Added", [f"  + {f}{mark(f)}" for f in diff.added], len(diff.added))
     changed: list[str] = []
     for c in diff.changed:
-        changed.append(f"  * {c.flag}")
+        changed.append(f"  * {c.flag}{mark(c.flag)}")
         changed.extend(f"      {line}" for line in c.changes)
-    section("Changed", changed)
+    section("Changed", changed, len(diff.changed))
     if diff.empty:
         lines.append("No differences (help texts aside).")
     return "\n".join(lines) + "\n"

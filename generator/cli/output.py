@@ -1,0 +1,158 @@
+"""How a command speaks: text (quiet, normal, verbose; colored on a TTY) or one JSON document.
+
+Every command carries one :class:`Output` (built by ``output_options`` in
+:mod:`generator.cli.common`, kept in click's context). Commands hand it their diagnostics
+and results; in text mode it prints them as it always did, in ``--format json`` it prints
+nothing until the command ends and then one document on stdout::
+
+    {"format_version": 1, "command": "check", "exit_code": 1,
+     "diagnostics": [{"file", "line", "column", "severity", "code", "message", "fix"}],
+     "summary": {"errors": 1, "warnings": 0}, ...the command's own results...}
+
+``format_version`` changes only when a key is removed or changes meaning (adding keys
+does not). ``docs/json-output.md`` documents every command's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from generator.errors import Diagnostic, Severity
+
+FORMAT_VERSION = 1
+TEXT, JSON, SARIF = "text", "json", "sarif"
+
+_SEVERITY_COLOR = {Severity.ERROR: "red", Severity.WARNING: "yellow"}
+
+
+def color_wanted(stream: Any = None) -> bool:
+    """Color only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    """One diagnostic as the JSON document carries it (line/column null when unknown)."""
+    return {
+        "file": d.pos.path,
+        "line": d.pos.line or None,
+        "column": (d.pos.col or 1) if d.pos.line else None,
+        "severity": d.severity.value,
+        "code": d.code,
+        "message": d.message,
+        "fix": d.hint,
+    }
+
+
+@dataclass
+class Output:
+    """One command's way of speaking, and what it collected for a machine-readable ending."""
+
+    command: str
+    format: str = TEXT
+    verbosity: int = 0  # -1 quiet (errors only), 0 normal, 1 and up: what each stage decided
+    color: bool = False
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # messages that are no diagnostic (exit 2/3/4)
+
+    @property
+    def machine(self) -> bool:
+        """True for json/sarif: stdout carries exactly one document, nothing else."""
+        return self.format != TEXT
+
+    @property
+    def quiet(self) -> bool:
+        """True with -q: errors only."""
+        return self.verbosity < 0
+
+    @property
+    def verbose(self) -> bool:
+        """True with -v."""
+        return self.verbosity > 0
+
+    def say(self, text: str, err: bool = False, nl: bool = True) -> None:
+        """Normal output: shown in text mode unless -q."""
+        if not self.machine and not self.quiet:
+            click.echo(text, err=err, nl=nl)
+
+    def data(self, text: str, nl: bool = True) -> None:
+        """The command's product on stdout (a diff, a manifest): shown in text mode even with -q."""
+        if not self.machine:
+            click.echo(text, nl=nl)
+
+    def detail(self, text: str) -> None:
+        """What a stage decided: on stderr with -v only."""
+        if self.verbose and not self.machine:
+            click.echo(self.paint(text, dim=True), err=True)
+
+    def fail(self, text: str) -> None:
+        """An error that is no diagnostic (unknown host, unreachable host): always reported."""
+        self.errors.append(text)
+        if not self.machine:
+            click.echo(text, err=True)
+
+    def paint(self, text: str, fg: str | None = None, dim: bool = False, bold: bool = False) -> str:
+        """``text`` styled when color is on, else as it is."""
+        return click.style(text, fg=fg, dim=dim, bold=bold) if self.color else text
+
+    def report(self, diagnostics: list[Diagnostic]) -> None:
+        """Every diagnostic to stderr with a count (text), or kept for the document."""
+        self.diagnostics.extend(diagnostics)
+        if self.machine:
+            return
+        shown = [d for d in diagnostics if d.is_error or not self.quiet]
+        for d in shown:
+            click.echo(self._painted(d), err=True)
+        errors = sum(d.is_error for d in diagnostics)
+        if shown:
+            click.echo(f"gen: {errors} error(s), {len(diagnostics) - errors} warning(s)", err=True)
+
+    def _painted(self, d: Diagnostic) -> str:
+        if not self.color:
+            return str(d)
+        word = self.paint(f"{d.severity.value}[{d.code}]", fg=_SEVERITY_COLOR[d.severity], bold=True)
+        text = f"{self.paint(str(d.pos), bold=True)}: {word}: {d.message}"
+        return text + (f" ({d.hint})" if d.hint else "")
+
+    def document(self, exit_code: int) -> dict[str, Any]:
+        """The JSON document: version, command, exit code, diagnostics, summary, results."""
+        errors = sum(d.is_error for d in self.diagnostics)
+        doc: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
+            "command": self.command,
+            "exit_code": int(exit_code),
+            "diagnostics": [diagnostic_json(d) for d in sorted(self.diagnostics, key=Diagnostic.sort_key)],
+            "summary": {"errors": errors, "warnings": len(self.diagnostics) - errors},
+            "errors": list(self.errors),
+        }
+        doc.update(self.results)
+        return doc
+
+    def finish(self, exit_code: int) -> None:
+        """Print the machine-readable document (json or sarif) once, at the end."""
+        if self.format == JSON:
+            click.echo(json.dumps(self.document(exit_code), indent=2, sort_keys=False))
+        elif self.format == SARIF:
+            from generator.cli.sarif import sarif_log  # only `check --format sarif` needs it
+
+            click.echo(json.dumps(sarif_log(self.diagnostics), indent=2))
+
+
+def current() -> Output:
+    """The running command's Output (a plain text one outside a command, e.g. in library use)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        found = ctx.meta.get("gen.output")
+        if isinstance(found, Output):
+            return found
+    return Output(command=ctx.info_name if ctx is not None and ctx.info_name else "gen")

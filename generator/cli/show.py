@@ -1,0 +1,148 @@
+"""``gen show --host NAME``: the host at a glance, and the stage decisions ``-v`` prints.
+
+Everything comes from the pipeline's own results (:func:`generator.pipeline.fleet.run_fleet`
+with ``detail``: placements, argv, environment), so what is shown is what is rendered: a
+GPU map (index, PCI bus id, NUMA node, memory, owner: a service, a VM or free) and per
+service its port, TP, weights, the estimated KV cache and the CPU binding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from generator.cli import complete, output
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.emit.render import HostRender, RenderedService
+from generator.errors import ExitCode
+from generator.load.resolve import ServiceSpec, default_timeout_start_min
+from generator.pipeline.fleet import RenderResult, run_fleet
+from generator.plan.placement import DEFAULT_MEM_FRACTION
+
+
+def _kv_cache_gb(svc: RenderedService) -> float:
+    """The KV cache left on this node: the static pool minus the weights (as placement's P010/P011 check)."""
+    p = svc.placement
+    fraction = p.model.mem_fraction_static if p.model.mem_fraction_static is not None else DEFAULT_MEM_FRACTION
+    return sum(g.memory_gb for g in p.gpus) * fraction - p.model.weights.size_gb / p.model.nnodes
+
+
+def _written(spec: ServiceSpec, key: str) -> bool:
+    """True when the inventory's ``services[i]`` block writes ``key`` (else a default applies)."""
+    data: Any = spec.doc.data
+    for step in spec.base:
+        data = data[step]
+    return isinstance(data, dict) and key in data
+
+
+def _service_view(svc: RenderedService) -> dict[str, Any]:
+    p, spec, model = svc.placement, svc.placement.service, svc.placement.model
+    fraction = model.mem_fraction_static
+    return {
+        "name": spec.name, "unit": spec.unit, "model": model.name, "enabled": spec.enabled,
+        "listen": spec.listen, "listen_default": not _written(spec, "listen"), "port": spec.port, "tp": model.tp, "pp": model.pp, "dp": model.dp,
+        "gpus": [g.index for g in p.gpus], "gpus_chosen_by": "inventory" if spec.gpus is not None else "placement",
+        "numa_nodes": list(p.numa_nodes), "cpu_binding": p.cpus,
+        "weights": {"path": model.weights.path, "size_gb": model.weights.size_gb,
+                    "quantization": model.weights.quantization},
+        "mem_fraction_static": fraction if fraction is not None else DEFAULT_MEM_FRACTION,
+        "mem_fraction_static_default": fraction is None,
+        "kv_cache_gb": round(_kv_cache_gb(svc), 1),
+        "timeout_start_min": spec.timeout_start_min or default_timeout_start_min(model),
+        "timeout_start_min_default": spec.timeout_start_min is None,
+        "node": None if p.cluster is None else {"rank": p.cluster.rank, "nnodes": p.cluster.nnodes,
+                                                "dist_init_addr": p.cluster.dist_init_addr},
+    }
+
+
+def host_view(render: HostRender) -> dict[str, Any]:
+    """The host's GPU map and services as plain data (the ``--format json`` results)."""
+    host = render.host
+    owner = {g.index: f"service:{s.placement.service.name}" for s in render.services for g in s.placement.gpus}
+    owner.update({index: f"vm:{vm}" for index, vm in host.vm_gpus})
+    gpus = [{"index": g.index, "pci_bus_id": g.pci_bus_id, "numa_node": g.numa_node, "memory_gb": g.memory_gb,
+             "model": g.model or None, "owner": owner.get(g.index, "free")} for g in host.gpus]
+    return {"host": host.name, "address": host.address, "sglang_pin": host.sglang.pin,
+            "gpus": gpus, "services": [_service_view(s) for s in render.services]}
+
+
+def _gpu_lines(view: dict[str, Any]) -> list[str]:
+    lines = [f"{'GPU':>3}  {'PCI bus id':<16}  NUMA  {'memory':>7}  owner"]
+    for g in view["gpus"]:
+        lines.append(f"{g['index']:>3}  {g['pci_bus_id']:<16}  {g['numa_node']:>4}  "
+                     f"{g['memory_gb']:>5g} GB  {g['owner']}")
+    return lines
+
+
+def _service_line(s: dict[str, Any]) -> str:
+    binding = f"CPUs {s['cpu_binding']} (NUMA {s['numa_nodes'][0]})" if s["cpu_binding"] else \
+        f"not bound (NUMA {', '.join(map(str, s['numa_nodes']))})"
+    state = "" if s["enabled"] else ", disabled"
+    if s["node"]:
+        state += f", node {s['node']['rank']} of {s['node']['nnodes']}"
+    return (f"{s['name']}: {s['model']} on {s['listen']}:{s['port']}{state}, TP {s['tp']}, GPUs "
+            f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB at {s['weights']['path']}, "
+            f"KV cache ~{s['kv_cache_gb']:g} GB, {binding}")
+
+
+def decisions(view: dict[str, Any]) -> list[str]:
+    """What placement and defaults decided per service, one line each (for ``-v``)."""
+    lines: list[str] = []
+    for s in view["services"]:
+        where = f"{view['host']}/{s['name']}"
+        lines.append(f"gen: {where}: placement: GPUs {','.join(map(str, s['gpus']))} "
+                     f"({'from the inventory' if s['gpus_chosen_by'] == 'inventory' else 'chosen: free GPUs'})")
+        if s["cpu_binding"]:
+            lines.append(f"gen: {where}: NUMA: node {s['numa_nodes'][0]}, unit bound to CPUs {s['cpu_binding']}")
+        else:
+            lines.append(f"gen: {where}: NUMA: nodes {', '.join(map(str, s['numa_nodes']))}, unit not bound")
+        defaults = []
+        if s["listen_default"]:
+            defaults.append(f"listen {s['listen']}")
+        if s["mem_fraction_static_default"]:
+            defaults.append(f"mem_fraction_static {s['mem_fraction_static']:g} for the fit check")
+        if s["timeout_start_min_default"]:
+            defaults.append(f"timeout_start_min {s['timeout_start_min']}")
+        if defaults:
+            lines.append(f"gen: {where}: defaults: {', '.join(defaults)}")
+        lines.append(f"gen: {where}: estimated KV cache {s['kv_cache_gb']:g} GB")
+    return lines
+
+
+def explain(result: RenderResult) -> None:
+    """``-v``: print each stage's decisions for the hosts of a detail run (``result.renders``)."""
+    out = output.current()
+    if not out.verbose:
+        return
+    for render in result.renders:
+        for line in decisions(host_view(render)):
+            out.detail(line)
+
+
+@click.command("show", epilog=EXIT_CODES_HELP)
+@click.option("--host", required=True, metavar="NAME", shell_complete=complete.host_names, help="The host to show.")
+@root_option
+@output_options(output.JSON)
+@guard
+def show(host: str, root: Path) -> int:
+    """The host at a glance: GPU map (owner: service, VM or free) and per service port, TP,
+    weights, estimated KV cache and CPU binding. Nothing is written, no host is reached."""
+    out = output.current()
+    result = run_fleet(root, [host], detail=True)
+    report(result.diagnostics)
+    if not result.ok:
+        return ExitCode.FINDINGS
+    [render] = result.renders
+    view = host_view(render)
+    out.results.update(view)
+    out.data(f"host {view['host']} ({view['address']}), SGLang {view['sglang_pin']}")
+    for line in _gpu_lines(view):
+        out.data("  " + line)
+    out.data("services:" if view["services"] else "services: none")
+    for s in view["services"]:
+        out.data("  " + _service_line(s))
+    for line in decisions(view):
+        out.detail(line)
+    return ExitCode.OK

@@ -1,0 +1,68 @@
+"""``gen show --host`` (text and json) and the decisions ``-v`` prints, from the pipeline's placements."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from generator.cli.main import main
+
+
+def _gen(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
+    result = _gen("show", "--host", "llm-two", "--root", str(repo_root))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "host llm-two (llm-two.lan), SGLang 0.5.9"
+    assert lines[2] == "    0  00000000:01:00.0     0     96 GB  service:qwen"
+    assert lines[6] == "    4  00000000:81:00.0     1     96 GB  vm:vm-gpu-101"
+    assert lines[-1] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
+                         "/shared/models/Qwen3.5-122B-A10B, KV cache ~92.4 GB, CPUs 0-31,64-95 (NUMA 0)")
+
+
+def test_show_json(repo_root: Path) -> None:
+    result = _gen("show", "--host", "llm-two", "--format", "json", "--root", str(repo_root))
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["format_version"] == 1 and doc["command"] == "show" and doc["host"] == "llm-two"
+    owners = [g["owner"] for g in doc["gpus"]]
+    assert owners == ["service:qwen"] * 4 + ["vm:vm-gpu-101"] * 4
+    [svc] = doc["services"]
+    assert (svc["port"], svc["tp"], svc["gpus"], svc["cpu_binding"]) == (30000, 4, [0, 1, 2, 3], "0-31,64-95")
+    # 4 x 96 GB x mem_fraction_static 0.85 (the manifest's) - 234 GB of weights, as placement's P011 computes it
+    assert svc["kv_cache_gb"] == round(4 * 96 * 0.85 - 234, 1)
+
+
+def test_show_marks_free_gpus(repo_copy: Path) -> None:
+    host = repo_copy / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace("vm_passthrough:\n  - {vm: vm-gpu-101, gpus: [4, 5, 6, 7]}\n", ""))
+    doc = json.loads(_gen("show", "--host", "llm-two", "--format", "json", "--root", str(repo_copy)).stdout)
+    assert [g["owner"] for g in doc["gpus"]][4:] == ["free"] * 4
+
+
+def test_show_of_a_multinode_host_names_the_rank(repo_root: Path) -> None:
+    doc = json.loads(_gen("show", "--host", "gpu-b", "--format", "json", "--root", str(repo_root)).stdout)
+    [svc] = doc["services"]
+    assert svc["node"]["rank"] == 1 and svc["node"]["nnodes"] == 2
+
+
+def test_show_unknown_host_is_usage(repo_root: Path) -> None:
+    result = _gen("show", "--host", "llm-too", "--root", str(repo_root))
+    assert result.exit_code == 2
+    assert "did you mean 'llm-two'?" in result.stderr
+
+
+def test_verbose_render_says_what_placement_decided(repo_copy: Path) -> None:
+    result = _gen("render", "--host", "llm-two", "-v", "--root", str(repo_copy))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "gen: llm-two/qwen: placement: GPUs 0,1,2,3 (from the inventory)",
+        "gen: llm-two/qwen: NUMA: node 0, unit bound to CPUs 0-31,64-95",
+        "gen: llm-two/qwen: defaults: timeout_start_min 18",
+        "gen: llm-two/qwen: estimated KV cache 92.4 GB",
+    ]
