@@ -158,6 +158,8 @@ HOST_SCHEMA: dict[str, Any] = {
         "schema": {
             "user": {"type": "string", "empty": False, "regex": USER_RE},
             "port": {"type": "integer", **PORT},
+            # Other inventories of the same machine (same address and port); see load/addresses.py.
+            "shared_with": {"type": "list", "schema": {"type": "string", "empty": False}},
         },
     },
     "gpus": {

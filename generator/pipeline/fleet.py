@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
+from generator.load.addresses import documents, shared_address_errors
 from generator.load.limits import MAX_JOBS
 from generator.load.resolve import Host, Model
 from generator.load.schema import suggest
@@ -246,6 +247,8 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
         diagnostics.extend(outcome.load)
     if not (root / "hosts").is_dir():
         diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
+    # One machine, two inventories: a property of all host files together (never cached).
+    diagnostics.extend(shared_address_errors(documents([(f.display, f.data) for f in files if f.data is not None])))
     if host_names is None:  # every host is in: a model none of them names is checked alone
         used = {m for o in outcomes for m in o.models}
         diagnostics.extend(d for name, found in models.alone.items() if name not in used for d in found)

@@ -1,0 +1,88 @@
+"""One machine, two inventories: refuse host files that reach the same ssh address and port.
+
+Each inventory is rolled out as if it owned the machine: the playbook's dropped-services
+step stops and removes every gen unit the host's list names that this inventory no
+longer renders. Two inventories reaching one ``address`` + ssh port would therefore
+remove each other's services. So that pair is an error (R009) at both files' ``address``,
+unless both declare it, each naming the other in ``ssh: {shared_with: [...]}`` (an
+alternative configuration of the same box, rolled out on its own).
+
+Pure: the function takes the already loaded documents; it reports nothing about a file
+whose address or ssh port is malformed (the schema check reports that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.errors import Diagnostic, Diagnostics, Position, Severity
+from generator.load.manifests import Document, load_text
+
+CODE = "R009"
+DEFAULT_SSH_PORT = 22
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """Where one inventory's ssh goes, and whom it says it shares that with."""
+
+    name: str
+    path: str
+    pos: Position
+    target: tuple[str, int]
+    shared_with: frozenset[str]
+
+
+def _reach(doc: Document) -> _Reach | None:
+    """The ssh target of DOC, or None when its fields are not well-formed (schema's job)."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    address, ssh = data.get("address"), data.get("ssh") or {}
+    if not isinstance(address, str) or not address or not isinstance(ssh, dict):
+        return None
+    port = ssh.get("port", DEFAULT_SSH_PORT)
+    shared = ssh.get("shared_with") or []
+    if not isinstance(port, int) or isinstance(port, bool) or not isinstance(shared, list):
+        return None
+    name = data.get("name") if isinstance(data.get("name"), str) else doc.path
+    # DNS names are case-insensitive; a trailing dot names the same host.
+    key = (address.lower().rstrip("."), port)
+    return _Reach(str(name), doc.path, doc.pos(("address",)), key,
+                  frozenset(s for s in shared if isinstance(s, str)))
+
+
+def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
+    """R009 at each of two inventories that reach the same address+port without both declaring it."""
+    reaches = [r for r in (_reach(d) for d in docs) if r is not None]
+    out: list[Diagnostic] = []
+    for i, a in enumerate(reaches):
+        for b in reaches[i + 1:]:
+            if a.target != b.target or (b.name in a.shared_with and a.name in b.shared_with):
+                continue
+            where = f"{a.target[0]}:{a.target[1]}"
+            for this, other in ((a, b), (b, a)):
+                out.append(Diagnostic(
+                    this.pos, CODE,
+                    f"host '{this.name}' reaches {where} over ssh, and so does host '{other.name}' "
+                    f"({other.pos}); rolling out one would remove the other's services",
+                    Severity.ERROR,
+                    f"give each machine one inventory, or declare both as one machine: "
+                    f"ssh: {{shared_with: [{other.name}]}} in {this.path} and "
+                    f"ssh: {{shared_with: [{this.name}]}} in {other.path}"))
+    return out
+
+
+def documents(files: Sequence[tuple[str, bytes]]) -> list[Document]:
+    """Parse host files given as (displayed path, bytes); a file that does not parse is left out.
+
+    Its parse error is reported by the normal load, so the diagnostics here are dropped.
+    """
+    out = []
+    for display, data in files:
+        try:
+            doc = load_text(data.decode("utf-8"), display, Diagnostics())
+        except UnicodeDecodeError:
+            continue
+        if doc is not None:
+            out.append(doc)
+    return out

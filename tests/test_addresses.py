@@ -1,0 +1,45 @@
+"""The same-address check (generator/load/addresses.py): pairs refused, declared pairs allowed."""
+
+from __future__ import annotations
+
+from generator.errors import Diagnostics
+from generator.load.addresses import documents, shared_address_errors
+from generator.load.manifests import Document, load_text
+
+
+def _doc(path: str, text: str) -> Document:
+    doc = load_text(text, path, Diagnostics())
+    assert doc is not None
+    return doc
+
+
+def test_two_inventories_on_one_address_and_port_are_refused_at_both() -> None:
+    a = _doc("hosts/a.yaml", "name: a\naddress: box.lan\n")
+    b = _doc("hosts/b.yaml", "name: b\n# moved\naddress: BOX.lan.\nssh: {port: 22}\n")
+    found = [str(d) for d in shared_address_errors([a, b])]
+    assert len(found) == 2
+    assert found[0].startswith("hosts/a.yaml:2:10: error[R009]: host 'a' reaches box.lan:22 over ssh, "
+                               "and so does host 'b' (hosts/b.yaml:3:10)")
+    assert found[1].startswith("hosts/b.yaml:3:10: error[R009]: host 'b' reaches box.lan:22")
+    assert "ssh: {shared_with: [b]} in hosts/a.yaml" in found[0]
+
+
+def test_other_port_or_address_is_another_machine() -> None:
+    a = _doc("hosts/a.yaml", "name: a\naddress: box.lan\n")
+    b = _doc("hosts/b.yaml", "name: b\naddress: box.lan\nssh: {port: 2222}\n")
+    c = _doc("hosts/c.yaml", "name: c\naddress: other.lan\n")
+    assert shared_address_errors([a, b, c]) == []
+
+
+def test_both_must_declare_the_sharing() -> None:
+    one = _doc("hosts/a.yaml", "name: a\naddress: box.lan\nssh: {shared_with: [b]}\n")
+    other = _doc("hosts/b.yaml", "name: b\naddress: box.lan\n")
+    assert len(shared_address_errors([one, other])) == 2
+    both = _doc("hosts/b.yaml", "name: b\naddress: box.lan\nssh: {shared_with: [a]}\n")
+    assert shared_address_errors([one, both]) == []
+
+
+def test_malformed_fields_are_left_to_the_schema() -> None:
+    docs = documents([("hosts/a.yaml", b"name: a\naddress: 5\n"), ("hosts/b.yaml", b"name: b\naddress: [x]\n"),
+                      ("hosts/c.yaml", b": : bad yaml ["), ("hosts/d.yaml", b"\xff\xfe")])
+    assert shared_address_errors(docs) == []
