@@ -28,7 +28,7 @@ def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[P
     The action is created, updated or unchanged; a file there that gen did not write
     raises WriteError.
     """
-    files = generate(result.hosts, result.trees, out, root / OUTPUT_DIR)
+    files = generate(result.renders, out, root / OUTPUT_DIR)
     actions = []
     for name, text in files.files:
         path = out / name
@@ -53,7 +53,7 @@ def ansible_command(out: Path | None, root: Path) -> int:
     Preview: ansible-playbook -i ansible/inventory.yml ansible/site.yml --check --diff
     """
     out = out if out is not None else root / DEFAULT_OUT
-    result = run_fleet(root, None, detail=True)  # the hosts too, for the inventory
+    result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
     for notice in result.notices:
         click.echo(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)

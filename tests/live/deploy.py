@@ -94,6 +94,8 @@ def standin_files(pin: str, version: str, gpus_csv: str) -> dict[str, tuple[byte
         f"{VENV}/pyvenv.cfg": (b"home = /usr/bin\ninclude-system-site-packages = false\n", 0o644),
         f"{site}/sglang/__init__.py": (b'"""STAND-IN sglang package for the live tests."""\n', 0o644),
         f"{site}/sglang/launch_server.py": ((STANDINS / "standin_sglang_server.py").read_bytes(), 0o644),
+        f"{site}/sglang/srt/__init__.py": (b'"""STAND-IN sglang.srt for the live tests."""\n', 0o644),
+        f"{site}/sglang/srt/server_args.py": ((STANDINS / "standin_server_args.py").read_bytes(), 0o644),
         f"{site}/standin_catalog.json": ((ROOT / "catalogs" / "sglang" / f"{pin}.json").read_bytes(), 0o644),
         "/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
         GPUS_CSV: (gpus_csv.encode(), 0o644),

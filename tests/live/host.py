@@ -61,10 +61,11 @@ def pid_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _write_ssh_config(path: Path, alias: str, port: int, key: Path) -> None:
-    """Write an ssh_config whose ``Host alias`` reaches root in the container."""
+def _write_ssh_config(path: Path, alias: str, port: int, key: Path, proxy: str | None = None) -> None:
+    """Write an ssh_config whose ``Host alias`` reaches root in the container (via PROXY if given)."""
     path.write_text(
         f"Host {alias}\n"
+        + (f"    ProxyCommand {proxy}\n" if proxy else "") +
         "    HostName 127.0.0.1\n"
         f"    Port {port}\n"
         "    User root\n"
@@ -84,13 +85,17 @@ def boot_test_host(
     name: str | None = None,
     owner_pid: int | None = None,
     binds: Sequence[str] = (),
+    device_cgroup: bool = False,
+    netns: Path | None = None,
 ) -> TestHost:
     """Boot a container under TMP_DIR (key, ssh_config, state) and return it running.
 
     The container stops by itself when OWNER_PID (default: this process) dies, so a
     crashed test run cannot leave it behind; call ``stop_test_host`` in any case.
     BINDS are ``SRC[:DST]`` folders of this machine mounted read-only inside
-    (``scripts/test-host boot --bind-ro``), e.g. a real SGLang venv.
+    (``scripts/test-host boot --bind-ro``), e.g. a real SGLang venv. DEVICE_CGROUP:
+    DevicePolicy= is enforced inside (``--device-cgroup``); NETNS: the container runs in
+    that network namespace and ssh reaches it through a ProxyCommand relay.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     name = name or f"gen-test-{os.getpid()}-{secrets.token_hex(3)}"
@@ -116,6 +121,8 @@ def boot_test_host(
             "--owner-pid",
             str(owner_pid if owner_pid is not None else os.getpid()),
             *(f"--bind-ro={spec}" for spec in binds),
+            *(["--device-cgroup"] if device_cgroup else []),
+            *([f"--netns={netns}"] if netns is not None else []),
         ],
         capture_output=True,
         text=True,
@@ -126,7 +133,12 @@ def boot_test_host(
         raise RuntimeError(f"test-host boot failed ({result.returncode}):\n{result.stderr}")
     info = json.loads(result.stdout)
     ssh_config = tmp_dir / "ssh_config"
-    _write_ssh_config(ssh_config, name, int(info["port"]), key)
+    proxy = None
+    if netns is not None:
+        from .netns import proxy_command  # only the multi-node tests need namespaces
+
+        proxy = proxy_command(netns)
+    _write_ssh_config(ssh_config, name, int(info["port"]), key, proxy)
     return TestHost(
         name=name,
         port=int(info["port"]),

@@ -12,7 +12,12 @@ of a real SGLang server, and nothing more:
   (how the tests make a restart loop); ``hold PATH`` there makes it keep PATH open;
 * serves ``/health`` (503 while "loading" for ``LOAD_SECONDS``, then 200) and
   ``/v1/models`` (naming ``--served-model-name``, else ``--model-path``, like SGLang)
-  on ``--host``/``--port``.
+  on ``--host``/``--port``;
+* multi-node (``--nnodes`` > 1), like SGLang's distributed init: rank 0 listens on the
+  ``--dist-init-addr`` port and its ``/health`` says 503 until every other rank has
+  connected; a rank >= 1 connects to that address (retrying, as torch's store does) and
+  only then serves its own small health server (``/health`` 200), as SGLang's
+  ``launch_dummy_health_check_server`` does; before that nothing listens.
 
 Standard library only: the container's Python has nothing else.
 """
@@ -22,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +44,12 @@ def build_parser(catalog: dict) -> argparse.ArgumentParser:
     """An ArgumentParser with every action of the catalog, as SGLang's own would have."""
     parser = argparse.ArgumentParser(prog="sglang.launch_server",
                                      allow_abbrev=catalog["parser"]["allow_abbrev"])
+    add_catalog_args(parser, catalog)
+    return parser
+
+
+def add_catalog_args(parser: argparse.ArgumentParser, catalog: dict) -> None:
+    """Add every action of the catalog to PARSER (SGLang's ``ServerArgs.add_cli_args``)."""
     for action in catalog["actions"]:
         kind, opts = action["kind"], action["option_strings"]
         if kind == "help":
@@ -60,7 +73,6 @@ def build_parser(catalog: dict) -> argparse.ArgumentParser:
             kwargs.pop("type", None)
             kwargs.pop("choices", None)
         parser.add_argument(*opts, **kwargs)
-    return parser
 
 
 def _refuse(message: str) -> type[argparse.Action]:
@@ -78,13 +90,56 @@ def served_name(args: argparse.Namespace) -> str:
     return getattr(args, "served_model_name", None) or args.model_path
 
 
-def make_handler(name: str, started: float) -> type[BaseHTTPRequestHandler]:
-    """A request handler answering /health and /v1/models for model NAME."""
+class Peers:
+    """Rank 0's view of the distributed init: how many other ranks have connected."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.joined = 0
+
+    @property
+    def complete(self) -> bool:
+        """True once every other rank connected."""
+        return self.joined >= self.expected
+
+
+def listen_for_ranks(addr: str, peers: Peers) -> None:
+    """Rank 0: accept the other ranks on the dist-init port (in a thread, forever)."""
+    port = int(addr.rsplit(":", 1)[1])
+    server = socket.create_server(("0.0.0.0", port), reuse_port=False)
+
+    def accept() -> None:
+        conns = []
+        while True:
+            conn, peer = server.accept()
+            conns.append(conn)  # held open: the group lives as long as its connections
+            peers.joined += 1
+            print(f"stand-in sglang rank 0: rank joined from {peer[0]} ({peers.joined}/{peers.expected})",
+                  flush=True)
+
+    threading.Thread(target=accept, daemon=True).start()
+
+
+def join_rank0(addr: str, rank: int) -> socket.socket:
+    """Rank >= 1: connect to rank 0's dist-init address, retrying until it answers."""
+    host, port = addr.rsplit(":", 1)
+    while True:
+        try:
+            conn = socket.create_connection((host.strip("[]"), int(port)), timeout=5)
+            print(f"stand-in sglang rank {rank}: joined rank 0 at {addr}", flush=True)
+            return conn
+        except OSError as exc:
+            print(f"stand-in sglang rank {rank}: waiting for rank 0 at {addr}: {exc}", flush=True)
+            time.sleep(1)
+
+
+def make_handler(name: str, started: float, peers: Peers | None = None) -> type[BaseHTTPRequestHandler]:
+    """A request handler answering /health and /v1/models for model NAME (rank 0: once PEERS joined)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/health":
-                ready = time.monotonic() - started >= LOAD_SECONDS
+                ready = time.monotonic() - started >= LOAD_SECONDS and (peers is None or peers.complete)
                 self._send(200 if ready else 503, b"" if ready else b"loading")
             elif self.path == "/v1/models":
                 body = {"object": "list", "data": [
@@ -129,7 +184,14 @@ def main(argv: list[str]) -> int:
         print(f"OSError: {args.model_path} does not appear to have a file named config.json",
               file=sys.stderr, flush=True)
         return 1
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(served_name(args), time.monotonic()))
+    nnodes, rank = int(getattr(args, "nnodes", 1) or 1), int(getattr(args, "node_rank", 0) or 0)
+    peers = None
+    if nnodes > 1 and rank == 0:
+        peers = Peers(nnodes - 1)
+        listen_for_ranks(args.dist_init_addr, peers)
+    elif nnodes > 1:
+        held = join_rank0(args.dist_init_addr, rank)  # noqa: F841 (kept open while serving)
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(served_name(args), time.monotonic(), peers))
     print(f"stand-in sglang: serving {served_name(args)} on {args.host}:{args.port}", flush=True)
     server.serve_forever()
     return 0

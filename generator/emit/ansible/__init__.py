@@ -1,0 +1,88 @@
+"""An Ansible inventory and playbook that roll the rendered tree out to the hosts.
+
+gen does not deploy: it hands ``output/<host>/`` to Ansible. :func:`generate` is pure
+(renders in, file texts out) and writes, beside each other:
+
+* ``inventory.yml`` (:mod:`.inventory`): every host with its files (mode, sha1) and
+  services (health URL, TimeoutStartSec, enabled, multi-node group and rank, the
+  preflight and sandbox specs); one inventory group per multi-node deployment;
+* ``site.yml`` (:mod:`.plays`): guard, prepare, one play per multi-node group, singles;
+* ``rollout.yml`` (:mod:`.tasks`): the steps each rollout play imports (tags ``copy``,
+  ``preflight``, ``restart``, ``verify``);
+* ``gen-onhost.py``, ``gen-sandbox.py``, ``gen-rollout.py``: the standalone on-host
+  scripts the tasks run with Ansible's ``script`` module (copies of
+  ``generator/live/onhost*.py``, read as text: emit does not import live).
+
+Every file carries gen's header and is deterministic (same inputs, same bytes).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from generator import __version__
+from generator.emit.ansible.inventory import groups, inventory
+from generator.emit.ansible.plays import REMOVABLE_RE, SECRET_RE, TASKS_FILE, VERIFY_UNIT, plays
+from generator.emit.ansible.tasks import tasks_text
+from generator.emit.render import HostRender
+from generator.emit.writer import MARKER
+
+INVENTORY = "inventory.yml"
+PLAYBOOK = "site.yml"
+# File in ansible/ -> the standalone script under generator/live/ it is a copy of.
+SCRIPTS = (("gen-onhost.py", "onhost.py"), ("gen-rollout.py", "onhost_rollout.py"),
+           ("gen-sandbox.py", "onhost_sandbox.py"))
+_LIVE = Path(__file__).resolve().parents[2] / "live"
+
+__all__ = ["INVENTORY", "PLAYBOOK", "REMOVABLE_RE", "SECRET_RE", "VERIFY_UNIT", "AnsibleFiles", "generate"]
+
+
+@dataclass(frozen=True)
+class AnsibleFiles:
+    """The generated files: name (relative to the output folder) -> text."""
+
+    files: tuple[tuple[str, str], ...]
+
+
+def _header(what: str) -> str:
+    return (f"# {MARKER} {__version__} with `gen ansible`. DO NOT EDIT.\n"
+            f"# {what}\n"
+            "# Change hosts/ or models/, run `gen render --all`, then `gen ansible` again.\n")
+
+
+def _yaml_text(data: Any) -> str:
+    yaml = YAML(typ="rt")  # round-trip dumper: keeps insertion order
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    return buf.getvalue()
+
+
+def playbook_text(renders: Sequence[HostRender]) -> str:
+    """site.yml, with gen's header."""
+    return (_header("Guard, prepare, each multi-node group at once, then single-node services host by host.")
+            + "\n" + plays(groups(renders)))
+
+
+def generate(renders: Sequence[HostRender], out_dir: Path, output_dir: Path) -> AnsibleFiles:
+    """Every file for RENDERS, to be written into ``out_dir``.
+
+    The inventory points at ``output_dir`` relative to itself, so the set works from any
+    checkout of the repository.
+    """
+    rel = Path(os.path.relpath(output_dir.resolve(), out_dir.resolve())).as_posix()
+    inv = _header("Ansible inventory of hosts/ with the files gen rendered for each host.") + "\n" \
+        + _yaml_text(inventory(renders, rel))
+    tasks = _header("The rollout steps each play of site.yml imports.") + "\n" + tasks_text()
+    scripts = tuple((name, _header(f"On-host script run by {TASKS_FILE} (copy of generator/live/{src}).")
+                     + (_LIVE / src).read_text(encoding="utf-8")) for name, src in SCRIPTS)
+    return AnsibleFiles(((INVENTORY, inv), (PLAYBOOK, playbook_text(renders)), (TASKS_FILE, tasks), *scripts))

@@ -1,0 +1,154 @@
+"""The Ansible inventory: every rendered host, its files, services and rollout groups.
+
+Per host: how to reach it (``ansible_host``/``ansible_user``/``ansible_port``), the
+interpreter of its SGLang (``gen_python``), every rendered file with its mode and sha1
+(the playbook compares the live file's checksum to it, so it knows what changed before
+it touches anything), and per service what the rollout needs: its unit and files, its
+health URL, TimeoutStartSec in seconds, ``enabled``, its multi-node group and rank, the
+preflight payload (argv for the host's SGLang) and the sandbox spec (placed GPUs,
+model folder, the staged unit to translate).
+
+Every multi-node deployment becomes one inventory group ``gen_group_<model>`` (under
+``sglang_hosts``), listed in ``gen_groups`` with its hosts in rank order, so
+``--limit gen_group_<model>`` rolls out exactly that group.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from generator.emit.render import (
+    WAIT_READY,
+    HostRender,
+    RenderedService,
+    env_path,
+    health_address,
+    secret_env_path,
+    unit_path,
+)
+from generator.emit.secrets import credential_path
+from generator.emit.writer import MANAGED_LIST
+from generator.load.resolve import default_timeout_start_min
+
+GROUP = "sglang_hosts"
+# The rendered files of a changed service are staged here before anything live changes.
+STAGE_DIR = "/var/lib/gen/next"
+# argv[0:3] is "<python> -m sglang.launch_server"; SGLang's parser sees the rest.
+PROGRAM_WORDS = 3
+
+
+def _mode(mode: int) -> str:
+    return f"{mode:04o}"  # a string: Ansible reads a bare 0644 as the integer 420
+
+
+def group_name(model: str) -> str:
+    """The inventory group of a multi-node deployment (Ansible wants [A-Za-z0-9_] names)."""
+    return "gen_group_" + re.sub(r"[^A-Za-z0-9_]", "_", model)
+
+
+def _b64(doc: Any) -> str:
+    return base64.b64encode(json.dumps(doc, sort_keys=True).encode()).decode()
+
+
+def preflight_payload(services: Sequence[dict[str, Any]]) -> str:
+    """The on-host ``preflight`` mode's argument: per service its flags and checkpoints."""
+    return _b64({"services": list(services)})
+
+
+def preflight_entry(rs: RenderedService) -> dict[str, Any]:
+    """One service's part of the preflight payload."""
+    model = rs.placement.model
+    return {"name": rs.placement.service.name, "argv": list(rs.argv.argv[PROGRAM_WORDS:]),
+            "model_path": model.weights.path,
+            "draft_path": model.speculative.draft_model_path if model.speculative else None,
+            "algorithm": model.speculative.algorithm if model.speculative else None}
+
+
+def sandbox_entry(rs: RenderedService, staged: bool) -> dict[str, Any]:
+    """The sandbox check's spec for one service; STAGED: read the unit from the staging folder."""
+    name = rs.placement.service.name
+    base = STAGE_DIR if staged else ""
+    return {"name": name, "unit_file": f"{base}/{unit_path(name)}",
+            "env_map": {f"/{env_path(name)}": f"{base}/{env_path(name)}"} if staged else {},
+            "gpu_bus_ids": [g.pci_bus_id for g in rs.placement.gpus],
+            "gpu_indices": [g.index for g in rs.placement.gpus],
+            "model": rs.placement.model.weights.path}
+
+
+def _service(rs: RenderedService) -> dict[str, Any]:
+    spec, model, node = rs.placement.service, rs.placement.model, rs.placement.cluster
+    minutes = spec.timeout_start_min or default_timeout_start_min(model)
+    return {
+        "name": spec.name,
+        "unit": spec.unit,
+        "port": spec.port,
+        "health_url": f"http://{health_address(spec.listen)}:{spec.port}/health",
+        "timeout_start_s": minutes * 60,
+        "enabled": spec.enabled,
+        "group": model.name if node is not None else "",
+        "rank": node.rank if node is not None else 0,
+        "paths": [f"/{unit_path(spec.name)}", f"/{env_path(spec.name)}"],
+        "preflight": preflight_payload([preflight_entry(rs)]),
+        "sandbox": _b64({"services": [sandbox_entry(rs, staged=True)]}),
+    }
+
+
+def host_vars(render: HostRender) -> dict[str, Any]:
+    """One host's inventory entry: how to reach it, its files and its services."""
+    host = render.host
+    rendered = {f.relpath: f for f in render.tree.files if f.relpath != MANAGED_LIST}
+    owned = [rs for rs in render.services if rs.unit_path in rendered]
+    owner = {p: rs.placement.service.unit for rs in owned for p in (rs.unit_path, rs.env_path)}
+    files: list[dict[str, Any]] = []
+    for relpath in sorted(rendered):
+        data = rendered[relpath].text.encode()
+        entry: dict[str, Any] = {"path": relpath, "mode": _mode(rendered[relpath].mode),
+                                 "sha1": hashlib.sha1(data).hexdigest()}  # noqa: S324 (Ansible's stat checksum)
+        if relpath.startswith("etc/systemd/system/"):
+            entry["unit"] = relpath.rsplit("/", 1)[1]
+        # The readiness helper runs only at start: changing it restarts nothing.
+        entry["service"] = owner.get(relpath, "") if relpath != WAIT_READY else ""
+        files.append(entry)
+    return {
+        "ansible_host": host.address,
+        "ansible_user": host.ssh_user,
+        "ansible_port": host.ssh_port,
+        "gen_python": host.sglang.python,
+        "gen_files": files,
+        "gen_services": [_service(rs) for rs in owned],
+        # Never rendered or copied: the playbook only checks them (root, 0600).
+        # Secret files the units read (secret_env, secret_args): asserted, never copied.
+        "gen_secret_env": ["/" + secret_env_path(rs.placement.service.name) for rs in owned
+                           if rs.placement.service.secret_env]
+                          + ["/" + credential_path(rs.placement.service.name) for rs in owned
+                             if rs.placement.service.secret_args],
+    }
+
+
+def groups(renders: Sequence[HostRender]) -> list[dict[str, Any]]:
+    """Every multi-node deployment among RENDERS: its name, inventory group and hosts by rank."""
+    ranks: dict[str, dict[int, str]] = {}
+    for render in renders:
+        for rs in render.services:
+            node = rs.placement.cluster
+            if node is not None:
+                ranks.setdefault(rs.placement.model.name, {})[node.rank] = render.host.name
+    return [{"name": model, "group": group_name(model), "hosts": [by_rank[r] for r in sorted(by_rank)]}
+            for model, by_rank in sorted(ranks.items())]
+
+
+def inventory(renders: Sequence[HostRender], output_rel: str) -> dict[str, Any]:
+    """The inventory: every rendered host in name order, one child group per multi-node deployment."""
+    ordered = sorted(renders, key=lambda r: r.host.name)
+    found = groups(ordered)
+    children = {g["group"]: {"hosts": {h: None for h in g["hosts"]}} for g in found}
+    top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r) for r in ordered}}
+    if children:
+        top["children"] = children
+    return {"all": {"vars": {"gen_output_dir": "{{ inventory_dir }}/" + output_rel, "gen_groups": found},
+                    "children": {GROUP: top}}}

@@ -1,0 +1,260 @@
+"""The rollout steps (``rollout.yml``), imported by every group play and the singles play.
+
+A play's scope is its services on each host: the group's rank (``gen_rollout_group`` is
+the deployment's name) or the host's single-node services (``""``). In order:
+
+1. ``copy``/always: compare each live file's sha1 with the render: the changed services.
+2. ``preflight``: stage the changed services' files under ``/var/lib/gen/next``; the
+   host's own SGLang parses and validates the new argv (``gen-onhost.py preflight``), and
+   the sandbox check runs a probe inside the staged unit's own sandbox
+   (``gen-sandbox.py``). Any failure on any host of the batch stops the play here,
+   before anything running is touched.
+3. ``copy``: keep the live files of each changed service as its previous set
+   (``gen-rollout.py save``), install the rendered files (units pass
+   ``systemd-analyze verify`` first; ``--check --diff`` shows exactly these diffs),
+   reload systemd.
+4. ``restart``: ``enabled: false`` services are stopped and disabled, never started;
+   every changed enabled service of the batch is restarted without blocking (all ranks
+   enqueue before anyone waits), then each host waits for its own units (active and
+   its own /health 200). Tasks record failures instead of failing, so that:
+5. when one service failed (for a group: any rank), its previous set comes back on
+   every host concerned (a new service is stopped and disabled), systemd reloads, the
+   previous service starts and its health is awaited; then the play fails with the
+   service, the failed check and the journal since the failed start, in full.
+6. ``verify``: every enabled service of the scope answers /health.
+"""
+
+from __future__ import annotations
+
+from generator.emit.ansible.inventory import STAGE_DIR
+
+MARKER = "=== gen on-host result ==="
+# How the tasks read an on-host script's JSON (it prints it after MARKER).
+_JSON = "(R.stdout.split('" + MARKER + "') | last | from_json)"
+
+TASKS = """\
+# The rollout steps of one play; see the header of site.yml.
+- name: Pick this play's services on the host and reset the notes of earlier plays
+  ansible.builtin.set_fact:
+    gen_scope: "{{ gen_services | selectattr('group', 'equalto', gen_rollout_group) | list }}"
+    gen_changed: []
+    gen_pre_failures: []
+    gen_failures: []
+    gen_rollback: []
+  tags: [always]
+
+- name: Look at the live files of these services
+  ansible.builtin.stat:
+    path: "/{{ item.path }}"
+    checksum_algorithm: sha1
+  loop: "{{ gen_files | selectattr('service', 'in', gen_scope | map(attribute='unit') | list) | list }}"
+  loop_control:
+    label: "/{{ item.path }}"
+  register: gen_live
+  tags: [always]
+
+- name: Note the services whose files differ from the render
+  ansible.builtin.set_fact:
+    gen_changed: "{{ (gen_changed + [item.item.service]) | unique | sort }}"
+  loop: "{{ gen_live.results }}"
+  loop_control:
+    label: "/{{ item.item.path }}"
+  when: item.stat.checksum | default('') != item.item.sha1
+  tags: [always]
+
+- name: Note which changed services restart (enabled ones)
+  ansible.builtin.set_fact:
+    gen_restart: "{{ gen_scope | selectattr('unit', 'in', gen_changed) | selectattr('enabled') | map(attribute='unit') | list }}"
+  tags: [always]
+
+- name: Create the staging folders
+  ansible.builtin.file:
+    path: "@STAGE@/{{ item }}"
+    state: directory
+    mode: "0700"
+  loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | map(attribute='path') | map('dirname') | unique | sort }}"
+  when: not ansible_check_mode
+  tags: [preflight]
+
+- name: Stage the changed services' files (nothing live changes yet)
+  ansible.builtin.copy:
+    src: "{{ gen_output_dir }}/{{ inventory_hostname }}/{{ item.path }}"
+    dest: "@STAGE@/{{ item.path }}"
+    mode: "0600"
+    owner: root
+    group: root
+  loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | list }}"
+  loop_control:
+    label: "@STAGE@/{{ item.path }}"
+  when: not ansible_check_mode
+  tags: [preflight]
+
+- name: Preflight with the host's own SGLang (parse and validate the new argv)
+  ansible.builtin.script:
+    cmd: "gen-onhost.py preflight {{ item.preflight }}"
+    executable: "{{ gen_python }}"
+  loop: "{{ gen_scope | selectattr('unit', 'in', gen_restart) | list }}"
+  loop_control:
+    label: "{{ item.unit }}"
+  register: gen_sglang_pre
+  changed_when: false
+  failed_when: false
+  when: not ansible_check_mode
+  tags: [preflight]
+
+- name: Preflight inside the new unit's own sandbox (devices, model folder, cache folders)
+  ansible.builtin.script:
+    cmd: "gen-sandbox.py run {{ item.sandbox }}"
+    executable: "{{ gen_python }}"
+  loop: "{{ gen_scope | selectattr('unit', 'in', gen_restart) | list }}"
+  loop_control:
+    label: "{{ item.unit }}"
+  register: gen_sandbox_pre
+  changed_when: false
+  failed_when: false
+  when: not ansible_check_mode
+  tags: [preflight]
+
+- name: Note what the preflight checks refused
+  ansible.builtin.set_fact:
+    gen_pre_failures: "{{ gen_pre_failures + ((@JSON@.services[R.item.name] | rejectattr('ok') | map(attribute='detail') | map('regex_replace', '^', R.item.unit ~ ' ' ~ kind ~ ': ') | list) if '@MARKER@' in R.stdout else [R.item.unit ~ ' ' ~ kind ~ ': no result (exit ' ~ R.rc ~ ')\\n' ~ R.stdout ~ R.stderr]) }}"
+  vars:
+    R: "{{ item.0 }}"
+    kind: "{{ item.1 }}"
+  loop: "{{ (gen_sglang_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sglang-preflight']) | list) + (gen_sandbox_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sandbox']) | list) }}"
+  loop_control:
+    label: "{{ item.0.item.unit }} {{ item.1 }}"
+  tags: [preflight]
+
+- name: Stop before anything running is touched when a preflight check failed on a host of this batch
+  ansible.builtin.fail:
+    msg: "preflight failed, nothing running was touched:\\n{{ ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten | join('\\n') }}"
+  when: ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten | length > 0
+  tags: [preflight]
+
+- name: Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py save {{ gen_scope | selectattr('unit', 'in', gen_changed) | list | to_json | b64encode }}"
+    executable: "{{ gen_python }}"
+  when: gen_changed | length > 0 and not ansible_check_mode
+  tags: [copy]
+
+- name: Install the rendered files (units pass systemd-analyze verify first)
+  ansible.builtin.copy:
+    src: "{{ gen_output_dir }}/{{ inventory_hostname }}/{{ item.path }}"
+    dest: "/{{ item.path }}"
+    mode: "{{ item.mode }}"
+    owner: root
+    group: root
+    validate: "{{ (gen_verify_unit ~ ' ' ~ item.unit) if item.unit is defined else omit }}"
+  loop: "{{ gen_files | selectattr('service', 'in', gen_scope | map(attribute='unit') | list) | list }}"
+  loop_control:
+    label: "/{{ item.path }}"
+  register: gen_installed
+  tags: [copy]
+
+- name: Reload systemd (a unit file changed)
+  ansible.builtin.systemd_service:
+    daemon_reload: true
+  when: gen_installed.results | default([]) | selectattr('changed') | selectattr('item.unit', 'defined') | list | length > 0
+  tags: [copy]
+
+- name: Keep enabled false services stopped and disabled (never started)
+  ansible.builtin.systemd_service:
+    name: "{{ item.unit }}"
+    state: stopped
+    enabled: false
+  loop: "{{ gen_scope | rejectattr('enabled') | list }}"
+  loop_control:
+    label: "{{ item.unit }}"
+  tags: [restart]
+
+- name: Restart every changed service of the batch at once (no rank waits for another)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py start {{ gen_scope | selectattr('unit', 'in', gen_restart) | list | to_json | b64encode }}"
+    executable: "{{ gen_python }}"
+  register: gen_start
+  when: gen_restart | length > 0 and not ansible_check_mode
+  tags: [restart]
+
+- name: Wait until each restarted service is active and answers its own /health
+  ansible.builtin.script:
+    cmd: "gen-rollout.py wait {{ {'services': gen_scope | selectattr('unit', 'in', gen_restart) | list, 'started': @JSON_START@} | to_json | b64encode }}"
+    executable: "{{ gen_python }}"
+  register: gen_wait
+  changed_when: false
+  failed_when: false
+  when: gen_restart | length > 0 and not ansible_check_mode
+  tags: [restart]
+
+- name: Note the services that did not become healthy
+  ansible.builtin.set_fact:
+    gen_failures: "{{ @JSON_WAIT@ | dict2items | map(attribute='value') | rejectattr('ok') | list }}"
+  when: gen_wait is not skipped and gen_wait.stdout is defined
+  tags: [restart]
+
+- name: Decide what rolls back (a group as a whole, else the failed services)
+  ansible.builtin.set_fact:
+    gen_rollback: "{{ (gen_scope | selectattr('unit', 'in', gen_changed) | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_failures | map(attribute='unit') | list) | list) }}"
+  tags: [restart]
+
+- name: Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py rollback {{ gen_rollback | to_json | b64encode }}"
+    executable: "{{ gen_python }}"
+  register: gen_rolled
+  when: gen_rollback | length > 0
+  tags: [restart]
+
+- name: Wait until each rolled-back service is healthy again
+  ansible.builtin.script:
+    cmd: "gen-rollout.py wait {{ {'services': gen_rollback | selectattr('unit', 'in', @JSON_ROLLED@ | dict2items | selectattr('value.active') | map(attribute='key') | list) | list, 'started': @JSON_ROLLED@} | to_json | b64encode }}"
+    executable: "{{ gen_python }}"
+  register: gen_rewait
+  changed_when: false
+  failed_when: false
+  when: gen_rollback | length > 0
+  tags: [restart]
+
+- name: Fail with the service, the failed check and its journal since the failed start
+  ansible.builtin.fail:
+    msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start ---\\n{{ f.journal }}\\n{% endfor %}{% if not gen_failures %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% endif %}rollback: {{ @JSON_REWAIT@ | dict2items | map(attribute='value') | map(attribute='detail') | join('; ') if gen_rewait.stdout is defined else 'nothing to restart' }}"
+  when: gen_rollback | length > 0
+  tags: [restart]
+
+- name: Keep the other enabled services enabled and running
+  ansible.builtin.systemd_service:
+    name: "{{ item.unit }}"
+    state: started
+    enabled: true
+  loop: "{{ gen_scope | selectattr('enabled') | rejectattr('unit', 'in', gen_restart) | list }}"
+  loop_control:
+    label: "{{ item.unit }}"
+  tags: [restart]
+
+- name: Verify that each enabled service answers /health with 200
+  ansible.builtin.uri:
+    url: "{{ item.health_url }}"
+    status_code: 200
+    timeout: 5
+  register: gen_health
+  until: gen_health.status == 200
+  retries: 30
+  delay: 2
+  loop: "{{ gen_scope | selectattr('enabled') | list }}"
+  loop_control:
+    label: "{{ item.unit }} {{ item.health_url }}"
+  when: not ansible_check_mode
+  tags: [verify]
+"""
+
+
+def _json_of(var: str) -> str:
+    return _JSON.replace("R.", f"{var}.")
+
+
+def tasks_text() -> str:
+    """The tasks file's body (YAML)."""
+    return (TASKS.replace("@STAGE@", STAGE_DIR).replace("@MARKER@", MARKER).replace("@JSON@", _JSON)
+            .replace("@JSON_START@", _json_of("gen_start")).replace("@JSON_WAIT@", _json_of("gen_wait"))
+            .replace("@JSON_ROLLED@", _json_of("gen_rolled")).replace("@JSON_REWAIT@", _json_of("gen_rewait")))
