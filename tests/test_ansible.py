@@ -7,6 +7,8 @@ real ``systemd-analyze`` exactly the way Ansible's copy module calls it.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shlex
@@ -25,6 +27,7 @@ from generator.emit.writer import MARKER
 
 BIN = Path(sys.executable).parent
 UNIT = "etc/systemd/system/sglang-qwen.service"
+NAMES = ("inventory.yml", "site.yml", "rollout.yml", "gen-onhost.py", "gen-rollout.py", "gen-sandbox.py")
 
 
 def _gen(*args: str) -> Result:
@@ -48,11 +51,11 @@ def test_writes_inventory_and_playbook_deterministically(repo: Path) -> None:
     first = _gen("ansible", "--root", str(repo))
     assert first.exit_code == 0, first.stderr
     out = repo / "ansible"
-    assert first.stdout.splitlines() == [f"created   {out / 'inventory.yml'}", f"created   {out / 'site.yml'}"]
+    assert first.stdout.splitlines() == [f"created   {out / n}" for n in NAMES]
     texts = {p.name: p.read_text() for p in out.iterdir()}
     assert all(t.startswith(f"# {MARKER} ") for t in texts.values())
     again = _gen("ansible", "--root", str(repo))
-    assert again.stdout.splitlines() == [f"unchanged {out / 'inventory.yml'}", f"unchanged {out / 'site.yml'}"]
+    assert again.stdout.splitlines() == [f"unchanged {out / n}" for n in NAMES]
     assert {p.name: p.read_text() for p in out.iterdir()} == texts
     # Outside output/: the checked tree is untouched and still current.
     check = _gen("check", "--root", str(repo))
@@ -72,12 +75,28 @@ def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     two = hosts["llm-two"]
     assert (two["ansible_host"], two["ansible_user"], two["ansible_port"]) == ("llm-two.lan", "deploy", 2202)
     assert two["gen_files"] == [
-        {"path": "etc/sglang/qwen.env", "mode": "0644", "services": ["sglang-qwen.service"]},
-        {"path": UNIT, "mode": "0644", "unit": "sglang-qwen.service", "services": ["sglang-qwen.service"]},
-        {"path": "usr/local/libexec/gen/sglang-wait-ready", "mode": "0644", "services": []},
+        {"path": "etc/sglang/qwen.env", "mode": "0644", "service": "sglang-qwen.service"},
+        {"path": UNIT, "mode": "0644", "unit": "sglang-qwen.service", "service": "sglang-qwen.service"},
+        {"path": "usr/local/libexec/gen/sglang-wait-ready", "mode": "0644", "service": ""},
     ]
-    assert two["gen_services"] == [{"unit": "sglang-qwen.service", "port": 30000,
-                                    "health_url": "http://127.0.0.1:30000/health"}]
+    (svc,) = two["gen_services"]
+    assert {k: svc[k] for k in ("name", "unit", "port", "health_url", "enabled", "group", "rank", "paths")} == {
+        "name": "qwen", "unit": "sglang-qwen.service", "port": 30000, "health_url": "http://127.0.0.1:30000/health",
+        "enabled": True, "group": "", "rank": 0,
+        "paths": ["/etc/systemd/system/sglang-qwen.service", "/etc/sglang/qwen.env"]}
+    unit_text = (repo / "output/llm-two" / UNIT).read_text()
+    assert f"TimeoutStartSec={svc['timeout_start_s'] // 60}min" in unit_text
+    pre = json.loads(base64.b64decode(svc["preflight"]))["services"][0]
+    assert pre["name"] == "qwen" and pre["argv"][:2] == ["--model-path", pre["model_path"]]
+    box = json.loads(base64.b64decode(svc["sandbox"]))["services"][0]
+    assert box["unit_file"] == "/var/lib/gen/next/" + UNIT
+    assert box["env_map"] == {"/etc/sglang/qwen.env": "/var/lib/gen/next/etc/sglang/qwen.env"}
+    # The multi-node deployment is one inventory group, its hosts in rank order.
+    assert inv["all"]["vars"]["gen_groups"] == [
+        {"name": "deepseek-v3-bf16", "group": "gen_group_deepseek_v3_bf16", "hosts": ["gpu-a", "gpu-b"]}]
+    children = inv["all"]["children"]["sglang_hosts"]["children"]
+    assert list(children["gen_group_deepseek_v3_bf16"]["hosts"]) == ["gpu-a", "gpu-b"]
+    assert [s["rank"] for h in ("gpu-a", "gpu-b") for s in hosts[h]["gen_services"]] == [0, 1]
     # Every listed file is one the playbook can copy from output/<host>/.
     for name, entry in hosts.items():
         for f in entry["gen_files"]:
@@ -179,23 +198,60 @@ def test_secret_env_must_be_a_boolean(repo: Path) -> None:
     ("/etc/sglang/qwen.env", False),
     ("etc/passwd", False),
     ("usr/local/libexec/gen/../../bin/sh", False),
+    ("var/lib/gen/previous/sglang-qwen.service", True),  # a dropped service's previous set
+    ("var/lib/gen/previous/../../../etc", False),
+    ("var/lib/gen/next", False),
 ])
 def test_only_paths_of_the_shapes_gen_writes_are_ever_removed(path: str, removable: bool) -> None:
     """The playbook's filter on the host's list (Ansible's ``match`` is re.match, ``search`` re.search)."""
     assert (re.match(REMOVABLE_RE, path) is not None and re.search(SECRET_RE, path) is None) is removable
 
 
-def test_playbook_records_the_host_list_from_output(repo: Path) -> None:
+def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    play = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())[0]
-    assert play["vars"]["gen_host_list"] == "/etc/sglang/.gen-managed"
-    names = [t["name"] for t in play["tasks"]]
-    # Secrets first (nothing changes on a host without them), dropped services before restarts.
+    plays = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())
+    assert [p["hosts"] for p in plays] == ["sglang_hosts", "sglang_hosts", "gen_group_deepseek_v3_bf16",
+                                           "sglang_hosts"]
+    guard, prepare, group, singles = plays
+    assert guard["tasks"][0]["run_once"] is True and guard["tasks"][0]["tags"] == ["always"]
+    assert prepare["serial"] == 1 and prepare["vars"]["gen_host_list"] == "/etc/sglang/.gen-managed"
+    # All ranks in one batch; singles one host at a time; both import the same steps.
+    assert "serial" not in group and group["vars"]["gen_rollout_group"] == "deepseek-v3-bf16"
+    assert singles["serial"] == 1 and singles["vars"]["gen_rollout_group"] == ""
+    assert group["tasks"] == singles["tasks"] == [
+        {"name": "The rollout steps", "ansible.builtin.import_tasks": "rollout.yml"}]
+    names = [t["name"] for t in prepare["tasks"]]
+    # Secrets first (nothing changes on a host without them), dropped services before the list.
     assert names.index("Require each secret environment file to exist, be owned by root, mode 0600") < \
-        names.index("Copy the rendered files (units pass systemd-analyze verify first; old files are kept)") < \
         names.index("Stop and disable the units of dropped services") < \
-        names.index("Remove the files of dropped services") < \
-        names.index("Record the files gen owns on this host now") < \
-        names.index("Restart the services whose files changed (returns once ExecStartPost saw /health 200)")
-    record = next(t for t in play["tasks"] if t["name"] == "Record the files gen owns on this host now")
-    assert record["ansible.builtin.copy"]["src"].endswith("/{{ inventory_hostname }}/.gen-managed")
+        names.index("Remove the files of dropped services (and their previous sets)") < \
+        names.index("Record the files gen owns on this host now (the rendered list and the previous sets)")
+    record = prepare["tasks"][-1]["ansible.builtin.copy"]["content"]
+    assert "inventory_hostname ~ '/.gen-managed'" in record and "var/lib/gen/previous/{{ s.unit }}" in record
+
+
+def test_rollout_steps_gate_before_touching_and_roll_back_before_failing(repo: Path) -> None:
+    assert _gen("ansible", "--root", str(repo)).exit_code == 0
+    tasks = YAML(typ="safe").load((repo / "ansible/rollout.yml").read_text())
+    names = [t["name"] for t in tasks]
+    order = ["Preflight with the host's own SGLang (parse and validate the new argv)",
+             "Preflight inside the new unit's own sandbox (devices, model folder, cache folders)",
+             "Stop before anything running is touched when a preflight check failed on a host of this batch",
+             "Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)",
+             "Install the rendered files (units pass systemd-analyze verify first)",
+             "Restart every changed service of the batch at once (no rank waits for another)",
+             "Wait until each restarted service is active and answers its own /health",
+             "Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)",
+             "Wait until each rolled-back service is healthy again",
+             "Fail with the service, the failed check and its journal since the failed start",
+             "Verify that each enabled service answers /health with 200"]
+    assert [n for n in names if n in order] == order
+    by_name = {t["name"]: t for t in tasks}
+    # Tags an operator expects.
+    assert {tag for t in tasks for tag in t.get("tags", [])} == {"always", "copy", "preflight", "restart", "verify"}
+    # Checks record instead of failing, so a group's rollback runs on every rank.
+    for name in (order[0], order[1], order[6], order[8]):
+        assert by_name[name]["failed_when"] is False, name
+    # The scripts the tasks run are the generated copies of the on-host modules.
+    for script in ("gen-onhost.py", "gen-rollout.py", "gen-sandbox.py"):
+        assert (repo / "ansible" / script).read_text().startswith(f"# {MARKER} ")

@@ -176,18 +176,32 @@ def status(host: str, service: str | None, ssh_config: Path | None, root: Path) 
 @click.option("--host", required=True, metavar="NAME", shell_complete=complete.host_names, help="The host to run on.")
 @click.option("--service", metavar="NAME", default=None, shell_complete=complete.service_names,
               help="Only this service.")
+@click.option("--sandbox", is_flag=True, default=False,
+              help="Only the sandbox check: a probe in each rendered unit's own sandbox (systemd-run).")
 @ssh_config_option
 @root_option
 @output_options(output.JSON)
 @guard
-def preflight(host: str, service: str | None, ssh_config: Path | None, root: Path) -> int:
-    """On the host, its own SGLang parses and validates the rendered argv; checkpoints checked."""
+def preflight(host: str, service: str | None, sandbox: bool, ssh_config: Path | None, root: Path) -> int:
+    """On the host, its own SGLang parses and validates the rendered argv; checkpoints checked.
+
+    With --sandbox instead: each rendered unit's sandbox (User, DevicePolicy/DeviceAllow,
+    Protect*, paths, SystemCallFilter, NUMA/CPU affinity, environment files, credentials)
+    is rebuilt with systemd-run, and a probe in it opens the placed GPUs' /dev/nvidia*
+    nodes, initializes CUDA where torch is importable, reads the model folder and writes
+    the cache folders.
+    """
     plans = _plans(root, [host])
     if plans is None:
         return ExitCode.FINDINGS
     plan = plans[0]
     _check_service(plan, service)
-    rep = preflight_host(plan, target_for(plan, ssh_config), service)
+    if sandbox:
+        from generator.live.sandbox import sandbox_host  # only this option needs it
+
+        rep = sandbox_host(plan, target_for(plan, ssh_config), service)
+    else:
+        rep = preflight_host(plan, target_for(plan, ssh_config), service)
     out = output.current()
     out.results.update(host=rep.host, checks=[check_json(r) for r in rep.results], notes=list(rep.notes))
     for res in rep.results:

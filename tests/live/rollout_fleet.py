@@ -33,7 +33,8 @@ DIST_PORT = 50123
 NVIDIA_MAJOR, UVM_MAJOR = 195, 511
 STANDIN_PROC_DEVICES = "/run/standin-proc-devices"
 NODES = {"/dev/nvidia0": (NVIDIA_MAJOR, 0), "/dev/nvidiactl": (NVIDIA_MAJOR, 255),
-         "/dev/nvidia-uvm": (UVM_MAJOR, 0)}
+         "/dev/nvidia-uvm": (UVM_MAJOR, 0), "/dev/nvidia1": (NVIDIA_MAJOR, 1)}
+PER_SERVICE_NODES = 3  # nvidiactl, nvidia-uvm and the one placed GPU's node
 
 
 @dataclass(frozen=True)
@@ -54,12 +55,18 @@ def majors_free_here() -> list[str]:
     return [ln for ln in char.splitlines() if ln.strip().split(" ")[0] in (str(NVIDIA_MAJOR), str(UVM_MAJOR))]
 
 
+def make_nodes(host: TestHost) -> None:
+    """Character devices with NVIDIA's majors (no driver behind them: an allowed open is ENXIO)."""
+    nodes = "; ".join(f"mknod -m 666 {p} c {ma} {mi}" for p, (ma, mi) in NODES.items())
+    sh(host, f"rm -f /dev/nvidia*; {nodes}")
+
+
 def provision(host: TestHost) -> None:
     """Stand-ins, service user, device nodes and the stand-in /proc/devices."""
     push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n") | standin_model_files())
-    nodes = "; ".join(f"mknod -m 666 {p} c {ma} {mi}" for p, (ma, mi) in NODES.items())
+    make_nodes(host)
     sh(host, "id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin sglang;"
-             f" mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python; rm -f /dev/nvidia*; {nodes};"
+             f" mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python;"
              # STAND-IN for the NVIDIA driver's /proc/devices entries (container mount namespace only).
              f" awk '{{print}} /^Character devices:/{{print \"{NVIDIA_MAJOR} nvidia-frontend\";"
              f" print \"{UVM_MAJOR} nvidia-uvm\"}}' /proc/devices > {STANDIN_PROC_DEVICES};"
@@ -133,13 +140,29 @@ def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
     env = os.environ | {
         "LC_ALL": "C.UTF-8", "ANSIBLE_HOME": str(home), "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
         "ANSIBLE_HOST_KEY_CHECKING": "False",
-        "ANSIBLE_SSH_ARGS": f"-F {fleet.ssh_config} -o ControlMaster=no",
+        # One ssh connection per host for the whole run (each new one goes through nsenter and
+        # the relay); stop_masters() ends them by their control sockets.
+        "ANSIBLE_SSH_ARGS": f"-F {fleet.ssh_config} -o ControlMaster=auto -o ControlPersist=120s "
+                            f"-o ControlPath={control_path(fleet)}",
+        "ANSIBLE_PIPELINING": "True",
         "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3", "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_FORCE_COLOR": "0",
     }
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(fleet.repo / "ansible" / "inventory.yml"),
                            str(fleet.repo / "ansible" / "site.yml"), *args],
                           capture_output=True, text=True, env=env, check=False, timeout=900)
+
+
+def control_path(fleet: Fleet) -> str:
+    """The ssh control socket pattern of this fleet's Ansible runs (short: sockets have a path limit)."""
+    return f"/tmp/gen-cm-{fleet.port}-%C"
+
+
+def stop_masters(fleet: Fleet) -> None:
+    """End the ssh control masters the Ansible runs left (by their sockets); safe to repeat."""
+    for name in fleet.hosts:
+        subprocess.run(["ssh", "-F", str(fleet.ssh_config), "-o", f"ControlPath={control_path(fleet)}",
+                        "-O", "exit", f"{name}.test"], capture_output=True, timeout=30, check=False)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:

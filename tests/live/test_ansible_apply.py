@@ -29,6 +29,7 @@ import pytest
 
 from .deploy import FIXTURE, PIN, VENV, push, sh, standin_files, standin_model_files
 from .host import TestHost, boot_test_host, free_port, stop_test_host
+from .rollout_fleet import make_nodes
 
 pytestmark = pytest.mark.live
 
@@ -159,6 +160,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
                  | standin_model_files())
             sh(host, "id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "
                      f"sglang; mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python")
+            make_nodes(host)  # the playbook's sandbox check opens them (no device cgroup here: ENXIO)
         repo = base / "repo"
         shutil.copytree(FIXTURE / "models", repo / "models")
         for part in ("templates", "catalogs"):
@@ -231,8 +233,11 @@ def test_rollout_through_ansible(fleet: Fleet) -> None:
     shown = sh(a, "systemctl show -p ExecStart --value sglang-alpha.service").stdout
     assert "--max-running-requests 16" in shown, shown
     assert healthy(a, fleet.ports["alpha"])
-    backups = sh(a, f"ls /{UNIT_DIR}").stdout.split()
-    assert any(n.startswith("sglang-alpha.service.") and n.endswith("~") for n in backups), backups
+    # The files alpha ran before are kept as its previous set, with their hashes.
+    meta = sh(a, "cat /var/lib/gen/previous/sglang-alpha.service/files.json").stdout
+    assert '"new": false' in meta and '"active": true' in meta, meta
+    kept = sh(a, f"cat /var/lib/gen/previous/sglang-alpha.service/files/{UNIT_DIR}/sglang-alpha.service").stdout
+    assert "--max-running-requests" not in kept and "sglang-alpha" in kept
 
     # 4. A unit systemd rejects: the old file stays, nothing restarts, host b is never reached.
     write_hosts(fleet, {"alpha": "--max-running-requests: 16", "gamma": "--max-running-requests: 8"})
@@ -327,7 +332,9 @@ def test_dropped_service_is_stopped_disabled_and_removed(fleet: Fleet) -> None:
         assert sh(a, f"test -f {kept}", check=False).returncode == 0, kept
     assert sh(a, "systemctl list-unit-files ssh.service --no-legend").stdout.strip(), "ssh.service was touched"
     # The host's list is gen's again; alpha and host b kept running the same processes.
-    assert remote_text(a, "/etc/sglang/.gen-managed") == (fleet.repo / "output/ansible-a/.gen-managed").read_text()
+    assert remote_text(a, "/etc/sglang/.gen-managed") == (fleet.repo / "output/ansible-a/.gen-managed").read_text() \
+        + "var/lib/gen/previous/sglang-alpha.service\n"
+    assert sh(a, "ls /var/lib/gen/previous/sglang-beta.service", check=False).returncode != 0  # its previous set too
     after = invocations(fleet)
     assert (after["alpha"], after["gamma"]) == (ids["alpha"], ids["gamma"]) and after["beta"] == ""
     assert healthy(a, fleet.ports["alpha"]) and not healthy(a, fleet.ports["beta"])

@@ -37,7 +37,7 @@ from .host import TestHost, boot_test_host, free_port, stop_test_host
 from .netns import delete_link, make_link
 from .rollout_fleet import (
     HOSTS,
-    NODES,
+    PER_SERVICE_NODES,
     Fleet,
     gen,
     healthy,
@@ -49,6 +49,7 @@ from .rollout_fleet import (
     recap,
     ssh_config,
     state,
+    stop_masters,
     write_repo,
 )
 
@@ -67,6 +68,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     base = tmp_path_factory.mktemp("rollout-group")
     link = make_link(f"{os.getpid() % 10000}", 200 + os.getpid() % 50)
     hosts: dict[str, TestHost] = {}
+    fleet: Fleet | None = None
     try:
         started = time.monotonic()
         for i, name in enumerate(HOSTS):
@@ -86,6 +88,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         write_repo(fleet)
         yield fleet
     finally:
+        if fleet is not None:
+            stop_masters(fleet)
         for host in hosts.values():
             stop_test_host(host)
         delete_link(link)
@@ -233,7 +237,7 @@ def test_sandbox_device_acl_is_enforced_for_real(fleet: Fleet) -> None:
     assert "195, 255" in listed and "511,   0" in listed and "195 nvidia-frontend" in listed, listed
     ok = _sandbox(a, f"/{UNIT_REL}")
     devices = [r for r in ok if r["check"] == "device"]
-    assert len(devices) == len(NODES) and all(r["ok"] and "ENXIO" in str(r["detail"]) for r in devices), ok
+    assert len(devices) == PER_SERVICE_NODES and all(r["ok"] and "ENXIO" in str(r["detail"]) for r in devices), ok
     assert all(r["ok"] for r in ok), ok
     assert any(r["check"] == "model-read" and r["ok"] for r in ok) and any(r["check"] == "cache-write" for r in ok)
 
@@ -241,8 +245,16 @@ def test_sandbox_device_acl_is_enforced_for_real(fleet: Fleet) -> None:
     hidden = _sandbox(a, "/run/gen-test-no-deviceallow.service")
     sh(a, "rm -f /run/gen-test-no-deviceallow.service")
     failed = [r for r in hidden if not r["ok"]]
-    assert [r["check"] for r in failed] == ["device"] * len(NODES), hidden
+    assert [r["check"] for r in failed] == ["device"] * PER_SERVICE_NODES, hidden
     assert "the sandbox hides /dev/nvidia0 (EPERM" in json.dumps(hidden), hidden
+
+    # gen preflight --sandbox: the same check on the rendered units, from the command line.
+    alone = gen(fleet.repo, "preflight", "--sandbox", "--host", "mn-a", "--ssh-config", str(fleet.ssh_config),
+                ok=False)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert re.search(r"PASS mn-a mn sandbox-device: /dev/nvidia0: ENXIO", alone.stdout), alone.stdout
+    assert "PASS mn-a idle sandbox-device: /dev/nvidia1: ENXIO" in alone.stdout, alone.stdout
+    assert sh(a, "ls -d /run/gen-sandbox.* 2>/dev/null", check=False).stdout == ""  # nothing left behind
 
     # Through the playbook: a unit without the line stops at preflight, nothing touched.
     files, ids = live_files(fleet), _ids(fleet)

@@ -3,7 +3,7 @@
 gen does not deploy: it hands ``output/<host>/`` to Ansible. :func:`generate` is pure
 (renders in, file texts out) and writes, beside each other:
 
-* ``inventory.yml`` (:mod:`.inventory`): every host with its files (mode, sha1) and
+* ``inventory.yml`` (:mod:`.inventory`): every host with its files (mode, owner service) and
   services (health URL, TimeoutStartSec, enabled, multi-node group and rank, the
   preflight and sandbox specs); one inventory group per multi-node deployment;
 * ``site.yml`` (:mod:`.plays`): guard, prepare, one play per multi-node group, singles;

@@ -1,9 +1,9 @@
 """The Ansible inventory: every rendered host, its files, services and rollout groups.
 
 Per host: how to reach it (``ansible_host``/``ansible_user``/``ansible_port``), the
-interpreter of its SGLang (``gen_python``), every rendered file with its mode and sha1
-(the playbook compares the live file's checksum to it, so it knows what changed before
-it touches anything), and per service what the rollout needs: its unit and files, its
+interpreter of its SGLang (``gen_python``), every rendered file with its mode and the
+service it belongs to (the playbook compares the live file's sha1 with the one in
+``output/`` before it touches anything), and per service what the rollout needs: its unit and files, its
 health URL, TimeoutStartSec in seconds, ``enabled``, its multi-node group and rank, the
 preflight payload (argv for the host's SGLang) and the sandbox spec (placed GPUs,
 model folder, the staged unit to translate).
@@ -16,7 +16,6 @@ Every multi-node deployment becomes one inventory group ``gen_group_<model>`` (u
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -106,9 +105,7 @@ def host_vars(render: HostRender) -> dict[str, Any]:
     owner = {p: rs.placement.service.unit for rs in owned for p in (rs.unit_path, rs.env_path)}
     files: list[dict[str, Any]] = []
     for relpath in sorted(rendered):
-        data = rendered[relpath].text.encode()
-        entry: dict[str, Any] = {"path": relpath, "mode": _mode(rendered[relpath].mode),
-                                 "sha1": hashlib.sha1(data).hexdigest()}  # noqa: S324 (Ansible's stat checksum)
+        entry: dict[str, Any] = {"path": relpath, "mode": _mode(rendered[relpath].mode)}
         if relpath.startswith("etc/systemd/system/"):
             entry["unit"] = relpath.rsplit("/", 1)[1]
         # The readiness helper runs only at start: changing it restarts nothing.

@@ -43,11 +43,12 @@ SECRET_RE = f"(\\.secret\\.env$|^/?{SECRET_ENV_DIR}/|^/?{CREDSTORE_DIR}/)"
 # systemd-analyze needs the real unit name, so the file is copied into a fresh folder
 # under that name first. `systemd-analyze verify` exits 0 on unknown settings, so any
 # output fails too. (%%s is printf's %s after ansible's own % formatting.)
-VERIFY_UNIT = (
-    "/bin/sh -c 'd=$(mktemp -d) || exit 1; cp \"$1\" \"$d/$2\" || exit 1; "
-    "out=$(systemd-analyze verify \"$d/$2\" 2>&1); rc=$?; rm -rf \"$d\"; "
-    "if [ \"$rc\" -ne 0 ] || [ -n \"$out\" ]; then printf \"%%s\\n\" \"$out\" >&2; exit 1; fi' gen-verify %s"
+VERIFY_SCRIPT = (
+    'd=$(mktemp -d) || exit 1; cp "$1" "$d/$2" || exit 1; '
+    'out=$(systemd-analyze verify "$d/$2" 2>&1); rc=$?; rm -rf "$d"; '
+    'if [ "$rc" -ne 0 ] || [ -n "$out" ]; then printf "%s\\n" "$out" >&2; exit 1; fi'
 )
+VERIFY_UNIT = "/bin/sh -c '" + VERIFY_SCRIPT.replace("%s", "%%s") + "' gen-verify %s"
 
 GUARD = """\
 - name: Refuse a --limit that splits a multi-node group
@@ -191,6 +192,7 @@ ROLLOUT = """\
   vars:
     gen_rollout_group: "@NAME@"
     gen_verify_unit: @VERIFY@
+    gen_verify_script: @VERIFY_SCRIPT@
   tasks:
     - name: The rollout steps
       ansible.builtin.import_tasks: @TASKS@
@@ -216,8 +218,8 @@ def plays(groups: Sequence[dict[str, Any]]) -> str:
     for g in groups:
         parts.append(_fill(ROLLOUT, TITLE=f"Roll out multi-node group {g['name']} (all ranks at once, "
                                           "rolled back as a whole)", HOSTS=g["group"], SERIAL="",
-                           NAME=g["name"], VERIFY=verify, TASKS=TASKS_FILE))
+                           NAME=g["name"], VERIFY=verify, VERIFY_SCRIPT=_json(VERIFY_SCRIPT), TASKS=TASKS_FILE))
     parts.append(_fill(ROLLOUT, TITLE="Roll out single-node services, one host at a time", HOSTS=GROUP,
                        SERIAL="  serial: 1\n  max_fail_percentage: 0\n", NAME="", VERIFY=verify,
-                       TASKS=TASKS_FILE))
+                       VERIFY_SCRIPT=_json(VERIFY_SCRIPT), TASKS=TASKS_FILE))
     return "\n".join(parts)

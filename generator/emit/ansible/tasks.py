@@ -3,9 +3,9 @@
 A play's scope is its services on each host: the group's rank (``gen_rollout_group`` is
 the deployment's name) or the host's single-node services (``""``). In order:
 
-1. ``copy``/always: compare each live file's sha1 with the render: the changed services.
+1. always: compare each live file's sha1 with the file in output/: the changed services.
 2. ``preflight``: stage the changed services' files under ``/var/lib/gen/next``; the
-   host's own SGLang parses and validates the new argv (``gen-onhost.py preflight``), and
+   staged units pass ``systemd-analyze verify``; the host's own SGLang parses and validates the new argv (``gen-onhost.py preflight``), and
    the sandbox check runs a probe inside the staged unit's own sandbox
    (``gen-sandbox.py``). Any failure on any host of the batch stops the play here,
    before anything running is touched.
@@ -59,7 +59,8 @@ TASKS = """\
   loop: "{{ gen_live.results }}"
   loop_control:
     label: "/{{ item.item.path }}"
-  when: item.stat.checksum | default('') != item.item.sha1
+  # The controller's file as it is now (not as it was at `gen ansible`): what the copy installs.
+  when: item.stat.checksum | default('') != (lookup('ansible.builtin.file', gen_output_dir ~ '/' ~ inventory_hostname ~ '/' ~ item.item.path, rstrip=False) | hash('sha1'))
   tags: [always]
 
 - name: Note which changed services restart (enabled ones)
@@ -86,6 +87,18 @@ TASKS = """\
   loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | list }}"
   loop_control:
     label: "@STAGE@/{{ item.path }}"
+  when: not ansible_check_mode
+  tags: [preflight]
+
+- name: Check the staged unit files with systemd-analyze verify (under their real names)
+  ansible.builtin.command:
+    argv: [/bin/sh, -c, "{{ gen_verify_script }}", gen-verify, "@STAGE@/{{ item.path }}", "{{ item.unit }}"]
+  loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | selectattr('unit', 'defined') | list }}"
+  loop_control:
+    label: "{{ item.unit }}"
+  register: gen_analyze
+  changed_when: false
+  failed_when: false
   when: not ansible_check_mode
   tags: [preflight]
 
@@ -124,6 +137,14 @@ TASKS = """\
   loop: "{{ (gen_sglang_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sglang-preflight']) | list) + (gen_sandbox_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sandbox']) | list) }}"
   loop_control:
     label: "{{ item.0.item.unit }} {{ item.1 }}"
+  tags: [preflight]
+
+- name: Note what systemd-analyze refused
+  ansible.builtin.set_fact:
+    gen_pre_failures: "{{ gen_pre_failures + [item.item.unit ~ ' systemd-analyze: ' ~ item.stderr] }}"
+  loop: "{{ gen_analyze.results | default([]) | rejectattr('skipped', 'defined') | rejectattr('rc', 'equalto', 0) | list }}"
+  loop_control:
+    label: "{{ item.item.unit }}"
   tags: [preflight]
 
 - name: Stop before anything running is touched when a preflight check failed on a host of this batch
