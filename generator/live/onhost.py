@@ -18,8 +18,9 @@ Modes:
 * ``pids CGROUP``: every PID of the unit's cgroup (v2, or the v1/hybrid layouts).
 * ``paths CGROUP PREFIX...``: for every process of the unit's cgroup, files it has
   open, mapped or as cwd/exe under a retired PREFIX.
-* ``preflight PAYLOAD`` (base64 JSON): parse and validate each service's argv with the
-  installed SGLang without starting a server, plus the checkpoint checks.
+* ``preflight PAYLOAD`` (base64 JSON): parse and validate each service's argv (or, with
+  ``unit_file``, the argv of that staged unit) with the installed SGLang without
+  starting a server, plus the checkpoint checks.
 """
 
 from __future__ import annotations
@@ -323,6 +324,23 @@ def _no_accelerator() -> bool:
         return True
 
 
+def argv_from_unit(path: str) -> list:
+    """The SGLang flags of a unit file's ExecStart (continuations joined; program words dropped).
+
+    The playbook checks the staged unit, exactly what it would install, not a copy of
+    its argv; gen renders ExecStart with quoting shlex reads the same way.
+    """
+    import shlex
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read().replace("\\\n", " ")
+    for line in text.splitlines():
+        if line.startswith("ExecStart="):
+            words = shlex.split(line.split("=", 1)[1])
+            return words[3:] if words[1:3] == ["-m", "sglang.launch_server"] else words[1:]
+    raise ValueError(f"{path} has no ExecStart=")
+
+
 def preflight(payload_b64: str) -> dict:
     """Run the checks for every service in the payload; never starts a server."""
     payload = json.loads(base64.b64decode(payload_b64))
@@ -339,7 +357,7 @@ def preflight(payload_b64: str) -> dict:
         out["notes"].append(f"cannot read the sglang version: {exc}")
     add_cpu = _no_accelerator()
     for svc in payload["services"]:
-        argv = list(svc["argv"])
+        argv = argv_from_unit(svc["unit_file"]) if svc.get("unit_file") else list(svc["argv"])
         results = _checkpoint_results(svc)
         if add_cpu and _flag_value(argv, "--device") is None:
             # Without a GPU SGLang cannot pick a device; CPU keeps every other rule in force.

@@ -92,7 +92,8 @@ def _service(rs: RenderedService) -> dict[str, Any]:
         "group": model.name if node is not None else "",
         "rank": node.rank if node is not None else 0,
         "paths": [f"/{unit_path(spec.name)}", f"/{env_path(spec.name)}"],
-        "preflight": preflight_payload([preflight_entry(rs)]),
+        # The argv checked on the host is the staged unit's, exactly what would be installed.
+        "preflight": preflight_payload([preflight_entry(rs) | {"unit_file": f"{STAGE_DIR}/{unit_path(spec.name)}"}]),
         "sandbox": _b64({"services": [sandbox_entry(rs, staged=True)]}),
     }
 

@@ -15,7 +15,8 @@ the deployment's name) or the host's single-node services (``""``). In order:
    reload systemd.
 4. ``restart``: ``enabled: false`` services are stopped and disabled, never started;
    every changed enabled service of the batch is restarted without blocking (all ranks
-   enqueue before anyone waits), then each host waits for its own units (active and
+   enqueue before anyone waits; when any rank of a group changed, every rank restarts:
+   the ranks form one distributed group and re-form it together), then each host waits for its own units (active and
    its own /health 200). Tasks record failures instead of failing, so that:
 5. when one service failed (for a group: any rank), its previous set comes back on
    every host concerned (a new service is stopped and disabled), systemd reloads, the
@@ -63,9 +64,9 @@ TASKS = """\
   when: item.stat.checksum | default('') != (lookup('ansible.builtin.file', gen_output_dir ~ '/' ~ inventory_hostname ~ '/' ~ item.item.path, rstrip=False) | hash('sha1'))
   tags: [always]
 
-- name: Note which changed services restart (enabled ones)
+- name: Note which services restart (changed enabled ones; every rank of a group when any rank changed)
   ansible.builtin.set_fact:
-    gen_restart: "{{ gen_scope | selectattr('unit', 'in', gen_changed) | selectattr('enabled') | map(attribute='unit') | list }}"
+    gen_restart: "{{ (gen_scope | selectattr('enabled') | map(attribute='unit') | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_changed') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_changed) | selectattr('enabled') | map(attribute='unit') | list) }}"
   tags: [always]
 
 - name: Create the staging folders
@@ -155,9 +156,9 @@ TASKS = """\
 
 - name: Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)
   ansible.builtin.script:
-    cmd: "gen-rollout.py save {{ gen_scope | selectattr('unit', 'in', gen_changed) | list | to_json | b64encode }}"
+    cmd: "gen-rollout.py save {{ gen_scope | selectattr('unit', 'in', gen_changed + gen_restart) | list | to_json | b64encode }}"
     executable: "{{ gen_python }}"
-  when: gen_changed | length > 0 and not ansible_check_mode
+  when: (gen_changed + gen_restart) | length > 0 and not ansible_check_mode
   tags: [copy]
 
 - name: Install the rendered files (units pass systemd-analyze verify first)
@@ -216,7 +217,7 @@ TASKS = """\
 
 - name: Decide what rolls back (a group as a whole, else the failed services)
   ansible.builtin.set_fact:
-    gen_rollback: "{{ (gen_scope | selectattr('unit', 'in', gen_changed) | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_failures | map(attribute='unit') | list) | list) }}"
+    gen_rollback: "{{ (gen_scope | selectattr('unit', 'in', gen_changed + gen_restart) | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_failures | map(attribute='unit') | list) | list) }}"
   tags: [restart]
 
 - name: Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)
