@@ -181,7 +181,10 @@ def _restore(unit: str, paths: list) -> dict:
     """Put the previous set back byte for byte; a new unit is disabled and its files go."""
     folder = os.path.join(PREVIOUS, unit)
     meta_path = os.path.join(folder, "files.json")
-    meta = json.load(open(meta_path, encoding="utf-8")) if os.path.isfile(meta_path) else None
+    meta = None
+    if os.path.isfile(meta_path):
+        with open(meta_path, encoding="utf-8") as handle:
+            meta = json.load(handle)
     if meta is None or meta["new"]:
         systemctl("disable", "--quiet", unit)
         for path in paths:
