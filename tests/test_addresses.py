@@ -18,9 +18,9 @@ def test_two_inventories_on_one_address_and_port_are_refused_at_both() -> None:
     b = _doc("hosts/b.yaml", "name: b\n# moved\naddress: BOX.lan.\nssh: {port: 22}\n")
     found = [str(d) for d in shared_address_errors([a, b])]
     assert len(found) == 2
-    assert found[0].startswith("hosts/a.yaml:2:10: error[R009]: host 'a' reaches box.lan:22 over ssh, "
+    assert found[0].startswith("hosts/a.yaml:2:10: error[R011]: host 'a' reaches box.lan:22 over ssh, "
                                "and so does host 'b' (hosts/b.yaml:3:10)")
-    assert found[1].startswith("hosts/b.yaml:3:10: error[R009]: host 'b' reaches box.lan:22")
+    assert found[1].startswith("hosts/b.yaml:3:10: error[R011]: host 'b' reaches box.lan:22")
     assert "ssh: {shared_with: [b]} in hosts/a.yaml" in found[0]
 
 

@@ -3,7 +3,7 @@
 Each inventory is rolled out as if it owned the machine: the playbook's dropped-services
 step stops and removes every gen unit the host's list names that this inventory no
 longer renders. Two inventories reaching one ``address`` + ssh port would therefore
-remove each other's services. So that pair is an error (R009) at both files' ``address``,
+remove each other's services. So that pair is an error (R011) at both files' ``address``,
 unless both declare it, each naming the other in ``ssh: {shared_with: [...]}`` (an
 alternative configuration of the same box, rolled out on its own).
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
 from generator.load.manifests import Document, load_text
 
-CODE = "R009"
+CODE = "R011"
 DEFAULT_SSH_PORT = 22
 
 
@@ -52,7 +52,7 @@ def _reach(doc: Document) -> _Reach | None:
 
 
 def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
-    """R009 at each of two inventories that reach the same address+port without both declaring it."""
+    """R011 at each of two inventories that reach the same address+port without both declaring it."""
     reaches = [r for r in (_reach(d) for d in docs) if r is not None]
     out: list[Diagnostic] = []
     for i, a in enumerate(reaches):

@@ -307,6 +307,6 @@ def test_two_inventories_of_one_address_are_refused(fleet: Fleet) -> None:
     finally:
         twin.unlink()
     assert check.returncode == 1, check.stdout + check.stderr
-    assert re.search(r"hosts/mn-a.yaml:3:10: error\[R009\]: host 'mn-a' reaches mn-a.test:\d+ over ssh, and so "
+    assert re.search(r"hosts/mn-a.yaml:3:10: error\[R011\]: host 'mn-a' reaches mn-a.test:\d+ over ssh, and so "
                      r"does host 'mn-twin' \(hosts/mn-twin.yaml:3:10\)", check.stderr), check.stderr
-    assert "hosts/mn-twin.yaml:3:10: error[R009]" in check.stderr
+    assert "hosts/mn-twin.yaml:3:10: error[R011]" in check.stderr
