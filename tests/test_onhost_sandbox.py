@@ -32,8 +32,8 @@ def test_translation_keeps_the_sandbox_and_drops_how_the_server_starts() -> None
     assert "DeviceAllow=char-nvidia* rw" in props
     assert "EnvironmentFile=/var/lib/gen/next/etc/sglang/deepseek.env" in props  # the staged copy
     # Specifiers expanded: systemd-run would pass %S/%C through literally.
-    assert "Environment=HOME=/var/lib/sglang-deepseek" in props
-    assert "Environment=TRITON_CACHE_DIR=/var/cache/sglang-deepseek/triton" in props
+    assert "Environment=\"HOME=/var/lib/sglang-deepseek\"" in props  # quoted as rendered
+    assert "Environment=\"TRITON_CACHE_DIR=/var/cache/sglang-deepseek/triton\"" in props
     assert not any("%" in p for p in props)
     assert sandbox.interpreter(DEEPSEEK.read_text()) == "/opt/sglang/.venv/bin/python"
 
