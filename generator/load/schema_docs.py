@@ -121,6 +121,7 @@ DOCS: dict[str, KeyDoc] = {
     "host.ssh": KeyDoc("How ssh reaches the host (an ssh config given with --ssh-config still applies)."),
     "host.ssh.user": KeyDoc("The ssh user.", default="root", example="root"),
     "host.ssh.port": KeyDoc("The ssh port.", default="22", example=22),
+    "host.ssh.shared_with": KeyDoc("Other inventories that reach the same ssh address and port (an alternative configuration of the same machine); each must name the other, else gen check refuses the pair (R011).", example=["llm-two"]),
     "host.gpus": KeyDoc("Every GPU of the host, as `nvidia-smi` reports it (also those passed to VMs)."),
     "host.gpus.index": KeyDoc("The GPU index (`CUDA_VISIBLE_DEVICES` order: PCI bus order, P012).", example=0),
     "host.gpus.pci_bus_id": KeyDoc("The PCI bus id as `nvidia-smi --query-gpu=pci.bus_id` prints it; "
