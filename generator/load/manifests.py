@@ -68,6 +68,9 @@ class Document:
     # Values already refused by the whole-document walk (load/values.py): the schema does not
     # report them a second time.
     refused: set[DocPath] = field(default_factory=set)
+    # Leaves the schema refused and load/taint.py took out of ``data`` so the rest of the
+    # document is still checked; a document with any is never rendered.
+    dropped: frozenset[DocPath] = frozenset()
 
     def pos(self, path: DocPath = (), key: bool = False) -> Position:
         """Position of the value (or key) at ``path``; falls back to the nearest parent."""

@@ -29,6 +29,15 @@ class Sourced:
         """Where ``path`` (relative to this object) was written."""
         return self.doc.pos(self.base + tuple(path), key=key)
 
+    def dropped(self, *path: Any) -> bool:
+        """True when the value at ``path`` was invalid and left out (generator/load/taint.py)."""
+        return self.base + tuple(path) in self.doc.dropped
+
+    @property
+    def tainted(self) -> bool:
+        """True when any value of this object's document was invalid and left out: never render it."""
+        return bool(self.doc.dropped)
+
 
 @dataclass(frozen=True)
 class Weights:
@@ -217,7 +226,7 @@ def model_from_doc(doc: Document) -> Model:
         doc=doc, base=(),
         name=d["name"], description=d.get("description", ""),
         weights=Weights(
-            path=w["path"], size_gb=float(w["size_gb"]), format=w.get("format", "safetensors"),
+            path=w["path"], size_gb=float(w.get("size_gb", 0.0)),  # absent only when dropped (invalid) format=w.get("format", "safetensors"),
             shards=w.get("shards"), params_b=w.get("params_b"),
             active_params_b=w.get("active_params_b"), quantization=w.get("quantization"),
         ),

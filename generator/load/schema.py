@@ -309,6 +309,14 @@ def _validator_for(schema: dict[str, Any]) -> GenValidator:
     return validator
 
 
+def error_paths(doc: Document, schema: dict[str, Any]) -> list[DocPath]:
+    """The document path of every error the schema finds (validate() reports them)."""
+    validator = _validator_for(schema)
+    if not isinstance(doc.data, dict) or validator.validate(doc.data, normalize=False):
+        return []
+    return [tuple(e.document_path) for e in _leaves(validator._errors)]
+
+
 def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: DocPath = ()) -> bool:
     """Validate ``doc.data`` (or the part at ``base``) against a schema; record diagnostics.
 

@@ -31,12 +31,16 @@ from generator.load.resolve import (
     model_from_doc,
 )
 from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, check_strings, validate
+from generator.load.taint import taint
 
 YAML_SUFFIXES = SUFFIXES
 
 
 def load_document(sf: SourceFile, schema: dict[str, Any], kind: str, diags: Diagnostics) -> Document | None:
     """Parse, check the strings and numbers of, and validate one file; None when any failed.
+
+    A document whose schema errors are all on leaves :mod:`generator.load.taint` may drop
+    comes back without them (``Document.dropped``), its errors still in ``diags``.
 
     ``sf`` comes from :func:`generator.load.files.source_files` (regular files only, no
     symlinks, bounded; an unreadable entry carries its diagnostic). A file reports at most
@@ -47,6 +51,10 @@ def load_document(sf: SourceFile, schema: dict[str, Any], kind: str, diags: Diag
     clean = doc is not None and check_strings(doc, diags)
     # Schema errors are worth reporting even when the strings were bad.
     valid = doc is not None and validate(doc, schema, diags) and clean
+    if doc is not None and clean and not valid:
+        # Errors only on leaves nothing structural needs: check the rest anyway (load/taint.py).
+        doc = taint(doc, schema, kind)
+        valid = doc is not None
     if valid:
         check_name_matches_file(doc, sf.stem, kind, diags)
     cap(diags, start, sf.display)

@@ -78,7 +78,7 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         argv = check_and_add_config(catalog, argv, p, diags)  # no secrets in args/env; secret_args
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
         planned.append(PlannedService(p, argv, environment))
-    if diags.error_count > before:
+    if diags.error_count > before or host.tainted or any(p.model.tainted for p in placements):
         return None  # every service was still checked: all findings at once
     return PlannedHost(host, catalog, tuple(planned))
 

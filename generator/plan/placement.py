@@ -193,8 +193,8 @@ def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
     """Weights must fit the static memory pool; warn when little is left for the KV cache."""
     model = placement.model
     gpus = placement.gpus
-    if not gpus:
-        return
+    if not gpus or model.dropped("weights", "size_gb") or model.dropped("memory", "mem_fraction_static"):
+        return  # a value the schema refused is not known: no finding from a placeholder
     fraction = model.mem_fraction_static if model.mem_fraction_static is not None else DEFAULT_MEM_FRACTION
     if not 0 < fraction < 1:
         return  # the rules pass reports the out-of-range value itself
