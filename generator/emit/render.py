@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
 import jinja2
+import jinja2.sandbox
 
 from generator import __version__
 from generator.systemd_settings import JINJA_FILTERS, comment_value
@@ -66,7 +67,10 @@ def env_path(service_name: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _environment(templates: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
+    # templates/ is repo content a pull request controls, and `gen check` renders it in CI:
+    # a plain Environment lets `{{ cycler.__init__.__globals__.os.system(...) }}` run code.
+    # The immutable sandbox refuses dunder attributes and mutating calls (issue 10 attack).
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(templates)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -86,7 +90,7 @@ def render_template(templates: Path, name: str, context: dict[str, Any]) -> str:
         raise TemplateError(f"templates/{exc.name or name}:{exc.lineno}: template error: {exc.message}") from exc
     except jinja2.TemplateNotFound as exc:
         raise TemplateError(f"templates/{exc.name}: template not found") from exc
-    except (jinja2.UndefinedError, ValueError, TypeError) as exc:
+    except (jinja2.UndefinedError, jinja2.sandbox.SecurityError, ValueError, TypeError) as exc:
         raise TemplateError(f"templates/{name}:{_template_line(exc, name)}: {exc}") from exc
 
 
