@@ -32,3 +32,25 @@ def test_a_template_from_the_pull_request_cannot_run_code(repo_copy: Path, paylo
     assert not mark.exists()
     assert result.exit_code != 0
     assert "unsafe" in result.stderr and "Traceback" not in result.output + result.stderr
+
+
+@pytest.mark.parametrize("name", [
+    "DB_PASS", "MYSQL_PWD", "SECRET_KEY", "APIKEY", "OpenAiApiKey", "SSH_PRIVATE_KEY", "HF_AUTH",
+    "GOOGLE_APPLICATION_CREDENTIALS_JSON", "GITHUB_ACCESS_TOKEN", "JWT_SIGNING_KEY", "hf_hub_token",
+    "SGLANG_S3_SECRET_ACCESS_KEY", "MY_PASSPHRASE_FILE",
+])
+def test_secret_variable_names_in_other_spellings_are_refused(repo_copy: Path, name: str) -> None:
+    """K002 by the name's words, not one regex shape: the value must not reach output/."""
+    host = repo_copy / "hosts" / "llm-two.yaml"
+    host.write_text(host.read_text().replace("    listen: 127.0.0.1\n", f"    listen: 127.0.0.1\n    env: {{{name}: SEKRIT}}\n", 1))
+    result = _gen("render", "--all", "--root", str(repo_copy))
+    assert result.exit_code == 1 and "error[K002]" in result.stderr, result.stderr
+    assert not [p for p in (repo_copy / "output").rglob("*") if p.is_file() and b"SEKRIT" in p.read_bytes()]
+
+
+@pytest.mark.parametrize("name", ["NCCL_DEBUG", "SGLANG_MAX_NEW_TOKENS_LIMIT", "TOKENIZERS_PARALLELISM",
+                                  "SGLANG_USE_AITER_FP8_PER_TOKEN", "SGLANG_ROUTING_KEY_POLICY_DEBUG_LOG",
+                                  "SGLANG_S3_ACCESS_KEY_ID", "HF_HOME"])
+def test_tuning_variables_that_merely_mention_tokens_or_keys_pass(name: str) -> None:
+    from generator.emit.secrets import is_secret_env_name
+    assert not is_secret_env_name(name)

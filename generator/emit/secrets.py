@@ -35,11 +35,20 @@ CREDSTORE_DIR = "etc/credstore"
 CREDENTIAL_NAME = "sglang-secrets.yaml"  # SGLang's --config wants a .yaml/.yml name
 CONFIG_ARG = ExecVariable("${CREDENTIALS_DIRECTORY}/" + CREDENTIAL_NAME)
 
-# Well-known variables that hold secrets, and the name shapes that do.
+# Well-known variables that hold secrets, and the name shapes that do. A name is split into
+# its `_` words: it is a secret when its last word (or last two) names one, or when any
+# word is one that never means anything else. "TOKEN"/"KEY" mid-name are SGLang tuning
+# knobs (SGLANG_MAX_NEW_TOKENS, SGLANG_ROUTING_KEY_POLICY_DEBUG_LOG), so only as the end.
 SECRET_ENV_NAMES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "API_KEY", "TOKEN",
                               "SECRET", "PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"})
-_SECRET_ENV_RE = re.compile(r"[A-Za-z0-9_]*_(API_?KEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?)",
-                            re.IGNORECASE)
+_SECRET_LAST_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "APIKEY",
+                                "CREDENTIAL", "CREDENTIALS", "AUTH", "SECRETKEY", "PRIVATEKEY"})
+_SECRET_LAST_PAIRS = frozenset({("API", "KEY"), ("SECRET", "KEY"), ("PRIVATE", "KEY"), ("AUTH", "KEY"),
+                                ("ACCESS", "TOKEN"), ("SIGNING", "KEY"), ("ENCRYPTION", "KEY"), ("AUTH", "HEADER")})
+_SECRET_ANY_WORDS = frozenset({"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "CREDENTIALS", "CREDENTIAL"})
+# Words run together without `_` (APIKEY, OPENAIAPIKEY, HFTOKEN): the name's end says it.
+_SECRET_SUFFIXES = ("APIKEY", "API_KEY", "TOKEN", "SECRET", "SECRETKEY", "PASSWORD", "PASSWD", "PASSPHRASE",
+                    "PRIVATEKEY", "CREDENTIALS")
 # A flag carries a secret when its name says so ...
 _SECRET_NAME_WORDS = ("api-key", "apikey", "password", "passwd", "secret", "credential")
 # ... or its help text does. "token" alone means LLM tokens in SGLang ("per token"), so a
@@ -60,7 +69,14 @@ def credential_path(service_name: str) -> str:
 
 def is_secret_env_name(name: str) -> bool:
     """True when an environment variable's name says it holds a secret."""
-    return name.upper() in SECRET_ENV_NAMES or bool(_SECRET_ENV_RE.fullmatch(name))
+    upper = name.upper()
+    words = [w for w in upper.split("_") if w]
+    if tuple(words[-2:]) == ("PER", "TOKEN"):  # SGLANG_USE_AITER_FP8_PER_TOKEN: a quantization mode
+        return False
+    if upper in SECRET_ENV_NAMES or upper.endswith(_SECRET_SUFFIXES):
+        return True
+    return bool(words) and (words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_LAST_PAIRS
+                            or any(w in _SECRET_ANY_WORDS for w in words))
 
 
 def is_secret_action(action: Action) -> bool:
