@@ -54,3 +54,19 @@ def test_secret_variable_names_in_other_spellings_are_refused(repo_copy: Path, n
 def test_tuning_variables_that_merely_mention_tokens_or_keys_pass(name: str) -> None:
     from generator.emit.secrets import is_secret_env_name
     assert not is_secret_env_name(name)
+
+
+@pytest.mark.parametrize("entry", [
+    "args: {--api-key: [SEKRIT, SEKRIT2]}",          # F005 used to print the values
+    "args: {--api-key: {k: SEKRIT}}",
+    'env: {HF_TOKEN: "SEKRIT\\u0085"}',               # S008 used to print the value
+    'env: {INNOCENT_NAME: "SEKRIT\\u202e"}',
+    'args: {--chat-template: "SEKRIT\\u0000"}',
+])
+def test_no_diagnostic_quotes_a_secret_bearing_value(repo_copy: Path, entry: str) -> None:
+    """Diagnostics land in CI logs: a value in args:/env: or of a secret flag is never quoted."""
+    host = repo_copy / "hosts" / "llm-two.yaml"
+    host.write_text(host.read_text().replace("    listen: 127.0.0.1\n", f"    listen: 127.0.0.1\n    {entry}\n", 1))
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1, result.stderr
+    assert "SEKRIT" not in result.output + result.stderr, result.stderr

@@ -20,7 +20,6 @@ can make a rendered file land on another service's secret file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from generator.errors import Diagnostics
@@ -28,6 +27,7 @@ from generator.plan.argv import ServiceArgv
 from generator.plan.placement import Placement
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
+from generator.sglang.secret_flags import is_secret_action
 from generator.systemd import ExecVariable
 
 SECRET_ENV_DIR = "etc/sglang/secrets"
@@ -49,12 +49,6 @@ _SECRET_ANY_WORDS = frozenset({"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "AP
 # Words run together without `_` (APIKEY, OPENAIAPIKEY, HFTOKEN): the name's end says it.
 _SECRET_SUFFIXES = ("APIKEY", "API_KEY", "TOKEN", "SECRET", "SECRETKEY", "PASSWORD", "PASSWD", "PASSPHRASE",
                     "PRIVATEKEY", "CREDENTIALS")
-# A flag carries a secret when its name says so ...
-_SECRET_NAME_WORDS = ("api-key", "apikey", "password", "passwd", "secret", "credential")
-# ... or its help text does. "token" alone means LLM tokens in SGLang ("per token"), so a
-# *-token flag counts only when its help speaks of access (HF tokens, auth tokens).
-_SECRET_HELP_RE = re.compile(r"\b(api[ -]?key|password|passphrase|secret|credentials?)\b", re.IGNORECASE)
-_TOKEN_HELP_RE = re.compile(r"\b(auth\w*|access|bearer|hugging ?face|hf|hub|login|private)\b", re.IGNORECASE)
 
 
 def secret_env_path(service_name: str) -> str:
@@ -77,15 +71,6 @@ def is_secret_env_name(name: str) -> bool:
         return True
     return bool(words) and (words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_LAST_PAIRS
                             or any(w in _SECRET_ANY_WORDS for w in words))
-
-
-def is_secret_action(action: Action) -> bool:
-    """True when a catalog flag carries a secret (by its option names and help text)."""
-    names = " ".join(action.option_strings).lower().replace("_", "-")
-    help_text = action.help or ""
-    if any(word in names for word in _SECRET_NAME_WORDS) or _SECRET_HELP_RE.search(help_text):
-        return True
-    return any(o.endswith("-token") for o in action.option_strings) and bool(_TOKEN_HELP_RE.search(help_text))
 
 
 def _flag_fix(action: Action, service: str) -> str:

@@ -55,6 +55,16 @@ def dotted(path: DocPath) -> str:
     return out or "(document)"
 
 
+def _shown(path: DocPath, text: str, offset: int) -> str:
+    """The refused value as the message shows it: quoted, except in ``args:``/``env:``.
+
+    Those two hold free-form values, the ones a secret would be written into; diagnostics
+    land in CI logs, so there the message gives only where the character is."""
+    if "args" in path or "env" in path:
+        return f"character {offset + 1} of {len(text)} (the value is not shown: args/env may hold a secret)"
+    return repr(text)
+
+
 def check_values(doc: Document, diags: Diagnostics) -> bool:
     """Refuse the characters and numbers above in every key and value; True when none."""
     before = len(diags.items)
@@ -79,7 +89,7 @@ def _walk(doc: Document, diags: Diagnostics, data: Any, path: DocPath) -> None:
     elif isinstance(data, str) and (found := bad_char(data)):
         doc.refused.add(path)
         diags.error(doc.pos(path), "S008", f"'{dotted(path)}' contains the control or invisible character "
-                    f"{found[1]}: {data!r}")
+                    f"{found[1]}: {_shown(path, data, found[0])}")
     elif number_problem(data):
         doc.refused.add(path)
         diags.error(doc.pos(path), "S011", f"'{dotted(path)}': {number_problem(data)}")

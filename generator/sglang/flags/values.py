@@ -7,6 +7,7 @@ Switches (F006), counts, number of values (F005), type conversion and Python boo
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 
 from typing import Mapping
@@ -17,6 +18,7 @@ from generator.sglang.flags.args import ArgValue, Resolved
 from generator.sglang.flags.suggest import choice_hint
 from generator.sglang.flags.text import describe
 from generator.sglang.flags.text import word as as_word
+from generator.sglang.secret_flags import is_secret_action
 
 # argparse's _negative_number_matcher: such words are values, any other "-x" is an option.
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -36,7 +38,22 @@ def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position,
         return ()
     if action.nargs == 0:
         return _render_switch(diags, resolved, written, pos)
-    return _render_valued(diags, action, value, written, pos, synonyms or {})
+    if not is_secret_action(action):
+        return _render_valued(diags, action, value, written, pos, synonyms or {})
+    # A secret flag's value must not be quoted in a diagnostic: they land in CI logs.
+    scratch = Diagnostics()
+    words = _render_valued(scratch, action, value, written, pos, synonyms or {})
+    shown = [v for v in (value if isinstance(value, (tuple, list)) else (value,)) if isinstance(v, str)]
+    for d in scratch.items:
+        diags.add(replace(d, message=_redact(d.message, shown), hint=d.hint and _redact(d.hint, shown)))
+    return words
+
+
+def _redact(text: str, values: list[str]) -> str:
+    """``text`` with every value (longest first) replaced by ``***``."""
+    for v in sorted((v for v in values if v), key=len, reverse=True):
+        text = text.replace(v, "***")
+    return text
 
 
 def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
