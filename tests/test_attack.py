@@ -70,3 +70,23 @@ def test_no_diagnostic_quotes_a_secret_bearing_value(repo_copy: Path, entry: str
     result = _gen("check", "--root", str(repo_copy))
     assert result.exit_code == 1, result.stderr
     assert "SEKRIT" not in result.output + result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("plant", ["fifo", "symlink"])
+@pytest.mark.parametrize("name", ["0.5.9.json"])  # the env and history catalogs share read_data_text
+def test_a_catalog_file_that_is_not_a_regular_file_is_refused_not_followed(
+        repo_copy: Path, plant: str, name: str) -> None:
+    """catalogs/ is repo content: a FIFO hung `gen check`, a symlink read any file of the runner."""
+    import os
+    import subprocess
+    import sys
+    target = repo_copy / "catalogs" / "sglang" / name
+    target.unlink()
+    if plant == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(Path(__file__).resolve().parent.parent / "catalogs" / "sglang" / name)
+    proc = subprocess.run([sys.executable, "-m", "generator", "check", "--root", str(repo_copy)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode not in (0, 4) and "error[Y009]" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import CatalogMissingError, GenError
+from generator.load.files import read_file
 
 CATALOG_FORMAT = 1
 
@@ -31,6 +32,21 @@ _PREFIX_CHARS = "-"
 
 class CatalogFormatError(GenError, ValueError):
     """A catalog file exists but cannot be read as format 1; it must be re-captured."""
+
+
+def read_data_text(path: Path) -> str:
+    """The text of one catalogs/ data file: a regular file only (no symlink, FIFO, device).
+
+    catalogs/ is repo content a pull request controls: a FIFO there hung `gen check`, and a
+    symlink read any file of the CI machine. Raises CatalogFormatError (exit 3), never hangs.
+    """
+    data, problem = read_file(path, str(path), limit=None)
+    if problem is not None or data is None:
+        raise CatalogFormatError(f"{problem}" if problem is not None else f"{path}: cannot be read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogFormatError(f"{path}: not UTF-8: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -226,18 +242,18 @@ def load_catalog(repo_root: Path, pin: str) -> Catalog:
         )
     path = catalogs_dir(repo_root) / f"{pin}.json"
     try:
-        stat = path.stat()
+        stat = path.lstat()  # a symlink is refused by read_data_text, not followed
     except FileNotFoundError:
         raise CatalogMissingError(_missing_message(repo_root, pin)) from None
-    return _load_cached(path.resolve(), pin, stat.st_mtime_ns, stat.st_size)
+    return _load_cached(path, pin, stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=32)
 def _load_cached(path: Path, pin: str, mtime_ns: int, size: int) -> Catalog:
     """Parse one catalog file; the stamp arguments only key the cache."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_data_text(path))
+    except (OSError, json.JSONDecodeError) as exc:
         raise CatalogFormatError(f"{path}: cannot read SGLang catalog: {exc}") from exc
     return catalog_from_data(data, pin=pin, source_file=path)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator.errors import Diagnostics, Position
-from generator.sglang.catalog import version_key
+from generator.sglang.catalog import read_data_text, version_key
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -70,7 +70,7 @@ def load_env_catalog(path: Path, pin: str) -> EnvCatalog | None:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_data_text(path))
     rules = data.get("parse_rules") or {}
     variables: dict[str, EnvVar] = {}
     aliases: dict[str, str] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from generator.sglang.catalog import version_key
+from generator.sglang.catalog import read_data_text, version_key
 
 HISTORY_FILE = "history.json"
 
@@ -58,7 +58,7 @@ def load_history(path: Path) -> History | None:
 
 @functools.lru_cache(maxsize=2)
 def _load_cached(path: Path, _stamp: int) -> History:
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = json.loads(read_data_text(path))
     by_option: dict[str, str] = {}
     for name, entry in doc["flags"].items():
         by_option.setdefault(name, name)
