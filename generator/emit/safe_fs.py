@@ -16,6 +16,7 @@ Only the repository root itself (the ``--root`` the operator chose) is opened by
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import errno
 import functools
@@ -36,7 +37,6 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # gen's temp files are ``.<name>.<8 chars>.tmp`` (the shape tempfile.mkstemp gave them
 # before, so residue of older versions is recognized too).
-_TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
 TEMP_RE = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 
 
@@ -50,7 +50,9 @@ class UnsafeOutputError(WriteError):
 
 def temp_name(name: str) -> str:
     """A fresh temp file name for ``name`` in gen's own pattern ``.<name>.XXXXXXXX.tmp``."""
-    return f".{name}.{''.join(secrets.choice(_TEMP_ALPHABET) for _ in range(8))}.tmp"
+    # 40 random bits as 8 base32 letters (a-z, 2-7: what TEMP_RE accepts); one call per
+    # name, not eight (a first render names 10,000 temp files).
+    return f".{name}.{base64.b32encode(secrets.token_bytes(5)).decode('ascii').lower()}.tmp"
 
 
 def is_temp_of(entry: str, names: set[str]) -> bool:
@@ -132,6 +134,9 @@ class OutputTree:
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
+        # Folders found missing (only without ``create``): a first render plans thousands of
+        # files in folders that do not exist yet; each is looked up once, not once per file.
+        self._missing: set[tuple[str, ...]] = set()
         self._parent_fd: int | None = None
 
     def __enter__(self) -> OutputTree:
@@ -191,6 +196,8 @@ class OutputTree:
         """The fd of folder ``output/<parts>`` (None when it does not exist and not creating)."""
         if parts in self._fds:
             return self._fds[parts]
+        if parts in self._missing:
+            return None
         if not parts:
             fd = self._open_root()
         else:
@@ -198,6 +205,8 @@ class OutputTree:
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:
             self._fds[parts] = fd
+        elif not self._create:
+            self._missing.add(parts)
         return fd
 
     def forget(self, parts: tuple[str, ...]) -> None:
