@@ -307,11 +307,13 @@ class OutputTree:
         unavailable: nothing was synced then and the caller fsyncs each entry itself.
         """
         by_device: dict[int, int] = {}
-        for parts in folders:
+        # The root first: since Linux 5.8 syncfs reports a writeback error that happened
+        # after its fd was opened, and the root was opened before anything was written.
+        for parts in ((), *folders):
             fd = self.dir_fd(parts)
             assert fd is not None
             by_device.setdefault(os.fstat(fd).st_dev, fd)
-        return all(syncfs(fd) for fd in by_device.values()) if by_device else True
+        return all(syncfs(fd) for fd in by_device.values())
 
     def replace(self, parts: tuple[str, ...], tmp: str) -> None:
         """Rename temp file ``tmp`` over ``output/<parts>`` (same folder, by fd)."""
