@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.emit import safe_fs
-from generator.emit.writer import MARKER, HostTree, RenderedFile, apply, plan
+from generator.emit.writer import MARKER, HostTree, RenderedFile, WriteError, apply, plan
 
 HEAD = f"# {MARKER} test\n"
 linux_syncfs = pytest.mark.skipif(safe_fs._libc_syncfs() is None, reason="needs Linux >= 5.8 (syncfs)")
@@ -94,3 +94,20 @@ def test_syncfs_is_not_trusted_before_linux_5_8(monkeypatch: pytest.MonkeyPatch)
         assert safe_fs._libc_syncfs() is None  # writeback errors were not reported then
     finally:
         safe_fs._libc_syncfs.cache_clear()
+
+
+def test_a_sync_error_before_the_renames_replaces_nothing_and_is_a_write_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree()))
+    changed = HostTree("h", tuple(RenderedFile(f.relpath, f.text + "new\n") for f in _tree().files))
+    changes = plan(out, changed)
+
+    def failing(fd: int) -> bool:  # as syncfs(2) reports a writeback error (EIO)
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(safe_fs, "syncfs", failing)
+    with pytest.raises(WriteError, match="no file was replaced"):
+        apply(out, changes)
+    assert (out / "h/etc/a").read_text() == HEAD + "1\n"  # old content, and no temp file left
+    assert sorted(n for _, _, names in os.walk(out) for n in names if n.endswith(".tmp")) == []

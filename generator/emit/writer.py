@@ -244,18 +244,25 @@ def _sync_temps(out: OutputTree, temps: list[tuple[str, tuple[str, ...], Change]
     One ``syncfs`` per filesystem where Linux has it (see safe_fs.syncfs), else an fsync per
     temp file in threads. Either way no name is ever pointed at data that is not on disk.
     """
-    if not temps or out.sync_filesystems({parts[:-1] for _, parts, _ in temps}):
-        return
-    with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(temps))) as pool:
-        list(pool.map(lambda t: out.fsync_entry(t[1][:-1], t[0]), temps))
+    try:
+        if not temps or out.sync_filesystems({parts[:-1] for _, parts, _ in temps}):
+            return
+        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(temps))) as pool:
+            list(pool.map(lambda t: out.fsync_entry(t[1][:-1], t[0]), temps))
+    except OSError as exc:  # a writeback error: nothing is replaced (the caller removes the temps)
+        raise WriteError(f"cannot write output/ to disk: {exc.strerror}; no file was replaced") from exc
 
 
 def _sync_folders(out: OutputTree, folders: set[tuple[str, ...]]) -> None:
     """Make the renames (the folder entries) durable: one syncfs, else an fsync per folder."""
-    if not folders or out.sync_filesystems(folders):
-        return
-    with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(folders))) as pool:
-        list(pool.map(out.fsync_entry, sorted(folders)))
+    try:
+        if not folders or out.sync_filesystems(folders):
+            return
+        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(folders))) as pool:
+            list(pool.map(out.fsync_entry, sorted(folders)))
+    except OSError as exc:
+        raise WriteError(f"cannot write output/ to disk: {exc.strerror}; the files were replaced"
+                         " but may not survive a crash") from exc
 
 
 def _write_all(out: OutputTree, changes: list[Change]) -> set[tuple[str, ...]]:
