@@ -127,3 +127,21 @@ def test_a_peer_file_renamed_to_yml_misses_the_cache(repo_copy: Path) -> None:
     _same(fast, slow)
     [unit] = [f.text for t in fast.trees if t.host == "gpu-b" for f in t.files if f.relpath.endswith(".service")]
     assert "hosts/gpu-a.yml" in unit
+
+
+def test_same_address_check_sees_cached_hosts_and_a_file_that_failed_its_schema(tmp_path: Path) -> None:
+    """R011 takes each loaded host's ssh target from its (cached) outcome, and parses a file
+    that failed to load on its own, so the answer is run()'s, from a cold or a warm cache."""
+    repo = tmp_path / "repo"
+    make_fleet(repo, 3)
+    first = repo / "hosts" / "gpu-0001.yaml"
+    first.write_text(first.read_text().replace("gpu-0001.fleet.invalid", "gpu-0000.fleet.invalid"))
+    broken = repo / "hosts" / "gpu-0002.yaml"
+    broken.write_text(broken.read_text().replace("gpu-0002.fleet.invalid", "GPU-0000.fleet.invalid.")
+                      + "no_such_field: 1\n")
+    slow = run(repo, None)
+    r011 = sorted(d.pos.path for d in slow.diagnostics if d.code == "R011")
+    # Each of the three files collides with both others: two findings per file.
+    assert r011 == ["hosts/gpu-0000.yaml"] * 2 + ["hosts/gpu-0001.yaml"] * 2 + ["hosts/gpu-0002.yaml"] * 2
+    for _ in range(2):  # cold cache, then every loaded host answered from it
+        _same(render_fleet(repo, None), slow)

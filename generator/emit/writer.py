@@ -238,6 +238,33 @@ def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
 _SYNC_THREADS = 16
 
 
+def _sync_temps(out: OutputTree, temps: list[tuple[str, tuple[str, ...], Change]]) -> None:
+    """Make every temp file's data durable before any is renamed over its target.
+
+    One ``syncfs`` per filesystem where Linux has it (see safe_fs.syncfs), else an fsync per
+    temp file in threads. Either way no name is ever pointed at data that is not on disk.
+    """
+    try:
+        if not temps or out.sync_filesystems({parts[:-1] for _, parts, _ in temps}):
+            return
+        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(temps))) as pool:
+            list(pool.map(lambda t: out.fsync_entry(t[1][:-1], t[0]), temps))
+    except OSError as exc:  # a writeback error: nothing is replaced (the caller removes the temps)
+        raise WriteError(f"cannot write output/ to disk: {exc.strerror}; no file was replaced") from exc
+
+
+def _sync_folders(out: OutputTree, folders: set[tuple[str, ...]]) -> None:
+    """Make the renames (the folder entries) durable: one syncfs, else an fsync per folder."""
+    try:
+        if not folders or out.sync_filesystems(folders):
+            return
+        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(folders))) as pool:
+            list(pool.map(out.fsync_entry, sorted(folders)))
+    except OSError as exc:
+        raise WriteError(f"cannot write output/ to disk: {exc.strerror}; the files were replaced"
+                         " but may not survive a crash") from exc
+
+
 def _write_all(out: OutputTree, changes: list[Change]) -> set[tuple[str, ...]]:
     """Temp files for every write, fsynced, then renamed over; returns the touched folders."""
     temps: list[tuple[str, tuple[str, ...], Change]] = []
@@ -254,8 +281,7 @@ def _write_all(out: OutputTree, changes: list[Change]) -> set[tuple[str, ...]]:
                 except OSError as exc:
                     raise WriteError(f"cannot write output/{change.path}: {exc.strerror}") from exc
                 temps.append((tmp, parts, change))
-        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, max(1, len(temps)))) as pool:
-            list(pool.map(lambda t: out.fsync_entry(t[1][:-1], t[0]), temps))
+        _sync_temps(out, temps)
         folders: set[tuple[str, ...]] = set()
         for tmp, parts, change in temps:
             try:
@@ -274,9 +300,12 @@ def _write_all(out: OutputTree, changes: list[Change]) -> set[tuple[str, ...]]:
 def apply(output_root: Path, changes: Iterable[Change]) -> None:
     """Carry out a plan: write created/updated files, remove removed ones.
 
-    Each written file is still atomic and durable (temp file, fsync, rename, fsync of its
-    folder), but in phases over the whole plan: write every temp file, fsync them all
-    (in threads), rename each over its target, then fsync each touched folder once.
+    Each written file is still atomic and durable, in phases over the whole plan: write
+    every temp file, make them all durable (one ``syncfs`` of the filesystem on Linux >= 5.8,
+    else an fsync per file in threads), rename each over its target, then make the renames
+    durable (syncfs again, else an fsync per touched folder). A crash at any point leaves
+    each target either old or new, never a name pointing at unwritten data; leftover temp
+    files are residue the next render removes.
     When any temp file cannot be written, no target has been replaced yet. Every folder
     is opened without following symlinks (see :mod:`generator.emit.safe_fs`).
     """
@@ -291,8 +320,7 @@ def apply(output_root: Path, changes: Iterable[Change]) -> None:
                 except OSError as exc:
                     raise WriteError(f"cannot remove output/{change.path}: {exc.strerror}") from exc
                 out.prune(parts[:-1])  # never a folder just written to: that one is not empty
-        with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, max(1, len(folders)))) as pool:
-            list(pool.map(out.fsync_entry, sorted(folders)))
+        _sync_folders(out, folders)
 
 
 def unified_diff(changes: Iterable[Change]) -> str:

@@ -7,8 +7,10 @@ remove each other's services. So that pair is an error (R011) at both files' ``a
 unless both declare it, each naming the other in ``ssh: {shared_with: [...]}`` (an
 alternative configuration of the same box, rolled out on its own).
 
-Pure: the function takes the already loaded documents; it reports nothing about a file
-whose address or ssh port is malformed (the schema check reports that).
+Pure: the functions take the already loaded documents, or each one's :class:`Reach`
+(computed where the host is loaded anyway, in the per-host pipeline, and cached with its
+outcome, so the fleet runner never parses every host file a second time); nothing is
+reported about a file whose address or ssh port is malformed (the schema check does that).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ DEFAULT_SSH_PORT = 22
 
 
 @dataclass(frozen=True)
-class _Reach:
+class Reach:
     """Where one inventory's ssh goes, and whom it says it shares that with."""
 
     name: str
@@ -34,7 +36,7 @@ class _Reach:
     shared_with: frozenset[str]
 
 
-def _reach(doc: Document) -> _Reach | None:
+def reach(doc: Document) -> Reach | None:
     """The ssh target of DOC, or None when its fields are not well-formed (schema's job)."""
     data = doc.data if isinstance(doc.data, dict) else {}
     address, ssh = data.get("address"), data.get("ssh") or {}
@@ -47,13 +49,17 @@ def _reach(doc: Document) -> _Reach | None:
     name = data.get("name") if isinstance(data.get("name"), str) else doc.path
     # DNS names are case-insensitive; a trailing dot names the same host.
     key = (address.lower().rstrip("."), port)
-    return _Reach(str(name), doc.path, doc.pos(("address",)), key,
+    return Reach(str(name), doc.path, doc.pos(("address",)), key,
                   frozenset(s for s in shared if isinstance(s, str)))
 
 
 def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
     """R011 at each of two inventories that reach the same address+port without both declaring it."""
-    reaches = [r for r in (_reach(d) for d in docs) if r is not None]
+    return reach_errors([r for r in (reach(d) for d in docs) if r is not None])
+
+
+def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
+    """:func:`shared_address_errors` over each file's :func:`reach` (in file order)."""
     out: list[Diagnostic] = []
     for i, a in enumerate(reaches):
         for b in reaches[i + 1:]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.emit.writer import HostTree, RenderedFile
 from generator.errors import Diagnostic, Position, Severity
+from generator.load.addresses import Reach
 from generator.pipeline.outcome import HostOutcome
 
 _SEVERITIES = {s.value: s for s in Severity}
@@ -76,7 +77,7 @@ def _tree_from_json(data: Any) -> tuple[bool, HostTree | None]:
     return True, HostTree(data["host"], tuple(files))
 
 
-_FIELDS = {"stem", "name", "load", "render", "rendered", "tree", "models"}
+_FIELDS = {"stem", "name", "load", "render", "rendered", "tree", "models", "reach"}
 
 
 def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
@@ -89,7 +90,28 @@ def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
         "rendered": outcome.rendered,
         "tree": _tree_json(outcome.tree),
         "models": list(outcome.models),
+        "reach": _reach_json(outcome.reach),
     }
+
+
+def _reach_json(r: Reach | None) -> Any:
+    if r is None:
+        return None
+    return [r.name, r.path, r.pos.path, r.pos.line, r.pos.col, r.target[0], r.target[1], sorted(r.shared_with)]
+
+
+def _reach_from_json(data: Any) -> tuple[bool, Reach | None]:
+    """(valid, reach)."""
+    if data is None:
+        return True, None
+    if not isinstance(data, list) or len(data) != 8:
+        return False, None
+    name, path, pos_path, line, col, address, port, shared = data
+    if not (all(isinstance(v, str) for v in (name, path, pos_path, address)) and _is_int(line)
+            and _is_int(col) and _is_int(port) and isinstance(shared, list)
+            and all(isinstance(v, str) for v in shared)):
+        return False, None
+    return True, Reach(name, path, Position(pos_path, line, col), (address, port), frozenset(shared))
 
 
 def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:
@@ -101,9 +123,10 @@ def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:
         return None
     load, render = diagnostics_from_json(data["load"]), diagnostics_from_json(data["render"])
     valid, tree = _tree_from_json(data["tree"])
+    reach_ok, reach = _reach_from_json(data["reach"])
     if (not (name is None or isinstance(name, str)) or not isinstance(rendered, bool) or load is None
-            or render is None or not valid):
+            or render is None or not valid or not reach_ok):
         return None
     if tree is not None and (not rendered or tree.host != name) or (name is None and (rendered or render)):
         return None
-    return HostOutcome(stem, name, load, render, rendered, tree, tuple(models))
+    return HostOutcome(stem, name, load, render, rendered, tree, tuple(models), reach=reach)

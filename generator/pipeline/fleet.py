@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
-from generator.load.addresses import documents, shared_address_errors
+from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.limits import MAX_JOBS
 from generator.load.resolve import Host, Model
 from generator.load.schema import suggest
@@ -222,6 +222,21 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
     return [o for o in outcomes if o is not None], models
 
 
+def _reaches(files: list[SourceFile], outcomes: list[HostOutcome]) -> list[Reach]:
+    """Every host file's ssh target, in file order: from its outcome when it loaded, else
+    parsed here (a file that parses but fails the schema still takes part in the check)."""
+    out: list[Reach] = []
+    for sf, outcome in zip(files, outcomes, strict=True):
+        if outcome.name is not None:
+            found = outcome.reach
+        else:
+            docs = documents([(sf.display, sf.data)]) if sf.data is not None else []
+            found = reach(docs[0]) if docs else None
+        if found is not None:
+            out.append(found)
+    return out
+
+
 def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, jobs: int | None = None,
               use_cache: bool = True, detail: bool = False) -> RenderResult:
     """Validate every source, render the selected hosts, and plan the writes.
@@ -248,7 +263,7 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
     if not (root / "hosts").is_dir():
         diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
     # One machine, two inventories: a property of all host files together (never cached).
-    diagnostics.extend(shared_address_errors(documents([(f.display, f.data) for f in files if f.data is not None])))
+    diagnostics.extend(reach_errors(_reaches(files, outcomes)))
     if host_names is None:  # every host is in: a model none of them names is checked alone
         used = {m for o in outcomes for m in o.models}
         diagnostics.extend(d for name, found in models.alone.items() if name not in used for d in found)

@@ -15,6 +15,7 @@ from pathlib import Path
 from generator.emit.render import render_host
 from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
+from generator.load.addresses import reach
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
@@ -92,12 +93,13 @@ def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mappi
         return HostOutcome(sf.stem, None, tuple(load_diags.items), (), False, None)
     host = sources.host
     used = tuple(sorted({s.model for s in host.services}))
+    where = reach(host.doc)
     if not render:
         return HostOutcome(sf.stem, host.name, tuple(load_diags.items), (), False, None, used,
-                           None, host if detail else None)
+                           None, host if detail else None, where)
     render_diags = Diagnostics()
     planned = plan_host(sources, render_diags, pin)
     rendered = render_host(planned, root / "templates") if planned is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None)
+                       host if detail else None, where)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator.emit.writer import HostTree
 from generator.errors import Diagnostic
+from generator.load.addresses import Reach
 
 if TYPE_CHECKING:
     from generator.emit.render import HostRender
@@ -37,3 +38,4 @@ class HostOutcome:
     models: tuple[str, ...] = ()  # the models its services name (for unused-model checks)
     detail: HostRender | None = None
     host: Host | None = None  # the loaded host, only with ``detail``
+    reach: Reach | None = None  # where its ssh goes (for the same-address check), when it loaded
