@@ -111,6 +111,7 @@ _CODES: tuple[Code, ...] = (
     Code("R009", E, "`H.yaml` and `H.yml` side by side: one would shadow the other"),
     Code("R010", W, "a listener beyond loopback without an API key"),
     Code("R011", E, "two inventories reach the same ssh address and port without both declaring `ssh.shared_with`"),
+    Code("R012", E, "two inventories sharing one machine render the same service (same unit and files)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),
     Code("P002", E, "a GPU that is passed through to a VM"),
     Code("P003", E, "a GPU already used by another service, or listed twice"),

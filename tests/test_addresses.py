@@ -43,3 +43,19 @@ def test_malformed_fields_are_left_to_the_schema() -> None:
     docs = documents([("hosts/a.yaml", b"name: a\naddress: 5\n"), ("hosts/b.yaml", b"name: b\naddress: [x]\n"),
                       ("hosts/c.yaml", b": : bad yaml ["), ("hosts/d.yaml", b"\xff\xfe")])
     assert shared_address_errors(docs) == []
+
+
+def test_sharing_inventories_must_not_render_the_same_service() -> None:
+    a = _doc("hosts/a.yaml", "name: a\naddress: box.lan\nssh: {shared_with: [b]}\n"
+                             "services:\n  - name: qwen\n  - name: only-a\n")
+    b = _doc("hosts/b.yaml", "name: b\naddress: box.lan\nssh: {shared_with: [a]}\n"
+                             "services:\n  - {name: other}\n  - {name: qwen}\n")
+    found = [str(d) for d in shared_address_errors([a, b])]
+    assert len(found) == 2
+    assert found[0].startswith("hosts/a.yaml:5:11: error[R012]: service 'qwen' of host 'a' renders "
+                               "/etc/systemd/system/sglang-qwen.service and /etc/sglang/qwen.env, "
+                               "and so does host 'b' (hosts/b.yaml:6:12)")
+    assert found[1].startswith("hosts/b.yaml:6:12: error[R012]: service 'qwen' of host 'b'")
+    renamed = _doc("hosts/b.yaml", "name: b\naddress: box.lan\nssh: {shared_with: [a]}\n"
+                                   "services:\n  - {name: qwen-full}\n")
+    assert shared_address_errors([a, renamed]) == []

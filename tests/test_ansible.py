@@ -214,7 +214,7 @@ def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
                                            "sglang_hosts"]
     guard, prepare, group, singles = plays
     assert guard["tasks"][0]["run_once"] is True and guard["tasks"][0]["tags"] == ["always"]
-    assert prepare["serial"] == 1 and prepare["vars"]["gen_host_list"] == "/etc/sglang/.gen-managed"
+    assert prepare["serial"] == 1 and "gen_host_list" not in prepare["vars"]  # per host, in the inventory
     # All ranks in one batch; singles one host at a time; both import the same steps.
     assert "serial" not in group and group["vars"]["gen_rollout_group"] == "deepseek-v3-bf16"
     assert singles["serial"] == 1 and singles["vars"]["gen_rollout_group"] == ""

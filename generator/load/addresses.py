@@ -7,6 +7,10 @@ remove each other's services. So that pair is an error (R011) at both files' ``a
 unless both declare it, each naming the other in ``ssh: {shared_with: [...]}`` (an
 alternative configuration of the same box, rolled out on its own).
 
+Even a declared pair must not put the same file on the machine: two inventories rendering
+one service name would write the same unit, environment file and secret paths, and each
+would restart, roll back or remove the other's. That is R012, at both services' names.
+
 Pure: the functions take the already loaded documents, or each one's :class:`Reach`
 (computed where the host is loaded anyway, in the per-host pipeline, and cached with its
 outcome, so the fleet runner never parses every host file a second time); nothing is
@@ -22,6 +26,7 @@ from generator.errors import Diagnostic, Diagnostics, Position, Severity
 from generator.load.manifests import Document, load_text
 
 CODE = "R011"
+SAME_PATH_CODE = "R012"
 DEFAULT_SSH_PORT = 22
 
 
@@ -34,6 +39,8 @@ class Reach:
     pos: Position
     target: tuple[str, int]
     shared_with: frozenset[str]
+    # (name, position of its `name`) of each service the file declares (for R012).
+    services: tuple[tuple[str, Position], ...] = ()
 
 
 def reach(doc: Document) -> Reach | None:
@@ -49,12 +56,36 @@ def reach(doc: Document) -> Reach | None:
     name = data.get("name") if isinstance(data.get("name"), str) else doc.path
     # DNS names are case-insensitive; a trailing dot names the same host.
     key = (address.lower().rstrip("."), port)
+    services = data.get("services") if isinstance(data.get("services"), list) else []
+    named = tuple((s["name"], doc.pos(("services", i, "name"))) for i, s in enumerate(services)
+                  if isinstance(s, dict) and isinstance(s.get("name"), str))
     return Reach(str(name), doc.path, doc.pos(("address",)), key,
-                  frozenset(s for s in shared if isinstance(s, str)))
+                 frozenset(s for s in shared if isinstance(s, str)), named)
+
+
+def _same_files(a: Reach, b: Reach) -> list[Diagnostic]:
+    """R012 at both of two sharing inventories' services of one name (same unit, same files)."""
+    out: list[Diagnostic] = []
+    theirs = dict(b.services)
+    for service, pos in a.services:
+        if service not in theirs:
+            continue
+        unit = f"/etc/systemd/system/sglang-{service}.service"
+        for this, here, other, there in ((a, pos, b, theirs[service]), (b, theirs[service], a, pos)):
+            out.append(Diagnostic(
+                here, SAME_PATH_CODE,
+                f"service '{service}' of host '{this.name}' renders {unit} and /etc/sglang/{service}.env, "
+                f"and so does host '{other.name}' ({there}), which shares this machine; "
+                "each rollout would restart, roll back or remove the other's",
+                Severity.ERROR, "give the service another name in one of the two inventories"))
+    return out
 
 
 def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
-    """R011 at each of two inventories that reach the same address+port without both declaring it."""
+    """R011 at each of two inventories that reach the same address+port without both declaring it.
+
+    A declared pair gets R012 for each service name both render (same unit and files).
+    """
     return reach_errors([r for r in (reach(d) for d in docs) if r is not None])
 
 
@@ -63,7 +94,10 @@ def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for i, a in enumerate(reaches):
         for b in reaches[i + 1:]:
-            if a.target != b.target or (b.name in a.shared_with and a.name in b.shared_with):
+            if a.target != b.target:
+                continue
+            if b.name in a.shared_with and a.name in b.shared_with:
+                out.extend(_same_files(a, b))
                 continue
             where = f"{a.target[0]}:{a.target[1]}"
             for this, other in ((a, b), (b, a)):

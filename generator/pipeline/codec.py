@@ -97,21 +97,25 @@ def outcome_json(outcome: HostOutcome) -> dict[str, Any]:
 def _reach_json(r: Reach | None) -> Any:
     if r is None:
         return None
-    return [r.name, r.path, r.pos.path, r.pos.line, r.pos.col, r.target[0], r.target[1], sorted(r.shared_with)]
+    return [r.name, r.path, r.pos.path, r.pos.line, r.pos.col, r.target[0], r.target[1], sorted(r.shared_with),
+            [[n, p.path, p.line, p.col] for n, p in r.services]]
 
 
 def _reach_from_json(data: Any) -> tuple[bool, Reach | None]:
     """(valid, reach)."""
     if data is None:
         return True, None
-    if not isinstance(data, list) or len(data) != 8:
+    if not isinstance(data, list) or len(data) != 9:  # 8: before the services (R012); recomputed
         return False, None
-    name, path, pos_path, line, col, address, port, shared = data
+    name, path, pos_path, line, col, address, port, shared, services = data
     if not (all(isinstance(v, str) for v in (name, path, pos_path, address)) and _is_int(line)
             and _is_int(col) and _is_int(port) and isinstance(shared, list)
-            and all(isinstance(v, str) for v in shared)):
+            and all(isinstance(v, str) for v in shared) and isinstance(services, list)
+            and all(isinstance(s, list) and len(s) == 4 and isinstance(s[0], str) and isinstance(s[1], str)
+                    and _is_int(s[2]) and _is_int(s[3]) for s in services)):
         return False, None
-    return True, Reach(name, path, Position(pos_path, line, col), (address, port), frozenset(shared))
+    named = tuple((s[0], Position(s[1], s[2], s[3])) for s in services)
+    return True, Reach(name, path, Position(pos_path, line, col), (address, port), frozenset(shared), named)
 
 
 def outcome_from_json(data: Any, stem: str) -> HostOutcome | None:

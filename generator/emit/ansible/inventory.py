@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator.emit.render import (
+    ENV_DIR,
     WAIT_READY,
     HostRender,
     RenderedService,
@@ -35,6 +36,9 @@ from generator.emit.writer import MANAGED_LIST
 from generator.load.resolve import default_timeout_start_min
 
 GROUP = "sglang_hosts"
+# Where a machine keeps the list of what gen put there (output/<host>/.gen-managed + previous sets).
+HOST_MANAGED_LIST = f"/{ENV_DIR}/{MANAGED_LIST}"
+PREVIOUS_DIR = "var/lib/gen/previous"
 # The rendered files of a changed service are staged here before anything live changes.
 STAGE_DIR = "/var/lib/gen/next"
 # argv[0:3] is "<python> -m sglang.launch_server"; SGLang's parser sees the rest.
@@ -98,8 +102,32 @@ def _service(rs: RenderedService) -> dict[str, Any]:
     }
 
 
-def host_vars(render: HostRender) -> dict[str, Any]:
-    """One host's inventory entry: how to reach it, its files and its services."""
+def _target(render: HostRender) -> tuple[str, int]:
+    """The machine an inventory reaches (as the same-address check R011 compares it)."""
+    return render.host.address.lower().rstrip("."), render.host.ssh_port
+
+
+def host_list_path(name: str, shared: bool) -> str:
+    """The machine's list of what inventory NAME put there: its own file when the machine is shared.
+
+    One list per inventory on a shared machine, so that each inventory's dropped-services
+    step sees only what it put there itself (never the other inventory's units).
+    """
+    return HOST_MANAGED_LIST + (f".{name}" if shared else "")
+
+
+def partner_paths(partners: Sequence[HostRender]) -> list[str]:
+    """What the other inventories of the same machine render there (never removed by this one)."""
+    paths = {f.relpath for p in partners for f in p.tree.files if f.relpath != MANAGED_LIST}
+    paths |= {f"{PREVIOUS_DIR}/{rs.placement.service.unit}" for p in partners for rs in p.services}
+    return sorted(paths)
+
+
+def host_vars(render: HostRender, partners: Sequence[HostRender] = ()) -> dict[str, Any]:
+    """One host's inventory entry: how to reach it, its files and its services.
+
+    PARTNERS: the other inventories reaching the same machine (declared with ssh.shared_with).
+    """
     host = render.host
     rendered = {f.relpath: f for f in render.tree.files if f.relpath != MANAGED_LIST}
     owned = [rs for rs in render.services if rs.unit_path in rendered]
@@ -117,6 +145,8 @@ def host_vars(render: HostRender) -> dict[str, Any]:
         "ansible_user": host.ssh_user,
         "ansible_port": host.ssh_port,
         "gen_python": host.sglang.python,
+        "gen_host_list": host_list_path(host.name, bool(partners)),
+        "gen_keep": partner_paths(partners),
         "gen_files": files,
         "gen_services": [_service(rs) for rs in owned],
         # Never rendered or copied: the playbook only checks them (root, 0600).
@@ -145,7 +175,9 @@ def inventory(renders: Sequence[HostRender], output_rel: str) -> dict[str, Any]:
     ordered = sorted(renders, key=lambda r: r.host.name)
     found = groups(ordered)
     children = {g["group"]: {"hosts": {h: None for h in g["hosts"]}} for g in found}
-    top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r) for r in ordered}}
+    def partners(r: HostRender) -> list[HostRender]:
+        return [o for o in ordered if o is not r and _target(o) == _target(r)]
+    top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r, partners(r)) for r in ordered}}
     if children:
         top["children"] = children
     return {"all": {"vars": {"gen_output_dir": "{{ inventory_dir }}/" + output_rel, "gen_groups": found},

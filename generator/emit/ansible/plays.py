@@ -6,7 +6,9 @@
 2. **Prepare**, host by host: the secret environment files the units read must exist
    (root, 0600; gen never writes them); folders; the shared readiness helper; then what
    gen put there before and no longer renders (a dropped service, its previous set) is
-   stopped, disabled and removed, and the host's list of gen's files is rewritten.
+   stopped, disabled and removed, and the host's list of gen's files is rewritten. On a
+   machine several inventories share (``ssh.shared_with``) each keeps its own list
+   (``gen_host_list``) and never removes what the others render (``gen_keep``).
 3. **One play per multi-node group** with every rank in one batch: the ranks get their
    files together and start together (:mod:`generator.emit.ansible.tasks`), and one
    failing rank rolls the whole group back.
@@ -22,15 +24,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from generator.emit.ansible.inventory import GROUP
+from generator.emit.ansible.inventory import GROUP, PREVIOUS_DIR
 from generator.emit.render import ENV_DIR, UNIT_DIR, WAIT_READY
 from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR
 from generator.emit.writer import MANAGED_LIST
 
 TASKS_FILE = "rollout.yml"
-# Where the host keeps gen's list of the files it owns there (output/<host>/.gen-managed).
-HOST_MANAGED_LIST = f"/{ENV_DIR}/{MANAGED_LIST}"
-PREVIOUS_DIR = "var/lib/gen/previous"
 # What a path in the host's list must look like before the playbook removes it: only the
 # shapes gen writes (no "/" inside a name, so no "..", and never a *.secret.env).
 _NAME = "[A-Za-z0-9:_.@-]+"
@@ -76,7 +75,6 @@ PREPARE = """\
   any_errors_fatal: true
   gather_facts: false
   vars:
-    gen_host_list: @HOST_LIST@
     gen_removable: @REMOVABLE@
     gen_secret_re: @SECRET_RE@
   tasks:
@@ -139,7 +137,7 @@ PREPARE = """\
 
     - name: Note what gen put here before and no longer renders (only paths of the shapes gen writes)
       ansible.builtin.set_fact:
-        gen_removed: "{{ ((gen_previous_list.content | default('') | b64decode).splitlines() | reject('match', '^#') | select('match', gen_removable) | reject('search', gen_secret_re) | list) | difference(gen_files | map(attribute='path') | list + gen_services | map(attribute='unit') | map('regex_replace', '^', '@PREVIOUS@/') | list) | sort }}"
+        gen_removed: "{{ ((gen_previous_list.content | default('') | b64decode).splitlines() | reject('match', '^#') | select('match', gen_removable) | reject('search', gen_secret_re) | list) | difference(gen_files | map(attribute='path') | list + gen_keep | default([]) + gen_services | map(attribute='unit') | map('regex_replace', '^', '@PREVIOUS@/') | list) | sort }}"
       tags: [copy]
 
     - name: Look for the units of dropped services
@@ -213,7 +211,7 @@ def plays(groups: Sequence[dict[str, Any]]) -> str:
     """The playbook body: guard, prepare, one play per group (rank order), then singles."""
     verify = _json(VERIFY_UNIT)
     parts = [_fill(GUARD, GROUP=GROUP),
-             _fill(PREPARE, GROUP=GROUP, HOST_LIST=_json(HOST_MANAGED_LIST), REMOVABLE=_json(REMOVABLE_RE),
+             _fill(PREPARE, GROUP=GROUP, REMOVABLE=_json(REMOVABLE_RE),
                    SECRET_RE=_json(SECRET_RE), PREVIOUS=PREVIOUS_DIR, MANIFEST=MANAGED_LIST)]
     for g in groups:
         parts.append(_fill(ROLLOUT, TITLE=f"Roll out multi-node group {g['name']} (all ranks at once, "
