@@ -180,24 +180,61 @@ def devices(svc: dict) -> list:
     return out
 
 
+def pci_key(bus_id: str) -> tuple:
+    """(domain, bus, device, function) of a PCI bus id in any of CUDA's/NVML's spellings."""
+    domain, bus, rest = bus_id.strip().split(":")
+    device, function = rest.split(".")
+    return int(domain, 16), int(bus, 16), int(device, 16), int(function, 16)
+
+
+def _spell(key: tuple) -> str:
+    return "%08X:%02X:%02X.%X" % key
+
+
+def _driver_bus_id(ordinal: int) -> str:
+    """The CUDA driver's bus id of device ORDINAL (for a torch without pci_* properties)."""
+    import ctypes  # the driver library torch itself loaded; same CUDA_VISIBLE_DEVICES view
+    lib = ctypes.CDLL("libcuda.so.1")
+    dev, buf = ctypes.c_int(), ctypes.create_string_buffer(32)
+    if lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(dev), ordinal) or lib.cuDeviceGetPCIBusId(buf, 32, dev):
+        raise RuntimeError(f"the CUDA driver gives no PCI bus id for device {ordinal}")
+    return buf.value.decode()
+
+
+def _bus_id(torch: object, ordinal: int) -> tuple:
+    """The PCI bus id CUDA sees for visible device ORDINAL, as a pci_key."""
+    props = torch.cuda.get_device_properties(ordinal)  # type: ignore[attr-defined]
+    if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        return props.pci_domain_id, props.pci_bus_id, props.pci_device_id, 0
+    return pci_key(_driver_bus_id(ordinal))
+
+
 def cuda(svc: dict) -> list:
-    """Where torch is importable: CUDA initializes and sees exactly the placed GPUs."""
+    """Where torch is importable: CUDA initializes and sees exactly the placed GPUs (by PCI bus id)."""
     try:
         import torch  # type: ignore[import-not-found]  # the host's own SGLang venv
     except Exception:
         return [{"check": "cuda", "ok": True, "detail": "torch is not importable here: CUDA not checked"}]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")
     try:
         torch.cuda.init()
-        seen = []
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            seen.append(f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0")
+        seen = [_bus_id(torch, i) for i in range(torch.cuda.device_count())]
     except Exception as exc:
-        return [{"check": "cuda", "ok": False, "detail": f"CUDA init failed in the sandbox: {exc}"}]
-    want = sorted(b.upper() for b in svc["gpu_bus_ids"])
-    ok = sorted(seen) == want
-    return [{"check": "cuda", "ok": ok, "detail": f"CUDA sees {', '.join(seen) or 'no GPU'}"
-                                                  + ("" if ok else f", placed {', '.join(want)}")}]
+        return [{"check": "cuda", "ok": False,
+                 "detail": f"CUDA init failed in the sandbox (CUDA_VISIBLE_DEVICES={visible}): {exc}"}]
+    # Function 0 on both sides: torch reports no PCI function, and a GPU is function 0.
+    want = sorted(pci_key(b)[:3] + (0,) for b in svc["gpu_bus_ids"])
+    got = sorted(seen)
+    seen_text = ", ".join(_spell(k) for k in seen) or "no GPU"
+    if got == want:
+        return [{"check": "cuda", "ok": True, "detail": f"CUDA sees exactly the placed GPUs: {seen_text}"}]
+    missing = [_spell(k) for k in want if k not in got]
+    extra = [_spell(k) for k in got if k not in want]
+    return [{"check": "cuda", "ok": False,
+             "detail": f"CUDA in the sandbox sees {len(got)} GPU(s) ({seen_text}) with "
+                       f"CUDA_VISIBLE_DEVICES={visible}, placed {len(want)} ({', '.join(_spell(k) for k in want)})"
+                       + (f"; not visible: {', '.join(missing)}" if missing else "")
+                       + (f"; not placed: {', '.join(extra)}" if extra else "")}]
 
 
 def read_model(folder: str) -> dict:
