@@ -105,3 +105,7 @@ def test_check_refuses_sharing_inventories_with_one_service_name(repo_copy: Path
     assert [line.split(":", 1)[0] for line in found] == ["hosts/llm-two-full.yaml", "hosts/llm-two.yaml"] or \
         [line.split(":", 1)[0] for line in found] == ["hosts/llm-two.yaml", "hosts/llm-two-full.yaml"]
     assert all("sglang-qwen.service" in line for line in found)
+    # Again, now from the cached per-host outcomes (the fleet runner does not reparse host files).
+    cached = _gen("check", "--root", str(repo_copy))
+    assert cached.exit_code == 1
+    assert [ln for ln in (cached.stdout + cached.stderr).splitlines() if "error[R012]" in ln] == found
