@@ -18,7 +18,7 @@ from generator.load.checks import CUSTOM, GenValidator
 from generator.load.fastcheck import surely_valid
 from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
-from generator.load.values import check_values, dotted as _dotted
+from generator.load.values import check_values, describe, dotted as _dotted
 
 ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 FLAG_RE = r"^--[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -256,18 +256,6 @@ _TYPE_NAMES = {"string": "a string", "integer": "an integer", "float": "a number
                "list": "a list"}
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return f"{type(value).__name__} {value!r}"
-
-
 def _leaves(errs: Iterable[cerrors.ValidationError]) -> Iterable[cerrors.ValidationError]:
     for err in errs:
         if err.is_group_error:
@@ -326,7 +314,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
     for step in base:
         data = data[step]
     if not isinstance(data, dict):
-        diags.error(doc.pos(base), "S002", f"expected a mapping at the top, got {_describe(data)}")
+        diags.error(doc.pos(base), "S002", f"expected a mapping at the top, got {describe(data)}")
         return False
     validator = _validator_for(schema)
     if surely_valid(validator, schema, data):  # the common case, without cerberus' cost
@@ -356,7 +344,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.BAD_TYPE.code:
             wanted = err.constraint if isinstance(err.constraint, list) else [err.constraint]
             names = _either([_TYPE_NAMES.get(w, w) for w in wanted])
-            diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {_describe(err.value)}")
+            diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}")
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
             diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}")

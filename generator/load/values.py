@@ -93,3 +93,16 @@ def _walk(doc: Document, diags: Diagnostics, data: Any, path: DocPath) -> None:
     elif number_problem(data):
         doc.refused.add(path)
         diags.error(doc.pos(path), "S011", f"'{dotted(path)}': {number_problem(data)}")
+
+
+def describe(value: Any) -> str:
+    """A value as type messages word it: ``boolean true``, ``a mapping``, ``int 3``."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return f"{type(value).__name__} {value!r}"

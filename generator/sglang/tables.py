@@ -164,7 +164,8 @@ def _foreign_entry_ok(doc: Any, spelling: str, entry: Any, diags: Diagnostics) -
             continue  # dest: null -- SGLang has no such setting
         bad = not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value))
         if bad or value == "":
-            got = "an empty string" if value == "" else _shown(value)
+            from generator.load.values import describe  # error path only: keeps the flag check light
+            got = "an empty string" if value == "" else describe(value)
             diags.error(doc.pos((spelling, key)), "S002", f"'{where}' must be {_TYPE_TEXT[kind]}"
                         f"{' of strings' if kind is list else ''}, got {got}")
             ok = False
@@ -173,17 +174,6 @@ def _foreign_entry_ok(doc: Any, spelling: str, entry: Any, diags: Diagnostics) -
             diags.error(doc.pos((spelling,), key=True), "S003", f"required key '{spelling}.{key}' is missing")
             ok = False
     return ok
-
-
-def _shown(value: Any) -> str:
-    """A value for a type message, as load/schema.py words it."""
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
 
 
 def _renames(path: Path, diags: Diagnostics) -> tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]:
