@@ -9,7 +9,7 @@ generated from this registry (``python -m generator.codes``) and tested against 
 
 The ``X`` codes are data: each rule of ``catalogs/rules.yaml`` carries its own code,
 message and severity beside its versions, so a rule is reviewed in one place. The
-registry holds their family only (``X0xx`` errors, ``X1xx`` warnings, checked by
+registry holds their family only (``X0xx`` and ``X2xx`` errors, ``X1xx`` warnings, checked by
 :func:`lookup`), and the rules loader checks each rule's code against it.
 """
 
@@ -58,7 +58,7 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("P", "placement", "GPUs, NUMA, memory, ports, paths; P02x multi-node"),
     Family("F", "flags", "SGLang flags against the pinned catalog; F1xx are warnings"),
     Family("X", "rules", "SGLang's cross-flag rules for the pin, from `catalogs/rules.yaml` "
-           "(X0xx errors, X1xx warnings; id, versions, message, fix there)"),
+           "(X0xx and X2xx errors, X1xx warnings; id, versions, message, fix there)"),
     Family("C", "catalogs", "the flag catalog of the host's pin, and the data files under "
            "`catalogs/` (rules.yaml, the flag tables; their YAML and schema problems keep Y/S codes)"),
     Family("E", "environment", "SGLang's variables (`SGLANG_*`, `SGL_*` in `env:`) against the "
@@ -154,7 +154,7 @@ _CODES: tuple[Code, ...] = (
     Code("C010", E, "a rule of `catalogs/rules.yaml` without a predicate"),
     Code("C011", E, "a predicate without a rule in `catalogs/rules.yaml`"),
     Code("C012", E, "a rule id or code used twice in `catalogs/rules.yaml`"),
-    Code("C013", E, "a rule's code does not fit its severity (X0xx errors, X1xx warnings)"),
+    Code("C013", E, "a rule's code does not fit its severity (X0xx and X2xx errors, X1xx warnings)"),
     Code("C014", E, "a version range that is not \"all\" or comma-joined bounds"),
     Code("C015", E, "a pattern of `catalogs/env-known.yaml` that is not a regular expression"),
     Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
@@ -189,15 +189,15 @@ for _c in _CODES:
     REGISTRY[_c.code] = _c
 del _c
 
-_RULE_CODE = re.compile(r"X([01])\d\d")
+_RULE_CODE = re.compile(r"X([012])\d\d")
 
 
 def rule_code_severity(code: str) -> Severity | None:
-    """The severity an ``X`` rule code implies (X0xx error, X1xx warning), None if not one."""
+    """The severity an ``X`` rule code implies (X0xx and X2xx error, X1xx warning), None if not one."""
     match = _RULE_CODE.fullmatch(code)
     if not match:
         return None
-    return Severity.ERROR if match.group(1) == "0" else Severity.WARNING
+    return Severity.WARNING if match.group(1) == "1" else Severity.ERROR
 
 
 def lookup(code: str) -> Code | None:
@@ -228,7 +228,7 @@ def readme_table() -> str:
         lines.append(f"| `{family.letter}` {family.name} | {family.what} |")
     lines += ["", "| code | severity | meaning |", "|---|---|---|"]
     lines += [f"| `{c.code}` | {c.severity.value} | {c.meaning} |" for c in _CODES]
-    lines.append("| `X0xx` / `X1xx` | error / warning | one per rule of `catalogs/rules.yaml` |")
+    lines.append("| `X0xx`, `X2xx` / `X1xx` | error / warning | one per rule of `catalogs/rules.yaml` |")
     return "\n".join(lines) + "\n"
 
 

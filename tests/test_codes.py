@@ -76,7 +76,7 @@ def test_readme_table_is_the_generated_one() -> None:
         "README.md's codes table is stale: paste the output of `python -m generator.codes`")
 
 
-@pytest.mark.parametrize("code", ["F999", "f001", "X200", "XX01", "", "S1"])
+@pytest.mark.parametrize("code", ["F999", "f001", "X300", "XX01", "", "S1"])
 def test_an_unregistered_code_is_refused(code: str) -> None:
     diags = Diagnostics()
     with pytest.raises(ValueError, match="not registered"):
@@ -112,3 +112,12 @@ def test_each_call_site_records_its_code_with_the_registered_severity() -> None:
     wrong = [f"{p.relative_to(ROOT)}: {kind}({code})" for p, kind, code in calls
              if codes.REGISTRY[code].severity.value != kind]
     assert not wrong, f"recorded with another severity than registered: {wrong}"
+
+
+@pytest.mark.parametrize(("code", "severity"), [("X001", "error"), ("X250", "error"), ("X107", "warning"),
+                                                 ("X300", None), ("X01", None)])
+def test_rule_code_families(code: str, severity: str | None) -> None:
+    from generator.codes import rule_code_severity
+
+    found = rule_code_severity(code)
+    assert (found.value if found else None) == severity

@@ -33,6 +33,7 @@ from generator.sglang.catalog import Catalog, load_catalog
 from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.flags import Arg, check_args
 from generator.sglang.rules import Finding, evaluate, load_rules, rules_path, settings_from_words
+from differential_cases import WordCase, all_cases, by_pin
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
@@ -40,7 +41,9 @@ ALLOW = Path(__file__).resolve().parent / "fixtures" / "differential-allow.yaml"
 PINS = ("0.5.9", "0.5.23")
 CASES_PER_PIN = 317  # 4 hand-written base cases + 57 GRID cases + 256 sampled
 SEED = 20261130
-RUN_TIMEOUT = 300
+RUN_TIMEOUT = 600
+WORD_CASES = all_cases()  # tests/differential_cases/*.py
+COVERAGE = ROOT / "catalogs" / "coverage"
 
 pytestmark = pytest.mark.sglang
 
@@ -190,6 +193,21 @@ def corpus(catalog: Catalog) -> list[Case]:
     return [_gen_side(catalog, i, f) for i, f in enumerate(picked)]
 
 
+def _word_gen_side(catalog: Catalog, case: WordCase) -> Case:
+    """gen's side of a generated word case: its flags as a manifest's ``args:`` would write them."""
+    where = Position(f"differential_cases:{case.name}")
+    args = [Arg(flag, tuple(v) if isinstance(v, list) else v, where) for flag, v in case.flags]
+    env = dict(case.env)
+    diags = Diagnostics()
+    groups = check_args(catalog, args, diags)
+    settings = settings_from_words(catalog, [(g.action, g.words, g.pos) for g in groups], env)
+    findings = tuple(evaluate(settings, load_rules(rules_path(catalog))))
+    errors = [d.code for d in diags.items if d.is_error]
+    errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
+    argv = tuple(w for g in groups for w in g.words)
+    return Case(f"{catalog.pin}~{case.name}", case.fields(), argv, env, tuple(errors), findings)
+
+
 def _sglang_side(pin: str, cases: list[Case]) -> dict[str, dict[str, Any]]:
     payload = json.dumps([{"id": c.id, "argv": list(c.argv), "env": c.env} for c in cases])
     proc = subprocess.run([sglang_python(pin), str(RUNNER)], input=payload, capture_output=True,
@@ -236,15 +254,17 @@ def outcomes() -> dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]:
     """Both sides' outcomes for each pin's corpus (one SGLang process per pin)."""
     out = {}
     for pin in PINS:
-        cases = corpus(load_catalog(ROOT, pin))
+        catalog = load_catalog(ROOT, pin)
+        cases = corpus(catalog) + [_word_gen_side(catalog, c) for c in by_pin(WORD_CASES, pin)]
         out[pin] = (cases, _sglang_side(pin, cases))
     return out
 
 
 def test_corpus_is_big_enough(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
-    sizes = {pin: len(cases) for pin, (cases, _) in outcomes.items()}
+    sizes = {pin: sum("#" in c.id for c in cases) for pin, (cases, _) in outcomes.items()}
     assert all(n >= 200 for n in sizes.values()), sizes
     for pin, (cases, sglang) in outcomes.items():
+        cases = [c for c in cases if "#" in c.id]  # the grid and sampled corpus only
         rejected = sum(not sglang[c.id]["ok"] for c in cases)
         # Both outcomes must be well represented, or the comparison says little.
         assert 0.2 < rejected / len(cases) < 0.8, (pin, rejected, len(cases))
@@ -287,3 +307,46 @@ def test_forced_draft_tokens_are_what_gen_announces(
                 checked += 1
                 assert said["draft_tokens"] == case.fields["steps"] + 1, (case.id, said)
     assert checked >= 3
+
+
+def _proof(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> tuple[set[str], set[str]]:
+    """Rules that fired on a case SGLang refused, and rules with a case where neither refused."""
+    fired: set[str] = set()
+    quiet: set[str] = set()
+    for _pin, (cases, sglang) in outcomes.items():
+        for case in cases:
+            ids = {f.rule.id for f in case.findings}
+            if not sglang[case.id]["ok"]:
+                fired |= ids
+            elif not case.gen_errors and "rule" in case.fields:
+                quiet.add(case.fields["rule"])
+    return fired, quiet
+
+
+def test_word_cases_name_known_rules() -> None:
+    known = {r.id for r in load_rules(ROOT / "catalogs" / "rules.yaml")}
+    assert {c.rule for c in WORD_CASES} <= known, sorted({c.rule for c in WORD_CASES} - known)
+    assert all(set(c.pins) <= set(PINS) and c.pins for c in WORD_CASES)
+
+
+def test_each_word_case_rule_fires_and_stays_quiet(
+        outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    """A rule's generated cases must include a refusal it explains and an accepted neighbour."""
+    fired, quiet = _proof(outcomes)
+    rules = {r.id: r for r in load_rules(ROOT / "catalogs" / "rules.yaml")}
+    named = {c.rule for c in WORD_CASES if rules[c.rule].enforced == "args"}
+    assert not named - fired, f"rules whose cases never fire on a case SGLang refuses: {sorted(named - fired)}"
+    assert not named - quiet, f"rules without an accepted case: {sorted(named - quiet)}"
+
+
+def test_every_covering_rule_is_proven_against_sglang(
+        outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    """Each rule the coverage files name for an SGLang check fires on a case SGLang refuses."""
+    yaml = YAML(typ="safe")
+    rules = {r.id: r for r in load_rules(ROOT / "catalogs" / "rules.yaml")}
+    covering = {e["rule"] for pin in PINS
+                for e in (yaml.load((COVERAGE / f"{pin}.yaml").read_text(encoding="utf-8"))["checks"] or {}).values()
+                if "rule" in e}
+    args_rules = {r for r in covering if rules[r].enforced == "args"}
+    fired, _ = _proof(outcomes)
+    assert not args_rules - fired, f"covering rules never seen firing where SGLang refuses: {sorted(args_rules - fired)}"

@@ -9,7 +9,7 @@ wrong has a ``C0xx`` code:
   C010  a rule id without a predicate in generator/sglang/rules/predicates/
   C011  a predicate without a rule in rules.yaml
   C012  an id or a code used twice
-  C013  a rule's code does not fit its severity (X0xx errors, X1xx warnings)
+  C013  a rule's code does not fit its severity (X0xx and X2xx errors, X1xx warnings)
   C014  a version range that is not "all" or comma-joined bounds like ">=0.5.15,<0.5.23"
 """
 
@@ -54,7 +54,7 @@ def raise_if_errors(diags: Diagnostics) -> None:
 
 _STRING = {"type": "string", "required": True, "empty": False}
 _RULE_ID_RE = r"^[a-z0-9][a-z0-9-]*$"
-_CODE_RE = r"^X[01][0-9]{2}$"
+_CODE_RE = r"^X[012][0-9]{2}$"
 
 RULES_SCHEMA: dict[str, Any] = {
     "rules": {

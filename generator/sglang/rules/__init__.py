@@ -4,7 +4,7 @@ The rules themselves are reviewable data in ``catalogs/rules.yaml`` (id, SGLang 
 severity, message, fix); each has one small predicate, registered under the same id, that
 decides whether it fires. Predicates read :class:`Settings`: every setting of the pin as
 SGLang would parse the rendered argv (the catalog's types and defaults) plus the service's
-environment. A firing rule becomes a diagnostic (``X0xx`` error, ``X1xx`` warning) at the
+environment. A firing rule becomes a diagnostic (``X0xx`` or ``X2xx`` error, ``X1xx`` warning) at the
 manifest line that set the offending value.
 
 Modules: ``spec`` (a rule as data, version ranges), ``load`` (reading rules.yaml),

@@ -10,6 +10,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from generator.codes import rule_code_severity
 from generator.errors import Diagnostics, Severity
 from generator.load.manifests import Document
 from generator.sglang.catalog import Catalog, tables_dir
@@ -64,11 +65,10 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         for name, table in (item.get("params") or {}).items():
             for text in table:
                 _range(doc, at + ("params", name, text), str(text), diags, key=True)
-        family = "X0" if severity is Severity.ERROR else "X1"
-        if not code.startswith(family):
+        if rule_code_severity(code) is not severity:
+            family = "X0xx or X2xx" if severity is Severity.ERROR else "X1xx"
             diags.error(doc.pos(at + ("code",)), "C013",
-                        f"rule '{rid}': code {code} does not fit severity {item['severity']} "
-                        f"({family}xx)")
+                        f"rule '{rid}': code {code} does not fit severity {item['severity']} ({family})")
         if rid in first_id:
             diags.error(doc.pos(at + ("id",)), "C012",
                         f"rule id '{rid}' is used twice (first at rules[{first_id[rid]}])")

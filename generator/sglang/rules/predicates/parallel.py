@@ -45,9 +45,23 @@ def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
                                    "dp_value": size})
 
 
+def _dp_ranks(s: Settings) -> int:
+    """Data-parallel ranks as SGLang counts them (0.5.23: replicas x attention-DP groups)."""
+    ranks = int_setting(s, "dp_size", 1)
+    if s.has("attn_dp_size"):
+        ranks *= int_setting(s, "attn_dp_size", 1)
+    return ranks
+
+
+def _lm_head_dropped(s: Settings) -> bool:
+    """True when SGLang silently turns --enable-dp-lm-head off: one DP rank (0.5.23: unless
+    an elastic EP node joins with ep_join_mode 'scale')."""
+    return _dp_ranks(s) == 1 and s.get("ep_join_mode") != "scale"
+
+
 @predicate("dp-lm-head")
 def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_dp_lm_head", False):
+    if not s.get("enable_dp_lm_head", False) or _lm_head_dropped(s):
         return None
     if s.has("attn_dp_size"):
         if dp_attention(s)[0]:
@@ -55,9 +69,16 @@ def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
         fix = f"set {s.flag('attn_dp_size')} > 1, or drop {s.flag('enable_dp_lm_head')}"
     else:
         if s.get("enable_dp_attention", False):
-            return None  # with --dp-size 1 both are turned off silently (warning X106)
+            return None
         fix = f"add {s.flag('enable_dp_attention')}, or drop {s.flag('enable_dp_lm_head')}"
     return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head"), "fix": fix})
+
+
+@predicate("dp-lm-head-dropped")
+def _dp_lm_head_dropped(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not (s.get("enable_dp_lm_head", False) and _lm_head_dropped(s)):
+        return None
+    return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head")})
 
 
 @predicate("dp-attn-both")
