@@ -21,7 +21,7 @@ from generator.sglang.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ("0.5.9", "0.5.23")
-REASONS = {"gpu", "model-config", "runtime", "gap", "internal"}  # no "unreviewed": every entry is read
+REASONS = {"gpu", "model-config", "runtime", "gap", "internal", "flag-check"}  # no "unreviewed": every entry is read
 RULES = {r.id: r for r in load_rules(ROOT / "catalogs" / "rules.yaml")}
 
 
