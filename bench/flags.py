@@ -3,7 +3,8 @@
 
 Run: .venv/bin/python bench/flags.py [--runs N]
 
-Measured in this process (median of --runs, each on fresh caches where it says so):
+Measured in this process (median of --runs, each on fresh caches where it says so), as
+wall and CPU milliseconds (the CPU column is the figure to compare on a loaded machine):
 
   load catalog (cold)   parse catalogs/sglang/<pin>.json into a Catalog (lru cache cleared)
   load tables (cold)    foreign-flags.yaml + renames.yaml (cache cleared)
@@ -36,15 +37,27 @@ from generator.plan.placement import place_host
 from generator.load.sources import load_sources
 
 
-def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None) -> float:
-    """Median wall time of ``fn`` in milliseconds; ``before`` runs untimed before each call."""
-    times = []
+class Ms(tuple):  # type: ignore[type-arg]
+    """Median wall and CPU milliseconds of one measurement; prints as two columns."""
+
+    def __format__(self, spec: str) -> str:
+        return f"{format(self[0], spec)} {format(self[1], spec)}"
+
+
+def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None) -> Ms:
+    """Median wall and CPU time (this process) of ``fn`` in ms; ``before`` runs untimed first.
+
+    CPU time is what the check itself costs; on a machine shared with other work the wall
+    time also counts the time the process waited for a core.
+    """
+    wall, cpu = [], []
     for _ in range(runs):
         before()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+        wall.append((time.perf_counter() - start) * 1000)
+    return Ms((statistics.median(wall), statistics.median(cpu)))
 
 
 def clear_caches() -> None:
@@ -61,7 +74,7 @@ def main() -> None:
     for host in sources.hosts.values():
         for p in place_host(host, sources.models, Diagnostics()):
             services.append((host, p, _structured(p) + _free_form(p)))
-    print(f"{'what':44} {'median ms':>10}")
+    print(f"{'what':44} {'wall ms':>10} {'cpu ms':>10}")
     for pin in known_pins(ROOT):
         size = (ROOT / "catalogs" / "sglang" / f"{pin}.json").stat().st_size
         cat = load_catalog(ROOT, pin)
