@@ -36,12 +36,26 @@ class _Fields(dict):  # type: ignore[type-arg]
         return "{" + key + "}"
 
 
+# (id(rules), version) -> (rules, [(rule, predicate)] of that version): the same rules
+# list is evaluated for every service of a pin, so its version filter is computed once.
+_APPLICABLE: dict[tuple[int, tuple[int, ...] | None], tuple[Sequence[RuleSpec], list[RuleSpec]]] = {}
+
+
+def _applicable(rules: Sequence[RuleSpec], version: tuple[int, ...] | None) -> list[RuleSpec]:
+    key = (id(rules), version)
+    cached = _APPLICABLE.get(key)
+    if cached is None or cached[0] is not rules:
+        if len(_APPLICABLE) > 64:
+            _APPLICABLE.clear()
+        cached = (rules, [r for r in rules if r.versions.contains(version)])
+        _APPLICABLE[key] = cached
+    return cached[1]
+
+
 def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
     """Every rule of the pin's version that fires on ``settings``, in rules.yaml order."""
     out: list[Finding] = []
-    for rule in rules:
-        if not rule.versions.contains(settings.version):
-            continue
+    for rule in _applicable(rules, settings.version):
         hit = PREDICATES[rule.id](settings, rule)
         if hit is None:
             continue

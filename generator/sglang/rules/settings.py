@@ -26,29 +26,26 @@ class Settings:
     written: Mapping[str, Position | None]  # dests the manifest set (position when known)
     env: Mapping[str, str]
     env_pos: Mapping[str, Position] = field(default_factory=dict)
-    # name -> the pin's dest; filled on first use (predicates ask for the same few names,
-    # and resolving one reads the flag tables).
+    # name -> the pin's dest, shared by every Settings of one catalog (see _dest_map):
+    # predicates ask for the same few names on every service.
     _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    # The flag tables, read once per service instead of once per name asked for.
-    _tables: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def version(self) -> tuple[int, ...] | None:
         """The pin's release number."""
-        return version_key(self.catalog.version)
+        return _version(self.catalog)
 
     def at_least(self, *release: int) -> bool:
         """True when the pin is this release or newer."""
-        return self.version is not None and self.version >= release
+        version = self.version
+        return version is not None and version >= release
 
     def dest(self, name: str) -> str:
         """The pin's dest for a setting name (``tp_size`` -> ``tensor_parallel_size`` on 0.5.9)."""
         found = self._dests.get(name)
         if found is None:
             found = name
-            if not self._tables:
-                self._tables.append(load_flag_tables(self.catalog.source_file))
-            for candidate in self._tables[0].dest_names(name):
+            for candidate in load_flag_tables(self.catalog.source_file).dest_names(name):
                 if candidate in self.values or self.catalog.by_dest(candidate) is not None:
                     found = candidate
                     break
@@ -118,6 +115,24 @@ def _default(action: Action) -> Any:
 # id(catalog) -> (catalog, its defaults): a catalog is immutable, and computing the
 # defaults of its ~330 actions per service was a fifth of a cold check.
 _DEFAULTS: dict[int, tuple[Catalog, dict[str, Any]]] = {}
+# id(catalog) -> (catalog, name -> dest, release number). The dest a name resolves to
+# depends only on the catalog (its actions and defaults) and its flag tables, both
+# immutable once loaded: resolving per service cost a third of evaluating the rules.
+_PER_CATALOG: dict[int, tuple[Catalog, dict[str, str], tuple[int, ...] | None]] = {}
+
+
+def _catalog_cache(catalog: Catalog) -> tuple[Catalog, dict[str, str], tuple[int, ...] | None]:
+    cached = _PER_CATALOG.get(id(catalog))
+    if cached is None or cached[0] is not catalog:
+        if len(_PER_CATALOG) > 64:
+            _PER_CATALOG.clear()
+        cached = (catalog, {}, version_key(catalog.version))
+        _PER_CATALOG[id(catalog)] = cached
+    return cached
+
+
+def _version(catalog: Catalog) -> tuple[int, ...] | None:
+    return _catalog_cache(catalog)[2]
 
 
 def _defaults(catalog: Catalog) -> dict[str, Any]:
@@ -146,7 +161,7 @@ def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequenc
             continue  # a switch turned off: SGLang keeps its default
         values[action.dest] = parse_value(action, words)
         written[action.dest] = pos
-    return Settings(catalog, values, written, dict(env), dict(env_pos or {}))
+    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), _catalog_cache(catalog)[1])
 
 
 def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
