@@ -69,6 +69,24 @@ def test_no_stale_or_malformed_entries(pin: str) -> None:
             assert isinstance(entry.get("why"), str) and entry["why"].strip(), (check, entry)
 
 
+COLUMNS = ("checks", "covered", "gpu", "model-config", "runtime", "internal", "flag-check", "gap")
+
+
+def coverage_table() -> str:
+    """The figures table of catalogs/README.md ("Rule coverage"), computed from the files."""
+    lines = ["| pin | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for pin in PINS:
+        n = coverage_numbers(pin)
+        cells = [n.get(c, n.get(f"waived:{c}", 0)) for c in COLUMNS]
+        lines.append(f"| {pin} | " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def test_readme_table_is_current() -> None:
+    readme = (ROOT / "catalogs" / "README.md").read_text(encoding="utf-8")
+    assert coverage_table() in readme, "catalogs/README.md's coverage table is stale; it should read:\n" + coverage_table()
+
+
 def test_numbers_add_up() -> None:
     for pin in PINS:
         n = coverage_numbers(pin)
