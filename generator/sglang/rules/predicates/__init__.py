@@ -4,3 +4,6 @@ from generator.sglang.rules.predicates import (context, gkv, gmoe, gpar, gserve,
                                                speculative)
 
 __all__ = ["context", "gkv", "gmoe", "gpar", "gserve", "gspec", "gval", "parallel", "serving", "speculative"]
+from generator.sglang.rules.predicates import gkv_hicache, gkv_pool  # gkv's split modules (register on import)
+
+__all__ += ["gkv_hicache", "gkv_pool"]

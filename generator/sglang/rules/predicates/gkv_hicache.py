@@ -1,0 +1,121 @@
+"""Predicates of the hierarchical cache, its external linker and HiSparse (SGLang 0.5.23).
+
+hicache_hook.py and hisparse_hook.py: each predicate reports the first check the
+settings break, in SGLang's order and words. HiCache's layout rewrites (layer_first for a
+decode host pool, page_first for Mooncake storage) are replayed to find the layout SGLang
+validates.
+"""
+
+from __future__ import annotations
+
+from generator.sglang.rules.predicates.common import algorithm, int_setting
+from generator.sglang.rules.predicates.gkv import Check, first_hit, flag_on, json_setting, retraction_backup
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+
+def _linker_checks(s: Settings) -> list[Check]:
+    config = json_setting(s, "unified_cache_external_linker_config")
+    linker = flag_on(s, "enable_unified_cache_external_linker")
+    name = s.flag("enable_unified_cache_external_linker")
+    return [
+        (config is not None and not isinstance(config, dict), ("unified_cache_external_linker_config",),
+         f"{s.flag('unified_cache_external_linker_config')} must be a JSON object"),
+        (flag_on(s, "enable_linker_mla_dedup") and (
+            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"),
+         ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"),
+         f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
+         f"{s.flag('unified_cache_external_linker_backend')} mooncake)"),
+        (linker and (flag_on(s, "disable_radix_cache") or s.get("radix_cache_backend") is not None),
+         ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"),
+         f"{name} requires the default UnifiedRadixCache with radix caching enabled"),
+        (linker and flag_on(s, "enable_hierarchical_cache"),
+         ("enable_unified_cache_external_linker", "enable_hierarchical_cache"),
+         f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive"),
+        (linker and s.get("hicache_storage_backend") is not None,
+         ("enable_unified_cache_external_linker", "hicache_storage_backend"),
+         f"{name} does not use {s.flag('hicache_storage_backend')}"),
+    ]
+
+
+def _resolved_layout(s: Settings) -> str | None:
+    """The HiCache layout after SGLang's rewrites, for a decode host pool (threshold < 1)."""
+    layout, io, storage = "layer_first", s.get("hicache_io_backend"), s.get("hicache_storage_backend")
+    if storage == "mooncake" and int_setting(s, "dcp_size", 1) > 1:
+        return layout
+    if storage in ("mooncake", "npu_memcache"):
+        layout = {"direct": "page_first_direct", "kernel": "page_first"}.get(str(io), layout)
+    if flag_on(s, "enable_unified_memory") and layout == "page_first_direct":
+        layout = "page_first"
+    return layout
+
+
+def _hicache_checks(s: Settings) -> list[Check]:
+    mode, storage, decode = s.get("hicache_host_memory_mode"), s.get("hicache_storage_backend"), \
+        s.get("disaggregation_mode") == "decode"
+    threshold = s.get("disaggregation_decode_host_receive_threshold", 1.0)
+    layout = _resolved_layout(s) if isinstance(threshold, (int, float)) and threshold < 1 else None
+    hicache = flag_on(s, "enable_hierarchical_cache")
+    dcp = hicache and int_setting(s, "dcp_size", 1) > 1
+    mode_flag = s.flag("hicache_host_memory_mode")
+    return [
+        (mode == "buffer_only" and storage is None, ("hicache_host_memory_mode", "hicache_storage_backend"),
+         f"{mode_flag} buffer_only requires a storage backend ({s.flag('hicache_storage_backend')}): host memory "
+         "is only a staging buffer"),
+        (mode == "buffer_only" and decode, ("hicache_host_memory_mode", "disaggregation_mode"),
+         f"{mode_flag} buffer_only is not supported on decode instances"),
+        (layout not in (None, "layer_first"), ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"),
+         f"the resolved HiCache storage layout '{layout}' (for {s.flag('hicache_storage_backend')} {storage}) "
+         f"cannot share the layer_first decode host pool used by KV transfer "
+         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)"),
+        (dcp and storage is not None and mode == "buffer_only", ("enable_hierarchical_cache", "dcp_size"),
+         "HiCache L3 with DCP does not support buffer_only host memory"),
+        (dcp and algorithm(s) not in (None, "DSPARK"), ("enable_hierarchical_cache", "dcp_size",
+                                                         "speculative_algorithm"),
+         f"HiCache with {s.flag('dcp_size')} > 1 only supports DSPARK speculative decoding"),
+        (dcp and flag_on(s, "enable_lmcache"), ("enable_lmcache", "dcp_size"),
+         f"{s.flag('enable_lmcache')} with {s.flag('dcp_size')} > 1 is not supported"),
+        (dcp and flag_on(s, "enable_hisparse"), ("enable_hisparse", "dcp_size"),
+         f"{s.flag('enable_hisparse')} with {s.flag('dcp_size')} > 1 is not supported"),
+    ]
+
+
+@predicate("hicache-config")
+def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("hicache_host_memory_fraction"):
+        return None
+    fraction = s.get("hicache_host_memory_fraction")
+    checks: list[Check] = [
+        (isinstance(fraction, (int, float)) and not 0 < fraction <= 1, ("hicache_host_memory_fraction",),
+         f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}"),
+        *_linker_checks(s),
+        (flag_on(s, "enable_unified_cache_external_linker"), (), None),  # SGLang returns here
+    ]
+    active = flag_on(s, "enable_hierarchical_cache") or flag_on(s, "disaggregation_decode_enable_offload_kvcache") \
+        or (s.get("disaggregation_mode") == "decode"
+            and retraction_backup(s) in (None, "host_pool"))
+    if active:
+        checks += _hicache_checks(s)
+    return first_hit(checks)
+
+
+@predicate("hisparse-args")
+def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not flag_on(s, "enable_hisparse"):
+        return None
+    name, algo = s.flag("enable_hisparse"), algorithm(s)
+    spec = algo is not None and algo.upper() != "NONE"
+    topk = s.get("speculative_eagle_topk") or 1
+    return first_hit([
+        (not flag_on(s, "disable_radix_cache"), ("enable_hisparse", "disable_radix_cache"),
+         f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}"),
+        (flag_on(s, "enable_mixed_chunk"), ("enable_hisparse", "enable_mixed_chunk"),
+         f"{name} does not support {s.flag('enable_mixed_chunk')} yet"),
+        (spec and topk != 1, ("enable_hisparse", "speculative_eagle_topk"),
+         f"the minimal HiSparse spec integration supports linear speculation only; use "
+         f"{s.flag('speculative_eagle_topk')} 1"),
+        (spec and flag_on(s, "speculative_adaptive"), ("enable_hisparse", "speculative_adaptive"),
+         f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
+         "not supported"),
+    ])
