@@ -205,7 +205,19 @@ def _word_gen_side(catalog: Catalog, case: WordCase) -> Case:
     errors = [d.code for d in diags.items if d.is_error]
     errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
     argv = tuple(w for g in groups for w in g.words)
+    if case.rule == FLAG_CHECK:
+        argv = _written_words(case)  # gen renders no refused value; SGLang must see it to refuse it too
     return Case(f"{catalog.pin}~{case.name}", case.fields(), argv, env, tuple(errors), findings)
+
+
+def _written_words(case: WordCase) -> tuple[str, ...]:
+    """The case's flags as words, refused values included (a bare switch is True)."""
+    words: list[str] = []
+    for flag, value in case.flags:
+        words.append(flag)
+        if value is not True:
+            words.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    return tuple(words)
 
 
 def _sglang_side(pin: str, cases: list[Case]) -> dict[str, dict[str, Any]]:

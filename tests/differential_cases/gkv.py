@@ -97,4 +97,6 @@ CASES = [
     *product_cases("hisparse-args", NEW, {},
                    {"--enable-hisparse": [None, True], "--disable-radix-cache": [None, True],
                     "--enable-mixed-chunk": [None, True]}),
+    *product_cases("flag-check", NEW, {"--enable-hierarchical-cache": True},
+                   {"--hicache-host-memory-mode": ["host_only"]}),
 ]
