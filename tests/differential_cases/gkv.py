@@ -76,7 +76,11 @@ CASES = [
                    {"--disaggregation-mode": [None, "prefill"], "--attention-backend": ["triton", "fa3"]}),
     *one_of("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
             ["--enable-streaming-session", "--enable-lmcache", "--enable-two-batch-overlap", "--enable-flexkv",
-             "--enable-unified-memory"], {"--disaggregation-transfer-backend": [None, "fake"]}),
+             "--enable-unified-memory", "--enable-session-radix-cache", "--enable-hisparse",
+             "--enable-unified-cache-external-linker"], {"--disaggregation-transfer-backend": [None, "fake"]}),
+    *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
+                   {"--dllm-algorithm": [None, "LowConfidence"], "--enable-dynamic-chunking|--pp-size": [None, (True, 2)],
+                    "--enable-hierarchical-cache|--hicache-storage-backend": [None, (True, None), (True, "file")]}),
     *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
                    {"--dcp-size": [None, 2], "--radix-cache-backend": [None, "custom"]}),
     *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
@@ -109,4 +113,8 @@ CASES = [
                    {"--speculative-eagle-topk": [None, 2], "--speculative-adaptive": [None, True]}),
     *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
                    {"--attn-cp-size|--tp-size": [None, (2, 2)]}),
+    # Only refusals here: a HiCache + DCP set that passes these checks meets SGLang's MLA-model check.
+    *product_cases("hicache-config", NEW, {"--enable-hierarchical-cache": True, "--dcp-size": 2, "--tp-size": 2},
+                   {"--hicache-host-memory-mode|--hicache-storage-backend": [("buffer_only", "file")],
+                    "--enable-lmcache": [None, True], "--enable-hisparse": [None, True]}),
 ]
