@@ -11,7 +11,7 @@ TLRU = ('{"threshold": 1, "next_prompt_estimate": 2}', '{"threshold": -1}', '{"t
 PREFILL_SHARD = {"--disaggregation-mode": "prefill", "--page-size": 64}
 # The stand-in Llama is a GQA model: SGLang shards its KV across attention-CP ranks only.
 SHARD_GQA = {"--enable-kv-cache-sharding": True, "--attention-backend": "fa3", "--enable-prefill-cp": True,
-             "--attn-cp-size": 2, "--tp-size": 2, "--cp-strategy": "interleave"}
+             "--attn-cp-size": 2, "--tp-size": 2, "--cp-strategy": "interleave", "--page-size": 64}
 EMBED = {"--prefill-only-disable-kv-cache": True, "--is-embedding": True, "--chunked-prefill-size": -1,
          "--disable-radix-cache": True, "--attention-backend": "fa3"}
 UNIFIED = {"--enable-unified-memory": True, "--attention-backend": "triton"}
@@ -84,7 +84,7 @@ CASES = [
     *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
                    {"--dcp-size": [None, 2], "--radix-cache-backend": [None, "custom"]}),
     *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
-                   {"--page-size": [None, 1, 64], "--chunked-prefill-size": [None, -1, 4096]}),
+                   {"--page-size": [1, 64], "--chunked-prefill-size": [None, -1, 4096]}),
     *product_cases("hicache-config", NEW, {},
                    {"--hicache-host-memory-fraction": [None, 0.5, 2.0],
                     "--unified-cache-external-linker-config": [None, "[1]", '{"a": 1}']}),

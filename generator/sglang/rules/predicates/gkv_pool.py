@@ -205,8 +205,8 @@ def _kv_cache_sharding(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     name, transfer = s.flag("enable_kv_cache_sharding"), s.get("disaggregation_transfer_backend")
     page, chunk = s.get("page_size"), s.get("chunked_prefill_size")
-    if page is None and _named(s) == {"fa3"}:
-        page = 1  # fa3 keeps the page size as written, and SGLang's default is 1
+    # An unwritten page size is left to SGLang: its default is 1, but model overrides set
+    # their own (MiniMax M3 128, Nemotron-H 64, ...), so gen names only a written one.
     return first_hit([
         *_shard_flag_checks(s, name), *_shard_backend_checks(s, name),
         (transfer not in ("mooncake", "nixl"), ("enable_kv_cache_sharding", "disaggregation_transfer_backend"),
