@@ -7,3 +7,6 @@ __all__ = ["context", "gkv", "gmoe", "gpar", "gserve", "gspec", "gval", "paralle
 from generator.sglang.rules.predicates import gkv_hicache, gkv_pool  # gkv's split modules (register on import)
 
 __all__ += ["gkv_hicache", "gkv_pool"]
+from generator.sglang.rules.predicates import gspec_lora, gspec_uno  # gspec's split modules (register on import)
+
+__all__ += ["gspec_lora", "gspec_uno"]

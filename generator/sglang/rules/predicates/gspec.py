@@ -5,3 +5,160 @@ the first of SGLang's own checks the settings break, in SGLang's order and words
 """
 
 from __future__ import annotations
+
+from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention, int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# handle_speculative_decoding (0.5.23): the algorithms a decode engine's radix cache and block
+# verification work with (names after SGLang's alias step, NEXTN -> EAGLE).
+_RADIX_DECODE_ALGORITHMS = (None, "DSPARK", "EAGLE", "EAGLE3")
+_BLOCK_VERIFY_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+
+
+def first_broken(checks: list[tuple[bool, str]]) -> str | None:
+    """The text of the first check that is broken, in the order SGLang makes them."""
+    return next((text for broken, text in checks if broken), None)
+
+
+def _int_or_none(s: Settings, name: str) -> int | None:
+    value = s.get(name) if s.has(name) else None
+    return value if isinstance(value, int) else None
+
+
+@predicate("spec-decoding-args")
+def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = algorithm(s)
+    window, sink = _int_or_none(s, "speculative_draft_window_size"), _int_or_none(s, "speculative_draft_sink_size")
+    detail = first_broken([
+        (s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
+         and algo not in _RADIX_DECODE_ALGORITHMS,
+         f"{s.flag('disaggregation_decode_enable_radix_cache')} is incompatible with speculative decoding "
+         f"({s.flag('speculative_algorithm')} {algo})"),
+        (bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS,
+         f"{s.flag('speculative_use_block_verification')} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK "
+         f"(got {algo})"),
+        (window is not None and window <= 0,
+         f"{s.flag('speculative_draft_window_size')} must be positive, got {window}"),
+        (sink is not None and sink < 0, f"{s.flag('speculative_draft_sink_size')} must be non-negative, got {sink}"),
+        (sink is not None and window is None,
+         f"{s.flag('speculative_draft_sink_size')} requires {s.flag('speculative_draft_window_size')}"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), {"detail": detail})
+
+
+def rejection_sampling(s: Settings) -> bool:
+    """--speculative-use-rejection-sampling, also turned on by block verification for EAGLE/EAGLE3."""
+    if bool(s.get("speculative_use_rejection_sampling")):
+        return True
+    return bool(s.get("speculative_use_block_verification")) and algorithm(s) in ("EAGLE", "EAGLE3")
+
+
+@predicate("spec-rejection-sampling")
+def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = algorithm(s)
+    if algo not in EAGLE_FAMILY or not rejection_sampling(s):
+        return None
+    topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
+    name = s.flag("speculative_use_rejection_sampling")
+    detail = first_broken([
+        (algo not in ("EAGLE", "EAGLE3"),
+         f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not speculative_algorithm={algo} "
+         "(NotImplementedError)"),
+        (isinstance(topk, int) and topk != 1, f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
+        (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
+         f"{name} is incompatible with {s.flag('speculative_accept_threshold_single')} / "
+         f"{s.flag('speculative_accept_threshold_acc')}; rejection sampling ignores the accept thresholds"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), {"detail": detail})
+
+
+@predicate("spec-ngram-corpus")
+def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "NGRAM" or s.get("speculative_ngram_external_corpus_path") is None:
+        return None
+    budget = int_setting(s, "speculative_ngram_external_sam_budget", 0)
+    max_tokens = int_setting(s, "speculative_ngram_external_corpus_max_tokens", 10000000)
+    draft = int_setting(s, "speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
+    path = s.flag("speculative_ngram_external_corpus_path")
+    detail = first_broken([
+        (budget <= 0, f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
+                      f"(got {budget}; its default is 0)"),
+        (max_tokens <= 0, f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
+                          f"{path} is set (got {max_tokens})"),
+        (budget > draft - 1, f"speculative_ngram_external_sam_budget must be less than or equal to "
+                             f"speculative_num_draft_tokens - 1 ({draft - 1}); got {budget}"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), {"detail": detail})
+
+
+def _dflash_draft_tokens(s: Settings) -> int | None:
+    """The DFLASH verify block as the flags fix it (block size, else draft tokens); None: from the draft's config."""
+    block = _int_or_none(s, "speculative_dflash_block_size")
+    return block if block is not None else _int_or_none(s, "speculative_num_draft_tokens")
+
+
+@predicate("spec-dflash-args")
+def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "DFLASH":
+        return None
+    dp_on = dp_attention(s)[0] and s.get("device") != "npu"
+    block, draft = _int_or_none(s, "speculative_dflash_block_size"), _int_or_none(s, "speculative_num_draft_tokens")
+    window, tokens = _int_or_none(s, "speculative_draft_window_size"), _dflash_draft_tokens(s)
+    block_flag = s.flag("speculative_dflash_block_size")
+    detail = first_broken([
+        (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}"),
+        (dp_on and int_setting(s, "attn_cp_size", 1) != 1, "DFLASH with dp attention does not support context parallel"),
+        (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}"),
+        (block is not None and block > 0 and draft is not None and draft != block,
+         f"Both {s.flag('speculative_num_draft_tokens')} and {block_flag} are set but they differ "
+         f"({draft} and {block}). For DFLASH they must match"),
+        (window is not None and tokens is not None and window < tokens,
+         f"{s.flag('speculative_draft_window_size')} must be >= {s.flag('speculative_num_draft_tokens')} "
+         f"(block_size). window_size={window}, block_size={tokens}"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), {"detail": detail})
+
+
+@predicate("spec-moe-runner-trtllm")
+def _spec_moe_runner_trtllm(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("speculative_moe_runner_backend") != "flashinfer_trtllm":
+        return None  # 0.5.9 asserts this whether or not an algorithm is set
+    return Hit(("speculative_moe_runner_backend",), {"flag": s.flag("speculative_moe_runner_backend")})
+
+
+# DEFAULT_ADAPTIVE_CONFIG of 0.5.23's adaptive_spec_params: the union of its candidate steps.
+_ADAPTIVE_DEFAULT_STEPS = (0, 1, 3, 5, 7)
+
+
+def _adaptive_applies(s: Settings) -> bool:
+    """SGLang keeps --speculative-adaptive on (adaptive_unsupported_reason finds nothing)."""
+    topk = s.get("speculative_eagle_topk")
+    return (bool(s.get("speculative_adaptive")) and algorithm(s) in ("EAGLE", "EAGLE3") and topk in (None, 1)
+            and not dp_attention(s)[0] and not s.get("enable_multi_layer_eagle")
+            and not s.get("enable_two_batch_overlap") and not s.get("enable_pdmux"))
+
+
+@predicate("spec-adaptive-steps")
+def _spec_adaptive_steps(s: Settings, rule: RuleSpec) -> Hit | None:
+    steps = _int_or_none(s, "speculative_num_steps")
+    if not _adaptive_applies(s) or s.get("speculative_adaptive_config") is not None or steps is None:
+        return None  # a config file of the host's names its own candidates
+    if steps in _ADAPTIVE_DEFAULT_STEPS:
+        return None
+    return Hit(("speculative_num_steps", "speculative_adaptive"), {
+        "steps": s.flag("speculative_num_steps"), "value": steps,
+        "candidates": "[" + ", ".join(str(c) for c in _ADAPTIVE_DEFAULT_STEPS) + "]"})

@@ -1,0 +1,181 @@
+"""Predicates of the LoRA rules: check_lora_server_args, the LoRA MoE runner, LoRA with drafting.
+
+SGLang 0.5.9 checks LoRA in ServerArgs.check_lora_server_args; 0.5.23 in
+arg_groups/lora_hook.py (check_lora_server_args, check_lora_speculative_compatibility,
+check_lora_moe_runner_args) and in the --lora-paths parser (LoRAPathAction). Each predicate
+reports the first check the settings break, in SGLang's order, in SGLang's own words.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# 0.5.23's check_lora_speculative_compatibility: algorithms with a uniform verify width.
+_LORA_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+
+
+def _first(checks: list[tuple[bool, str]]) -> str | None:
+    return next((text for broken, text in checks if broken), None)
+
+
+def _paths(s: Settings) -> list[str]:
+    value = s.get("lora_paths")
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _json_path_problem(paths: list[str]) -> str | None:
+    """LoRAPathAction: a word that looks like JSON must be an object with both keys."""
+    for word in paths:
+        text = word.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            obj: Any = json.loads(text)
+        except ValueError:
+            return f"--lora-paths {text!r} looks like JSON but does not parse (json.loads raises while parsing argv)"
+        if not ("lora_path" in obj and "lora_name" in obj):
+            return (f"{text!r} looks like a JSON str, but it does not contain 'lora_name' and "
+                    "'lora_path' keys (assert in LoRAPathAction)")
+    return None
+
+
+def lora_enabled(s: Settings) -> bool:
+    """--enable-lora, or --lora-paths with at least one adapter (SGLang turns LoRA on then)."""
+    return bool(s.get("enable_lora")) or bool(_paths(s))
+
+
+def v2_mode_problem(s: Settings, option: str) -> str | None:
+    """_check_v2_lora_modes (0.5.23): what the triton_v2 LoRA kernels do not support yet."""
+    attn_dp = dp_attention(s)
+    modes = [
+        (attn_dp[0] and attn_dp[1] > 1, "DP-attention with --attn-dp-size > 1"),
+        (bool(s.get("enable_pdmux")), "PD-multiplexing"),
+        (bool(s.get("enable_two_batch_overlap")), "two-batch overlap"),
+        (env_true(s, "SGLANG_EXPERIMENTAL_LORA_OPTI"), "SGLANG_EXPERIMENTAL_LORA_OPTI"),
+    ]
+    mode = _first(modes)
+    return None if mode is None else f"{option} does not yet support {mode}"
+
+
+def _spec_problem(s: Settings) -> str | None:
+    """LoRA with speculative decoding (0.5.9: NGRAM only; 0.5.23: check_lora_speculative_compatibility)."""
+    algo = algorithm(s)
+    if algo in ("NGRAM", None):
+        return None
+    if not s.at_least(0, 5, 23):
+        return "Currently LoRA is only compatible with NGRAM speculative decoding (ValueError)"
+    if algo not in _LORA_SPEC_ALGORITHMS:
+        return ("LoRA is only compatible with NGRAM, EAGLE, NEXTN, EAGLE3, DFLASH, or DSPARK "
+                f"speculative decoding, not {algo}")
+    ragged = s.env.get("SGLANG_RAGGED_VERIFY_MODE", "static")
+    prefix = "LoRA with EAGLE/NEXTN/EAGLE3 speculative decoding "
+    return _first([
+        (algo == "DSPARK" and ragged != "static", prefix + f"does not support SGLANG_RAGGED_VERIFY_MODE={ragged!r}"),
+        (bool(s.get("speculative_adaptive")), prefix + f"does not support {s.flag('speculative_adaptive')}"),
+        ("experimental_sgl_trtllm" in (s.get("moe_runner_backend"), s.get("speculative_moe_runner_backend")),
+         prefix + "does not support the experimental_sgl_trtllm MoE runner"),
+        (env_true(s, "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"), prefix + "does not support SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1"),
+    ])
+
+
+def _overlap_problem(s: Settings, per_batch: int) -> str | None:
+    """Overlap loading pins adapters in CPU memory: at most twice the batch's adapters."""
+    loaded, limit = s.get("max_loaded_loras"), per_batch * 2
+    if not bool(s.get("enable_lora_overlap_loading")) or (isinstance(loaded, int) and loaded <= limit):
+        return None
+    return (f"Enabling LoRA overlap loading requires pinning LoRA adapter weights in CPU memory, so "
+            f"{s.flag('max_loaded_loras')} must be less than or equal to double "
+            f"{s.flag('max_loras_per_batch')}: {limit}")
+
+
+def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> str | None:
+    """--max-loaded-loras against the batch's adapters and the initial paths."""
+    loaded = s.get("max_loaded_loras")
+    if not isinstance(loaded, int):
+        return None
+    return _first([
+        (loaded < per_batch, f"max_loaded_loras should be greater than or equal to max_loras_per_batch. "
+                             f"max_loaded_loras={loaded}, max_loras_per_batch={per_batch}"),
+        (len(paths) > loaded, f"The number of LoRA paths should not exceed max_loaded_loras. "
+                              f"max_loaded_loras={loaded}, lora_paths={len(paths)}"),
+    ])
+
+
+def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> str | None:
+    """The checks check_lora_server_args makes once LoRA is on, in its order."""
+    if s.at_least(0, 5, 23) and s.get("lora_backend") == "triton_v2" \
+            and not str(s.get("moe_runner_backend", "auto")).startswith("lora"):
+        problem = v2_mode_problem(s, f"{s.flag('lora_backend')} triton_v2")
+        if problem:
+            return problem
+    modules = s.get("lora_target_modules") or []
+    modules = modules if isinstance(modules, list) else [modules]
+    threshold = s.get("lora_drain_wait_threshold", 0.0) if s.has("lora_drain_wait_threshold") else 0.0
+    return _first([
+        (_overlap_problem(s, per_batch) is not None, _overlap_problem(s, per_batch) or ""),
+        (_spec_problem(s) is not None, _spec_problem(s) or ""),
+        ("all" in modules and len(set(modules)) != 1,
+         "If 'all' is specified in --lora-target-modules, it should be the only module specified."),
+        (not paths and not (s.get("max_lora_rank") and modules),
+         "When no initial --lora-paths is provided, you need to specify both --max-lora-rank and "
+         "--lora-target-modules for LoRA initialization."),
+        (_loaded_problem(s, per_batch, paths) is not None, _loaded_problem(s, per_batch, paths) or ""),
+        (isinstance(threshold, (int, float)) and threshold < 0.0,
+         f"{s.flag('lora_drain_wait_threshold')} must be non-negative."),
+    ])
+
+
+@predicate("lora-args")
+def _lora_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    paths = _paths(s)
+    per_batch = int_setting(s, "max_loras_per_batch", 8)
+    detail = _json_path_problem(paths)
+    if detail is None and per_batch <= 0:
+        detail = "max_loras_per_batch must be positive"
+    if detail is None and lora_enabled(s):
+        detail = _enabled_problem(s, per_batch, paths)
+    if detail is None:
+        return None
+    return Hit(("lora_paths", "max_loras_per_batch", "max_loaded_loras", "enable_lora", "lora_target_modules",
+                "speculative_algorithm"), {"detail": detail})
+
+
+@predicate("lora-moe-runner")
+def _lora_moe_runner(s: Settings, rule: RuleSpec) -> Hit | None:
+    spec_backend = str(s.get("speculative_moe_runner_backend") or "")
+    backend = str(s.get("moe_runner_backend", "auto"))
+    option = f"{s.flag('moe_runner_backend')} {backend}"
+    if algorithm(s) is not None and spec_backend.startswith("lora"):
+        detail: str | None = (f"{s.flag('speculative_moe_runner_backend')} {spec_backend} is not supported: the "
+                              "LoRA MoE runner serves adapter traffic on the target model")
+        return Hit(("speculative_moe_runner_backend",), {"detail": detail})
+    if not backend.startswith("lora"):
+        return None
+    quant = s.get("quantization")
+    detail = _first([
+        (not lora_enabled(s), f"{option} requires {s.flag('enable_lora')} (or {s.flag('lora_paths')})"),
+        (s.get("lora_backend") != "triton_v2", f"{option} requires {s.flag('lora_backend')} triton_v2"),
+        (v2_mode_problem(s, option) is not None, v2_mode_problem(s, option) or ""),
+        (quant not in (None, "fp8", "modelopt_fp4"),
+         f"{option} supports unquantized BF16, 128-block FP8 and ModelOpt NVFP4 MoE, got "
+         f"{s.flag('quantization')} {quant}"),
+        (quant == "modelopt_fp4" and backend != "lora_marlin",
+         f"{option} cannot run ModelOpt NVFP4 MoE; use {s.flag('moe_runner_backend')} lora_marlin"),
+        (s.get("moe_a2a_backend", "none") != "none",
+         f"{option} requires Standard dispatch, got {s.flag('moe_a2a_backend')} {s.get('moe_a2a_backend')}"),
+        (s.get("ep_join_mode") is not None, f"{option} does not yet support elastic EP"),
+        (bool(s.get("enable_eplb")) or s.get("init_expert_location", "trivial") != "trivial"
+         or int_setting(s, "ep_num_redundant_experts", 0) > 0,
+         f"{option} currently requires trivial expert placement without EPLB or redundant experts"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("moe_runner_backend", "lora_backend", "enable_lora"), {"detail": detail})

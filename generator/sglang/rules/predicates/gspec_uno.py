@@ -1,0 +1,140 @@
+"""Predicates of the UNO and DSPARK speculative-decoding rules (0.5.23's _handle_uno, _handle_dspark).
+
+Each reports the first of SGLang's own checks the settings break, in SGLang's order and
+words. Checks on the device kind (UNO needs CUDA) and on the checkpoint (a DSPARK draft
+bundled in the target) are left to their coverage waivers.
+"""
+
+from __future__ import annotations
+
+from generator.sglang.rules.predicates.common import algorithm, dp_attention, int_setting
+from generator.sglang.rules.predicates.gspec import first_broken
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+
+def _opt_int(s: Settings, name: str) -> int | None:
+    value = s.get(name) if s.has(name) else None
+    return value if isinstance(value, int) else None
+
+
+def _uno_tree(s: Settings, q: int, k: int) -> str | None:
+    """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1."""
+    steps = _opt_int(s, "speculative_num_steps")
+    if steps is None:
+        return (f"UNO tree mode requires {s.flag('speculative_num_steps')} so its draft width F can be "
+                "derived as speculative_num_steps + 1")
+    if steps < 1:
+        return f"UNO tree mode requires {s.flag('speculative_num_steps')} to be positive, got {steps}"
+    f = steps + 1
+    capacity = nodes = 1
+    for _ in range(steps):
+        nodes *= k
+        capacity += nodes
+        if capacity >= q:
+            break
+    parent = k * max(steps - 1, 0) + 1
+    return first_broken([
+        (q < f, f"UNO tree mode requires Q >= F; got Q={q}, F={f}"),
+        (q > 128, f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q}"),
+        (q * k > 2048, f"UNO tree mode currently supports Q*K <= 2048; got Q*K={q}*{k}={q * k}"),
+        (q > capacity, f"UNO tree mode cannot build the requested Q from F and K: Q={q} exceeds "
+                       f"capacity={capacity} for F={f}, K={k}"),
+        (q - 1 > parent, f"UNO tree mode cannot represent the requested Q in EAGLE's parent-list ABI: "
+                         f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}"),
+        (bool(s.get("enable_pdmux")), "UNO tree mode does not yet support PDMux"),
+        (bool(s.get("enable_two_batch_overlap")), "UNO tree mode does not yet support two-batch overlap"),
+        (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
+         "UNO tree mode reuses EAGLE target-only sampling and requires both speculative accept thresholds to be 1.0"),
+    ])
+
+
+def _uno_backends(s: Settings) -> tuple[str | None, str | None]:
+    """(prefill, decode) attention backends as written; None where SGLang picks one for the GPU."""
+    both = s.get("attention_backend")
+    return s.get("prefill_attention_backend") or both, s.get("decode_attention_backend") or both
+
+
+def _uno_rest(s: Settings) -> str | None:
+    """The checks after the widths: parallelism, LoRA, rejection sampling, FA3."""
+    prefill, decode = _uno_backends(s)
+    return first_broken([
+        ((int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)) != (1, 1), "UNO requires TP=PP=1"),
+        (dp_attention(s)[0] or int_setting(s, "attn_cp_size", 1) != 1,
+         "UNO does not support DP attention or context parallelism"),
+        (bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "UNO does not support public Multi-LoRA serving"),
+        (bool(s.get("speculative_use_rejection_sampling")),
+         f"UNO manages its own stochastic verification and does not use {s.flag('speculative_use_rejection_sampling')}"),
+        (prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"),
+         f"UNO requires FA3 for both prefill and decode attention; got prefill={prefill!r}, decode={decode!r}"),
+    ])
+
+
+@predicate("spec-uno-args")
+def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "UNO":
+        return None
+    q, topk = s.get("speculative_num_draft_tokens"), s.get("speculative_eagle_topk")
+    k = topk if isinstance(topk, int) else 1
+    detail = first_broken([
+        (s.get("speculative_draft_model_path") is not None,
+         f"UNO reuses the target model and does not accept {s.flag('speculative_draft_model_path')}"),
+        (s.get("uno_lora_path") is None, f"UNO requires {s.flag('uno_lora_path')}"),
+        (bool(s.get("enable_deterministic_inference")),
+         f"UNO does not support {s.flag('enable_deterministic_inference')}"),
+        (bool(s.get("enable_strict_thinking")), f"UNO does not support {s.flag('enable_strict_thinking')}"),
+        (not isinstance(q, int) or q < 1,
+         f"UNO requires {s.flag('speculative_num_draft_tokens')} to be a positive integer denoting the linear "
+         "width or tree verify width Q"),
+        (k < 1, f"UNO requires {s.flag('speculative_eagle_topk')} to be at least 1, got {k}"),
+    ])
+    if detail is None and isinstance(q, int) and k > 1:
+        detail = _uno_tree(s, q, k)
+    detail = detail or _uno_rest(s)
+    if detail is None:
+        return None
+    return Hit(("speculative_algorithm", "speculative_num_draft_tokens", "speculative_eagle_topk",
+                "speculative_num_steps", "uno_lora_path", "speculative_draft_model_path"), {"detail": detail})
+
+
+def _dspark_dp(s: Settings) -> str | None:
+    """DSPARK with DP attention (a device other than NPU): LM-head DP, the a2a backends, no CP."""
+    on, size, _ = dp_attention(s)
+    if not on or size <= 1:
+        return None
+    npu = str(s.get("device") or "").startswith("npu")
+    a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
+    cp = int_setting(s, "attn_cp_size", 1)
+    return first_broken([
+        (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}"),
+        (not npu and a2a not in ("none", "megamoe", "mori"),
+         f"DSpark with dp attention supports moe_a2a_backend 'none' (built-in TP MoE), 'megamoe', or 'mori', "
+         f"got {a2a!r}"),
+        (cp > 1, f"DSpark with dp attention does not support context parallel (attn_cp_size={cp})"),
+        (not npu and spec_a2a is not None and spec_a2a != a2a,
+         f"DSpark ignores {s.flag('speculative_moe_a2a_backend')}; with dp attention it must match the target "
+         f"moe_a2a_backend={a2a!r} (got {spec_a2a!r})"),
+    ])
+
+
+@predicate("spec-dspark-args")
+def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "DSPARK":
+        return None
+    block, draft = _opt_int(s, "speculative_dspark_block_size"), _opt_int(s, "speculative_num_draft_tokens")
+    block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
+    detail = _dspark_dp(s) or first_broken([
+        (int_setting(s, "pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
+         "DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require pp_size == 1"),
+        (block is not None and block <= 0, f"DSpark requires {block_flag} to be positive, got {block}"),
+        (block is not None and block > 0 and draft is not None and draft != block + 1,
+         f"DSpark speculative_num_draft_tokens must equal gamma + 1 (= {(block or 0) + 1} for gamma={block}), "
+         f"but got {draft_flag} {draft}"),
+        (block is None and draft is not None and draft < 2,
+         f"DSpark speculative_num_draft_tokens must be >= 2 (= gamma + 1), got {draft}"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_dspark_block_size", "speculative_num_draft_tokens", "enable_dp_lm_head",
+                "moe_a2a_backend", "pp_size"), {"detail": detail})
