@@ -69,3 +69,16 @@ CASES += [
                                                 "--speculative-eagle-topk": 1},
                    {"--speculative-num-steps": [3, 4]}),
 ]
+CASES += [
+    *product_cases("spec-dspark-args", NEW, {**CUDA, "--speculative-algorithm": "DSPARK",
+                                             "--speculative-draft-model-path": "fake_draft_model", "--tp-size": 2},
+                   {"--dp-size|--enable-dp-attention": [None, (2, True)], "--enable-dp-lm-head": [None, True],
+                    "--pp-size|--disaggregation-mode": [None, (2, "prefill")]}),
+    *product_cases("spec-dflash-args", NEW, {**CUDA, "--speculative-algorithm": "DFLASH",
+                                             "--speculative-draft-model-path": "fake_draft_model", "--tp-size": 2},
+                   {"--dp-size|--enable-dp-attention": [None, (2, True)], "--enable-dp-lm-head": [None, True]}),
+    *product_cases("spec-uno-args", NEW, {**CUDA, "--speculative-algorithm": "UNO", "--uno-lora-path": "/m/uno",
+                                          "--attention-backend": "fa3", "--speculative-eagle-topk": 4},
+                   {"--speculative-num-steps|--speculative-num-draft-tokens": [(3, 8), (40, 129), (40, 100)],
+                    "--enable-pdmux": [None, True]}),
+]

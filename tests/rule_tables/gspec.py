@@ -95,3 +95,16 @@ ROWS += [
     ("0.5.23", A + ["EAGLE", "--speculative-num-steps", "4", "--speculative-eagle-topk", "1", "--speculative-adaptive",
                     "--speculative-adaptive-config", "/etc/adaptive.json"], {}, []),
 ]
+ROWS += [
+    ("0.5.23", DSPARK + ["--tp-size", "2", "--attn-dp-size", "2"], {}, ["X075"]),
+    ("0.5.23", DSPARK + ["--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head"], {}, []),
+    ("0.5.23", DSPARK + ["--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head", "--moe-a2a-backend", "deepep"],
+     {}, ["X075"]),
+    ("0.5.23", DSPARK + ["--pp-size", "2", "--disaggregation-mode", "prefill"], {}, []),
+    ("0.5.23", DFLASH + ["--tp-size", "2", "--attn-dp-size", "2"], {}, ["X076"]),
+    ("0.5.23", UNO_TREE + ["--speculative-num-steps", "40", "--speculative-num-draft-tokens", "129"], {}, ["X074"]),
+    ("0.5.23", UNO_TREE + ["--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4", "--enable-pdmux"], {},
+     ["X074"]),
+    ("0.5.23", ["--moe-runner-backend", "lora_triton", "--lora-paths", "a=/m/a", "--lora-backend", "triton_v2",
+                "--enable-eplb", "--ep-size", "2", "--tp-size", "2"], {}, ["X073"]),
+]
