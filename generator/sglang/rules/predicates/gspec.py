@@ -1,7 +1,10 @@
-"""Predicates of the rules for speculative decoding algorithms (UNO, DSPARK, DFLASH, EAGLE family, NGRAM) and LoRA.
+"""Predicates of the speculative-decoding checks the coverage inventory found (gspec group).
 
-Found by the coverage inventory (catalogs/coverage/<pin>.yaml); each predicate reports
-the first of SGLang's own checks the settings break, in SGLang's order and words.
+Here: 0.5.23's handle_speculative_decoding (draft window/sink, block verification, a decode
+engine's radix cache), rejection sampling in _handle_eagle_family, the NGRAM external corpus,
+_handle_dflash, the adaptive candidate steps, and 0.5.9's draft MoE runner assert. UNO and
+DSPARK are in gspec_uno.py, LoRA in gspec_lora.py. Each predicate reports the first of
+SGLang's own checks the settings break, in SGLang's order and words.
 """
 
 from __future__ import annotations

@@ -12,16 +12,13 @@ import json
 from typing import Any
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
+from generator.sglang.rules.predicates.gspec import first_broken as _first
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 # 0.5.23's check_lora_speculative_compatibility: algorithms with a uniform verify width.
 _LORA_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
-
-
-def _first(checks: list[tuple[bool, str]]) -> str | None:
-    return next((text for broken, text in checks if broken), None)
 
 
 def _paths(s: Settings) -> list[str]:
