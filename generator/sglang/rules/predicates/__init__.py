@@ -10,3 +10,6 @@ __all__ += ["gkv_hicache", "gkv_pool"]
 from generator.sglang.rules.predicates import gspec_lora, gspec_uno  # gspec's split modules (register on import)
 
 __all__ += ["gspec_lora", "gspec_uno"]
+from generator.sglang.rules.predicates import gmoe_checks, gmoe_publish  # gmoe's split modules (register on import)
+
+__all__ += ["gmoe_checks", "gmoe_publish"]

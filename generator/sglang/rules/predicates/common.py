@@ -11,9 +11,11 @@ EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
 
 def algorithm(s: Settings) -> str | None:
-    """The speculative algorithm as SGLang resolves it: upper-cased (0.5.15+), NEXTN -> EAGLE."""
+    """The speculative algorithm as SGLang resolves it: upper-cased (0.5.15+), NEXTN -> EAGLE, None for aux capture."""
     raw = s.get("speculative_algorithm")
-    if raw is None:
+    if raw is None or s.get("enable_return_aux_hidden_states"):
+        # 0.5.23: with --enable-return-aux-hidden-states the algorithm only names the
+        # capture convention; SGLang resets it to None before any speculative check
         return None
     name = str(raw).upper() if s.at_least(0, 5, 15) else str(raw)
     return "EAGLE" if name == "NEXTN" else name

@@ -1,7 +1,261 @@
-"""Predicates of the rules for MoE kernels and all-to-all dispatch, mega-MoE, expert packs, and the smaller validation hooks (cuda graph, model path, memory).
+"""Predicates of the rules for MoE kernels and all-to-all dispatch, mega-MoE and expert packs.
 
 Found by the coverage inventory (catalogs/coverage/<pin>.yaml); each predicate reports
 the first of SGLang's own checks the settings break, in SGLang's order and words.
+0.5.9 checks these in ServerArgs._handle_moe_kernel_config / _handle_a2a_moe; 0.5.23 in
+arg_groups/moe_hook.py, mega_moe_hook.py and expert_pack_hook.py. A quantization gen
+does not see (none written: the checkpoint's) is never held against a rule.
 """
 
 from __future__ import annotations
+
+import json
+
+from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# The MoE runners 0.5.23 keeps under --quantization mxfp8 (choices.py); any other is
+# overridden to flashinfer_trtllm (overrides._moe_runner_backend_quant_constraints).
+_MXFP8_RUNNERS = ("cutlass", "deep_gemm", "flashinfer_megamoe", "flashinfer_trtllm", "flashinfer_trtllm_routed")
+# Quantizations each FlashInfer runner accepts (None: unquantized bf16), by pin.
+_QUANT_OK_OLD = {
+    "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", None),
+    "flashinfer_trtllm": ("modelopt_fp4", "fp8", "modelopt_fp8", "compressed-tensors", None),
+}
+_QUANT_OK_NEW = {
+    "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", "modelopt_mixed", None),
+    "flashinfer_trtllm": ("modelopt_fp4", "nvfp4_online", "fp8", "mxfp8", "modelopt_fp8", "modelopt_mixed",
+                          "compressed-tensors", None),
+    "experimental_sgl_trtllm": ("modelopt_fp4", "nvfp4_online", "fp8", "mxfp8", "modelopt_fp8",
+                                "modelopt_mixed", "compressed-tensors", None),
+    "flashinfer_trtllm_routed": ("fp8", "mxfp8", "modelopt_fp4", "modelopt_mixed", "nvfp4_online",
+                                 "minimax_m3_nvfp4", None),
+}
+_FLASHINFER_A2A_RUNNERS = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
+                           "flashinfer_trtllm_routed", "deep_gemm")
+_TRUE = ("true", "1", "yes", "y")  # SGLang's EnvBool
+
+
+def _first(checks: list[tuple[bool, str]]) -> str | None:
+    return next((text for broken, text in checks if broken), None)
+
+
+def _env_on(s: Settings, name: str, words: tuple[str, ...] = _TRUE) -> bool:
+    return s.env.get(name, "").strip().lower() in words
+
+
+def runner_0_5_23(s: Settings) -> str:
+    """The MoE runner after 0.5.23's quantization constraints (CUDA, not NPU/ROCm)."""
+    runner = str(s.get("moe_runner_backend", "auto"))
+    quant, a2a = s.get("quantization"), s.get("moe_a2a_backend", "none")
+    if runner == "megamoe":  # an alias of --moe-a2a-backend megamoe (mega_moe_hook)
+        return "auto"
+    if quant == "nvfp4_online" and runner == "auto":
+        runner = "flashinfer_trtllm"
+    if quant == "mxfp8" and (runner == "auto" or runner not in _MXFP8_RUNNERS):
+        runner = "flashinfer_megamoe" if a2a == "flashinfer_megamoe" else "flashinfer_trtllm"
+    return runner
+
+
+def runner_0_5_9(s: Settings) -> str:
+    """The MoE runner after 0.5.9's overrides: mxfp8 and SGLANG_CUTLASS_MOE force cutlass."""
+    if s.get("quantization") == "mxfp8" or _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1")):
+        return "cutlass"
+    return str(s.get("moe_runner_backend", "auto"))
+
+
+def _quant_text(quant: object) -> str:
+    return f"--quantization {quant}" if quant is not None else "no --quantization (bf16)"
+
+
+@predicate("moe-runner-quant")
+def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
+    newer = s.has("attn_dp_size")
+    raw = str(s.get("moe_runner_backend", "auto"))
+    runner = runner_0_5_23(s) if newer else raw
+    quant, tp, ep = s.get("quantization"), int_setting(s, "tp_size", 1), int_setting(s, "ep_size", 1)
+    r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
+    allowed = (_QUANT_OK_NEW if newer else _QUANT_OK_OLD).get(runner)
+    ep_tp = f"{r} {runner} needs {e} 1 or equal to {s.flag('tp_size')} {tp}, got {ep}"
+    checks = [(allowed is not None and quant not in allowed,
+               f"{r} {runner} does not take {_quant_text(quant)} (SGLang: 'Invalid quantization'; "
+               f"it supports {', '.join(str(a) for a in allowed or ())})"),
+              (runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), ep_tp)]
+    if newer:
+        a2a = s.get("moe_a2a_backend", "none")
+        checks.append((runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"),
+                       f"{r} flashinfer_cutedsl supports {s.flag('moe_a2a_backend')} none, deepep or "
+                       f"flashinfer, got '{a2a}'"))
+    else:
+        cutlass_env = _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1"))
+        checks.append((cutlass_env and quant not in ("fp8", "mxfp8"),
+                       f"SGLANG_CUTLASS_MOE selects the cutlass MoE runner, which needs {q} fp8 or mxfp8"))
+        runner = runner_0_5_9(s)
+    checks.append((runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1,
+                   f"FP8/MXFP8 Cutlass MoE (the {r} cutlass runner with {q} {quant}) needs {e} 1, got {ep}"))
+    detail = _first(checks)
+    if detail is None:
+        return None
+    return Hit(("moe_runner_backend", "quantization", "ep_size"), {"detail": detail, "runner": r})
+
+
+def _a2a_checks_old(s: Settings) -> list[tuple[bool, str]]:
+    a2a = s.get("moe_a2a_backend", "none")
+    return [(a2a == "flashinfer" and runner_0_5_9(s) != "flashinfer_cutlass",
+             f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {s.flag('moe_runner_backend')} "
+             f"flashinfer_cutlass, got '{runner_0_5_9(s)}'")]
+
+
+def _a2a_backend(s: Settings) -> str:
+    a2a = str(s.get("moe_a2a_backend", "none"))
+    if s.get("moe_runner_backend") == "megamoe":
+        return "megamoe"
+    if s.get("enable_waterfill") and a2a not in ("deepep", "megamoe"):
+        return "deepep"  # Waterfill requires DeepEP (overrides._a2a_backend_overrides)
+    return a2a
+
+
+def _dispatch_checks(s: Settings, runner: str) -> list[tuple[bool, str]]:
+    """handle_flashinfer_a2a_dispatch_type, after the trtllm -> trtllm_routed rewrite."""
+    given, quant = s.get("flashinfer_a2a_dispatch_type"), s.get("quantization")
+    if given is None:
+        return []
+    d, q, r = s.flag("flashinfer_a2a_dispatch_type"), s.flag("quantization"), s.flag("moe_runner_backend")
+    w4a16 = runner == "flashinfer_cutedsl" and _env_on(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
+    kind = "mxfp8" if given == "auto" and quant == "mxfp8" else given
+    routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" else runner
+    return [(w4a16 and given in ("auto", "nvfp4"),
+             f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}"),
+            ("SGLANG_MOE_NVFP4_DISPATCH" in s.env,
+             f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}"),
+            (kind == "mxfp8" and quant != "mxfp8", f"{d} mxfp8 requires {q} mxfp8"),
+            (kind == "mxfp8" and routed != "flashinfer_trtllm_routed",
+             f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'")]
+
+
+def _a2a_checks_new(s: Settings) -> list[tuple[bool, str]]:
+    a2a, runner, mode = _a2a_backend(s), runner_0_5_23(s), s.get("deepep_mode", "auto")
+    tp = int_setting(s, "tp_size", 1)
+    dp_on, attn_dp, _ = dp_attention(s)
+    a, r, m = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend"), s.flag("deepep_mode")
+    overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
+    fusion = bool(s.get("enforce_shared_experts_fusion")) or bool(s.get("enable_waterfill"))
+    dispatch = s.get("flashinfer_a2a_dispatch_type")
+    mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
+    checks = [
+        (a2a != "flashinfer" and dispatch not in (None, "auto"),
+         f"{s.flag('flashinfer_a2a_dispatch_type')} requires {a} flashinfer, got '{a2a}'"),
+        (a2a == "flashinfer_megamoe" and not (dp_on and attn_dp == tp),
+         f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
+         f"{s.flag('tp_size')} {tp}"),
+        (a2a == "flashinfer_megamoe" and mega_runner != "flashinfer_megamoe",
+         f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'"),
+        (a2a == "deepep" and runner == "flashinfer_cutedsl" and mode == "normal",
+         f"{r} flashinfer_cutedsl with {a} deepep supports only {m} low_latency or auto, got normal"),
+        (a2a == "deepep_v2" and runner not in ("auto", "deep_gemm"),
+         f"{a} deepep_v2 supports only {r} deep_gemm (or auto), got '{runner}'"),
+        (a2a == "deepep_v2" and overlap,
+         f"{a} deepep_v2 has no two-batch/single-batch overlap: drop {s.flag('enable_two_batch_overlap')} and "
+         f"{s.flag('enable_single_batch_overlap')}"),
+        (a2a == "deepep_v2" and fusion,
+         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')}, "
+         f"also set by {s.flag('enable_waterfill')})"),
+        (a2a == "deepep_v2" and s.get("deepep_v2_mode", "direct") == "direct" and int_setting(s, "nnodes", 1) > 1,
+         f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
+         f"{s.flag('nnodes')} {int_setting(s, 'nnodes', 1)}; use hybrid"),
+    ]
+    if a2a == "flashinfer":
+        routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" and dispatch is not None else runner
+        checks += _dispatch_checks(s, runner)
+        checks.append((routed not in _FLASHINFER_A2A_RUNNERS,
+                       f"{a} flashinfer is supported with {r} {', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'"))
+    checks += [
+        (a2a == "pplx" and mode == "normal", f"{a} pplx only supports low-latency mode, got {m} normal"),
+        (a2a == "pplx" and attn_dp < 2,
+         f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)"),
+        (a2a == "pplx" and runner not in ("deep_gemm", "auto"),
+         f"{a} pplx is only supported with {r} deep_gemm (or auto), got '{runner}'"),
+    ]
+    return checks
+
+
+@predicate("moe-a2a-backend")
+def _moe_a2a_backend(s: Settings, rule: RuleSpec) -> Hit | None:
+    newer = s.has("attn_dp_size")
+    detail = _first(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
+    if detail is None:
+        return None
+    return Hit(("moe_a2a_backend", "moe_runner_backend", "flashinfer_a2a_dispatch_type"),
+               {"detail": detail, "a2a": s.flag("moe_a2a_backend")})
+
+
+@predicate("deepep-v2-draft")
+def _deepep_v2_draft(s: Settings, rule: RuleSpec) -> Hit | None:
+    draft = s.get("speculative_moe_a2a_backend")
+    algo = s.get("speculative_algorithm")
+    if draft is None and algo and str(algo).upper() != "NGRAM":
+        draft = _a2a_backend(s)  # the draft inherits the target's a2a backend
+    if draft != "deepep_v2":
+        return None
+    name = "speculative_moe_a2a_backend" if s.is_set("speculative_moe_a2a_backend") else "moe_a2a_backend"
+    return Hit((name,), {"flag": s.flag(name), "draft": s.flag("speculative_moe_a2a_backend")})
+
+
+@predicate("flashinfer-a2a-chunked-prefill")
+def _flashinfer_a2a_chunked(s: Settings, rule: RuleSpec) -> Hit | None:
+    chunk = s.get("chunked_prefill_size")
+    if _a2a_backend(s) != "flashinfer" or s.get("disaggregation_mode", "null") == "decode":
+        return None
+    if not isinstance(chunk, int) or chunk > 0:
+        return None  # unset: SGLang sizes it from the GPU (positive)
+    return Hit(("chunked_prefill_size", "moe_a2a_backend"),
+               {"chunk": s.flag("chunked_prefill_size"), "value": chunk, "a2a": s.flag("moe_a2a_backend")})
+
+
+@predicate("megamoe-no-overlap")
+def _megamoe_no_overlap(s: Settings, rule: RuleSpec) -> Hit | None:
+    if _a2a_backend(s) != "megamoe":
+        return None
+    for name in ("enable_two_batch_overlap", "enable_single_batch_overlap"):
+        if s.get(name):
+            return Hit((name, "moe_a2a_backend"), {"overlap": s.flag(name), "a2a": s.flag("moe_a2a_backend")})
+    return None
+
+
+def _expert_pack_errors(s: Settings) -> list[str]:
+    errors: list[str] = []
+    dp_on, attn_dp, _ = dp_attention(s)
+    sizes = (("tp_size", int_setting(s, "tp_size", 1)), ("dp_size", int_setting(s, "dp_size", 1)),
+             ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", int_setting(s, "ep_size", 1)))
+    for name, size in sizes:
+        if size != 1 and s.has(name):
+            errors.append(f"{s.flag(name)} must be 1, got {size}")
+    for name in ("enforce_shared_experts_fusion", "enable_waterfill"):
+        if s.get(name):
+            errors.append(f"{s.flag(name)} is incompatible with expert_pack")
+    for phase in ("decode", "prefill"):
+        backend = s.get(f"cuda_graph_backend_{phase}")
+        if backend not in (None, "disabled"):
+            errors.append(f"the {phase} CUDA graph backend must be disabled, got {backend!r}")
+    extra = s.get("model_loader_extra_config", "{}")
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            errors.append(f"{s.flag('model_loader_extra_config')} must be valid JSON")
+            extra = {}
+    if not isinstance(extra, dict):
+        errors.append(f"{s.flag('model_loader_extra_config')} must be a JSON object")
+    return errors
+
+
+@predicate("expert-pack-args")
+def _expert_pack_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("load_format") != "expert_pack":
+        return None
+    errors = _expert_pack_errors(s)
+    if not errors:
+        return None
+    return Hit(("load_format",), {"detail": "; ".join(errors), "format": s.flag("load_format")})

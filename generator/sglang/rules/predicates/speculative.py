@@ -168,8 +168,8 @@ def _spec_pp(s: Settings, rule: RuleSpec) -> Hit | None:
     algo, pp = algorithm(s), int_setting(s, "pp_size", 1)
     if algo in (None, "NONE") or pp <= 1:
         return None
-    if s.at_least(0, 5, 23) and s.get("disaggregation_mode") == "prefill" and algo in ("EAGLE", "DSPARK"):
-        return None  # 0.5.23 runs MTP and DSPARK with PP on prefill nodes
+    if s.at_least(0, 5, 23) and algo != "DFLASH":
+        return None  # 0.5.23: check_pipeline_parallel_compat decides (rule pp-compat); DFLASH fails before it
     return Hit(("pp_size", "speculative_algorithm"), {"algo": algo, "pp": s.flag("pp_size"), "pp_value": pp})
 
 
