@@ -34,6 +34,10 @@ CASES = [
     # moe-runner-quant (X059)
     *product_cases("moe-runner-quant", BOTH, {"--moe-runner-backend": "flashinfer_cutlass"},
                    {"--quantization": [None, "fp8", "modelopt_fp8"], "--tp-size|--ep-size": [None, (4, 2), (4, 4)]}),
+    _one("moe-runner-quant", "mxfp8-overrides-cutlass-runner", NEW,
+         {"--moe-runner-backend": "flashinfer_cutlass", "--quantization": "mxfp8"}),
+    _one("moe-runner-quant", "waterfill-deepep-v2", NEW,
+         {"--moe-a2a-backend": "deepep_v2", "--enable-waterfill": True, "--tp-size": 2}),
     *product_cases("moe-runner-quant", BOTH, {"--tp-size": 2},
                    {"--quantization": ["fp8", "mxfp8"], "--ep-size": [None, 2],
                     "--moe-runner-backend": [None, "cutlass", "triton"]}),
@@ -81,6 +85,10 @@ CASES = [
     *product_cases("megamoe-no-overlap", NEW, {"--tp-size": 2},
                    {"--moe-runner-backend|--moe-a2a-backend": [(None, None), ("megamoe", None), (None, "megamoe")],
                     "--enable-single-batch-overlap": [None, True]}),
+    # megamoe-chunked-prefill (X237): megamoe is refused here for want of the GPU; the neighbours
+    # without megamoe are accepted
+    *product_cases("megamoe-chunked-prefill", NEW, {"--quantization": "modelopt_fp4", "--tp-size": 2},
+                   {"--moe-a2a-backend": [None, "megamoe"], "--chunked-prefill-size": [-1, 4096]}),
     # expert-pack-args (X064): the stand-in is no expert pack, so SGLang refuses every expert_pack case
     *product_cases("expert-pack-args", NEW, {},
                    {"--load-format": [None, "expert_pack"], "--tp-size": [None, 2]}),

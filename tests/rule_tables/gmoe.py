@@ -53,6 +53,14 @@ ROWS: list[Row] = [
     # megamoe-no-overlap (X063)
     ("0.5.23", ["--moe-runner-backend", "megamoe", "--enable-single-batch-overlap"], {}, ["X063"]),
     ("0.5.23", ["--moe-runner-backend", "megamoe"], {}, []),
+    # megamoe-chunked-prefill (X237)
+    ("0.5.23", ["--moe-a2a-backend", "megamoe", "--quantization", "modelopt_fp4", "--chunked-prefill-size", "-1"], {},
+     ["X237"]),
+    ("0.5.23", ["--moe-a2a-backend", "megamoe", "--quantization", "modelopt_fp4", "--tp-size", "4", "--attn-dp-size", "4",
+                "--chunked-prefill-size", "2"], {}, ["X237"]),
+    ("0.5.23", ["--moe-a2a-backend", "megamoe", "--quantization", "modelopt_fp4", "--chunked-prefill-size", "-1",
+                "--disaggregation-mode", "decode"], {}, []),
+    ("0.5.23", ["--moe-a2a-backend", "megamoe", "--chunked-prefill-size", "-1"], {}, []),
     # expert-pack-args (X064)
     ("0.5.23", ["--load-format", "expert_pack", "--tp-size", "2"], {}, ["X064"]),
     ("0.5.23", ["--load-format", "expert_pack"], {}, []),

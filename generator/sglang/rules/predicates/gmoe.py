@@ -141,7 +141,7 @@ def _a2a_checks_new(s: Settings) -> list[tuple[bool, str]]:
     dp_on, attn_dp, _ = dp_attention(s)
     a, r, m = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend"), s.flag("deepep_mode")
     overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
-    fusion = bool(s.get("enforce_shared_experts_fusion")) or bool(s.get("enable_waterfill"))
+    fusion = bool(s.get("enforce_shared_experts_fusion"))  # waterfill moves deepep_v2 to deepep first
     dispatch = s.get("flashinfer_a2a_dispatch_type")
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
     checks = [
@@ -160,8 +160,7 @@ def _a2a_checks_new(s: Settings) -> list[tuple[bool, str]]:
          f"{a} deepep_v2 has no two-batch/single-batch overlap: drop {s.flag('enable_two_batch_overlap')} and "
          f"{s.flag('enable_single_batch_overlap')}"),
         (a2a == "deepep_v2" and fusion,
-         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')}, "
-         f"also set by {s.flag('enable_waterfill')})"),
+         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})"),
         (a2a == "deepep_v2" and s.get("deepep_v2_mode", "direct") == "direct" and int_setting(s, "nnodes", 1) > 1,
          f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
          f"{s.flag('nnodes')} {int_setting(s, 'nnodes', 1)}; use hybrid"),
@@ -222,6 +221,32 @@ def _megamoe_no_overlap(s: Settings, rule: RuleSpec) -> Hit | None:
         if s.get(name):
             return Hit((name, "moe_a2a_backend"), {"overlap": s.flag(name), "a2a": s.flag("moe_a2a_backend")})
     return None
+
+
+_MEGA_NVFP4 = ("modelopt_fp4", "minimax_m3_nvfp4")  # mega_moe_needs_token_budget by --quantization
+
+
+@predicate("megamoe-chunked-prefill")
+def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
+    # Whether the budget applies also depends on the checkpoint (architecture, FP4 experts);
+    # gen decides only where --quantization alone makes it apply.
+    if _a2a_backend(s) != "megamoe" or s.get("quantization") not in _MEGA_NVFP4 or s.get("encoder_only"):
+        return None
+    if s.get("disaggregation_mode", "null") == "decode":
+        return None
+    if int_setting(s, "pp_size", 1) > 1 and s.get("enable_dynamic_chunking"):
+        return None
+    chunk = s.get("chunked_prefill_size")
+    if not isinstance(chunk, int):
+        return None  # unset: SGLang sizes it from the GPU (positive)
+    dp_on, attn_dp, _ = dp_attention(s)
+    local = chunk // attn_dp if dp_on and not s.get("enable_prefill_cp") else chunk
+    if chunk > 0 and local > 0:
+        return None
+    what = "chunked prefill off" if chunk <= 0 else f"{chunk} // {s.flag('attn_dp_size')} {attn_dp} = {local} per rank"
+    return Hit(("chunked_prefill_size", "moe_a2a_backend"),
+               {"chunk": s.flag("chunked_prefill_size"), "what": what, "quant": s.get("quantization"),
+                "a2a": s.flag("moe_a2a_backend"), "q": s.flag("quantization")})
 
 
 def _expert_pack_errors(s: Settings) -> list[str]:
