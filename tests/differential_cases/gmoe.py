@@ -46,6 +46,8 @@ CASES = [
                     "--quantization": [None, "awq", "mxfp8"]}),
     *product_cases("moe-runner-quant", NEW, {"--moe-runner-backend": "flashinfer_cutedsl", "--quantization": "modelopt_fp4"},
                    {"--moe-a2a-backend": [None, "mooncake", "deepep"], "--tp-size|--ep-size": [(4, 2), (4, 4)]}),
+    _one("moe-runner-quant", "mxfp8-forces-cutlass-0.5.9", ("0.5.9",),
+         {"--moe-runner-backend": "flashinfer_cutlass", "--quantization": "mxfp8"}),
     _one("moe-runner-quant", "cutlass-env-awq", ("0.5.9",), {"--quantization": "awq"}, {"SGLANG_CUTLASS_MOE": "1"}),
     _one("moe-runner-quant", "cutlass-env-fp8-ep", ("0.5.9",), {"--quantization": "fp8", "--tp-size": 2, "--ep-size": 2},
          {"SGLANG_CUTLASS_MOE": "1"}),
@@ -118,7 +120,8 @@ CASES = [
     *product_cases("load-publish-endpoint", NEW, {"--load-publish-endpoint": "auto"},
                    {"--kv-events-config": [None, "notjson", '{"endpoint": "tcp://*:5557"}', '{"publisher": "zmq"}',
                                            '{"publisher": "zmq", "endpoint": "tcp://localhost:5557"}',
-                                           '{"publisher": 5}']}),
+                                           '{"publisher": 5}', '{"publisher": "zmq", "format": "x"}',
+                                           '{"publisher": "zmq", "hwm": "12"}', '{"publisher": "zmq", "bogus": 1}']}),
     *product_cases("load-publish-endpoint", NEW, {"--kv-events-config": '{"publisher": "zmq"}'},
                    {"--load-publish-endpoint": ["off", "tcp://*:5557", "tcp://*:6000", "tcp://127.0.0.1:6000"]}),
     # ib-devices-value (X068): any non-empty value meets the host's missing /sys/class/infiniband here

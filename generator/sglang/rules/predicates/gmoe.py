@@ -77,6 +77,8 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     runner = runner_0_5_23(s) if newer else raw
     quant, tp, ep = s.get("quantization"), int_setting(s, "tp_size", 1), int_setting(s, "ep_size", 1)
     r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
+    if not newer and quant == "mxfp8":
+        runner = "cutlass"  # 0.5.9 forces the cutlass runner under mxfp8 before its checks
     allowed = (_QUANT_OK_NEW if newer else _QUANT_OK_OLD).get(runner)
     ep_tp = f"{r} {runner} needs {e} 1 or equal to {s.flag('tp_size')} {tp}, got {ep}"
     checks = [(allowed is not None and quant not in allowed,

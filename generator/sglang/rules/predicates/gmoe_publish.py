@@ -16,7 +16,8 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 _WILDCARDS = ("*", "0.0.0.0", "::")  # kv_events._BIND_WILDCARD_HOSTS
-_FIELDS_STR = ("publisher", "endpoint", "replay_endpoint", "topic", "format")
+_FIELDS_STR = ("publisher", "endpoint", "topic")  # KVEventsConfig's str fields
+_FIELDS_INT = ("buffer_steps", "hwm", "max_queue_size")
 
 
 def _host_port(endpoint: Any) -> tuple[str, int] | None:
@@ -75,6 +76,18 @@ def _range_problem(mode: str, kv: Any, replay: Any, dp: int) -> str | None:
     return None
 
 
+def _fields_ok(config: dict[str, Any]) -> bool:
+    """Whether pydantic would validate KVEventsConfig's typed fields (extra keys are ignored)."""
+    if any(k in config and not isinstance(config[k], str) for k in _FIELDS_STR):
+        return False
+    if config.get("replay_endpoint") is not None and not isinstance(config["replay_endpoint"], str):
+        return False
+    if "format" in config and config["format"] not in ("default", "dynamo"):
+        return False
+    return all(isinstance(config[k], int) or (isinstance(config[k], str) and config[k].strip().lstrip("-").isdigit())
+               for k in _FIELDS_INT if k in config)
+
+
 def _config_problem(raw: Any) -> tuple[str | None, dict[str, Any]]:
     if not raw:
         return "requires --kv-events-config (routers find the load range through it)", {}
@@ -82,8 +95,7 @@ def _config_problem(raw: Any) -> tuple[str | None, dict[str, Any]]:
         config = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         config = None
-    if not isinstance(config, dict) or any(
-            k in config and not isinstance(config[k], str) for k in _FIELDS_STR if k != "replay_endpoint"):
+    if not isinstance(config, dict) or not _fields_ok(config):
         return "needs a --kv-events-config SGLang can parse (a JSON object of KVEventsConfig fields)", {}
     if config.get("publisher", "null") == "null" or not config.get("endpoint", "tcp://*:5557"):
         return "needs an active --kv-events-config publisher; got publisher 'null' or an empty endpoint", {}
