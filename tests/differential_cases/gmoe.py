@@ -58,6 +58,7 @@ CASES = [
                    {"--moe-runner-backend": [None, "triton", "flashinfer_cutlass", "deep_gemm"]}),
     *product_cases("moe-a2a-backend", NEW, {**FI_DP, "--moe-runner-backend": "flashinfer_cutlass"},
                    {"--flashinfer-a2a-dispatch-type": ["bf16", "mxfp8", "auto"], "--quantization": [None, "mxfp8"]}),
+    _one("moe-a2a-backend", "modelopt-fp4-auto-runner", NEW, {**FI_DP, "--quantization": "modelopt_fp4"}),
     _one("moe-a2a-backend", "dispatch-without-flashinfer", NEW, {"--flashinfer-a2a-dispatch-type": "bf16"}),
     _one("moe-a2a-backend", "dispatch-auto-without-flashinfer", NEW, {"--flashinfer-a2a-dispatch-type": "auto"}),
     _one("moe-a2a-backend", "mxfp8-trtllm-rewritten", NEW,

@@ -29,6 +29,8 @@ ROWS: list[Row] = [
      []),
     ("0.5.23", ["--flashinfer-a2a-dispatch-type", "bf16"], {}, ["X060"]),
     ("0.5.23", [*A2A_FI, "--moe-runner-backend", "triton"], {}, ["X060"]),
+    ("0.5.23", [*A2A_FI], {}, ["X060"]),
+    ("0.5.23", [*A2A_FI, "--quantization", "modelopt_fp4"], {}, []),  # SM120 resolves auto to flashinfer_cutlass
     ("0.5.23", [*A2A_FI, "--moe-runner-backend", "flashinfer_cutlass", "--flashinfer-a2a-dispatch-type", "bf16"], {},
      []),
     ("0.5.23", [*A2A_FI, "--moe-runner-backend", "flashinfer_cutlass", "--flashinfer-a2a-dispatch-type", "bf16"],

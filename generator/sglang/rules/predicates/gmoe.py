@@ -47,7 +47,11 @@ def _env_on(s: Settings, name: str, words: tuple[str, ...] = _TRUE) -> bool:
 
 
 def runner_0_5_23(s: Settings) -> str:
-    """The MoE runner after 0.5.23's quantization constraints (CUDA, not NPU/ROCm)."""
+    """The MoE runner after 0.5.23's quantization constraints (CUDA, not NPU/ROCm).
+
+    auto stays auto under modelopt_fp4: SM110/SM120 GPUs resolve it to flashinfer_cutlass,
+    others keep it, so callers must not refuse auto there on the strength of this value.
+    """
     runner = str(s.get("moe_runner_backend", "auto"))
     quant, a2a = s.get("quantization"), s.get("moe_a2a_backend", "none")
     if runner == "megamoe":  # an alias of --moe-a2a-backend megamoe (mega_moe_hook)
@@ -170,7 +174,9 @@ def _a2a_checks_new(s: Settings) -> list[tuple[bool, str]]:
     if a2a == "flashinfer":
         routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" and dispatch is not None else runner
         checks += _dispatch_checks(s, runner)
-        checks.append((routed not in _FLASHINFER_A2A_RUNNERS,
+        # auto with modelopt_fp4 becomes flashinfer_cutlass on SM110/SM120 GPUs: the GPU decides
+        gpu_decides = runner == "auto" and s.get("quantization") == "modelopt_fp4"
+        checks.append((routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides,
                        f"{a} flashinfer is supported with {r} {', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'"))
     checks += [
         (a2a == "pplx" and mode == "normal", f"{a} pplx only supports low-latency mode, got {m} normal"),
