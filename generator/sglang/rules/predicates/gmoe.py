@@ -33,6 +33,9 @@ _QUANT_OK_NEW = {
     "flashinfer_trtllm_routed": ("fp8", "mxfp8", "modelopt_fp4", "modelopt_mixed", "nvfp4_online",
                                  "minimax_m3_nvfp4", None),
 }
+# The runners handle_moe_kernel_config / _handle_moe_kernel_config check.
+_KERNEL_CHECKED = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm", "experimental_sgl_trtllm",
+                   "flashinfer_trtllm_routed", "cutlass")
 _FLASHINFER_A2A_RUNNERS = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
                            "flashinfer_trtllm_routed", "deep_gemm")
 _TRUE = ("true", "1", "yes", "y")  # SGLang's EnvBool
@@ -77,8 +80,9 @@ def _quant_text(quant: object) -> str:
 @predicate("moe-runner-quant")
 def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
-    raw = str(s.get("moe_runner_backend", "auto"))
-    runner = runner_0_5_23(s) if newer else raw
+    runner = runner_0_5_23(s) if newer else str(s.get("moe_runner_backend", "auto"))
+    if runner not in _KERNEL_CHECKED and (newer or runner_0_5_9(s) != "cutlass"):
+        return None  # no check of this handler applies (the common case: auto)
     quant, tp, ep = s.get("quantization"), int_setting(s, "tp_size", 1), int_setting(s, "ep_size", 1)
     r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
     if not newer and quant == "mxfp8":
@@ -108,8 +112,9 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
 
 
 def _a2a_checks_old(s: Settings) -> list[tuple[bool, str]]:
-    a2a = s.get("moe_a2a_backend", "none")
-    return [(a2a == "flashinfer" and runner_0_5_9(s) != "flashinfer_cutlass",
+    if s.get("moe_a2a_backend", "none") != "flashinfer":
+        return []
+    return [(runner_0_5_9(s) != "flashinfer_cutlass",
              f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {s.flag('moe_runner_backend')} "
              f"flashinfer_cutlass, got '{runner_0_5_9(s)}'")]
 
@@ -141,51 +146,75 @@ def _dispatch_checks(s: Settings, runner: str) -> list[tuple[bool, str]]:
              f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'")]
 
 
-def _a2a_checks_new(s: Settings) -> list[tuple[bool, str]]:
-    a2a, runner, mode = _a2a_backend(s), runner_0_5_23(s), s.get("deepep_mode", "auto")
-    tp = int_setting(s, "tp_size", 1)
-    dp_on, attn_dp, _ = dp_attention(s)
-    a, r, m = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend"), s.flag("deepep_mode")
-    overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
-    fusion = bool(s.get("enforce_shared_experts_fusion"))  # waterfill moves deepep_v2 to deepep first
-    dispatch = s.get("flashinfer_a2a_dispatch_type")
+Checks = list[tuple[bool, str]]
+
+
+def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
+    tp, (dp_on, attn_dp, _) = int_setting(s, "tp_size", 1), dp_attention(s)
+    a, r = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend")
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
-    checks = [
-        (a2a != "flashinfer" and dispatch not in (None, "auto"),
-         f"{s.flag('flashinfer_a2a_dispatch_type')} requires {a} flashinfer, got '{a2a}'"),
-        (a2a == "flashinfer_megamoe" and not (dp_on and attn_dp == tp),
-         f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
-         f"{s.flag('tp_size')} {tp}"),
-        (a2a == "flashinfer_megamoe" and mega_runner != "flashinfer_megamoe",
-         f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'"),
-        (a2a == "deepep" and runner == "flashinfer_cutedsl" and mode == "normal",
-         f"{r} flashinfer_cutedsl with {a} deepep supports only {m} low_latency or auto, got normal"),
-        (a2a == "deepep_v2" and runner not in ("auto", "deep_gemm"),
-         f"{a} deepep_v2 supports only {r} deep_gemm (or auto), got '{runner}'"),
-        (a2a == "deepep_v2" and overlap,
-         f"{a} deepep_v2 has no two-batch/single-batch overlap: drop {s.flag('enable_two_batch_overlap')} and "
-         f"{s.flag('enable_single_batch_overlap')}"),
-        (a2a == "deepep_v2" and fusion,
+    return [(not (dp_on and attn_dp == tp),
+             f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
+             f"{s.flag('tp_size')} {tp}"),
+            (mega_runner != "flashinfer_megamoe",
+             f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'")]
+
+
+def _deepep_checks(s: Settings, runner: str) -> Checks:
+    if runner != "flashinfer_cutedsl" or s.get("deepep_mode", "auto") != "normal":
+        return []
+    return [(True, f"{s.flag('moe_runner_backend')} flashinfer_cutedsl with {s.flag('moe_a2a_backend')} deepep "
+                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal")]
+
+
+def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
+    a, nnodes = s.flag("moe_a2a_backend"), int_setting(s, "nnodes", 1)
+    overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
+    return [
+        (runner not in ("auto", "deep_gemm"),
+         f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'"),
+        (overlap, f"{a} deepep_v2 has no two-batch/single-batch overlap: drop {s.flag('enable_two_batch_overlap')} "
+                  f"and {s.flag('enable_single_batch_overlap')}"),
+        # waterfill (which enforces the fusion) moves deepep_v2 to deepep before this
+        (bool(s.get("enforce_shared_experts_fusion")),
          f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})"),
-        (a2a == "deepep_v2" and s.get("deepep_v2_mode", "direct") == "direct" and int_setting(s, "nnodes", 1) > 1,
+        (s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1,
          f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
-         f"{s.flag('nnodes')} {int_setting(s, 'nnodes', 1)}; use hybrid"),
-    ]
-    if a2a == "flashinfer":
-        routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" and dispatch is not None else runner
-        checks += _dispatch_checks(s, runner)
-        # auto with modelopt_fp4 becomes flashinfer_cutlass on SM110/SM120 GPUs: the GPU decides
-        gpu_decides = runner == "auto" and s.get("quantization") == "modelopt_fp4"
-        checks.append((routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides,
-                       f"{a} flashinfer is supported with {r} {', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'"))
-    checks += [
-        (a2a == "pplx" and mode == "normal", f"{a} pplx only supports low-latency mode, got {m} normal"),
-        (a2a == "pplx" and attn_dp < 2,
-         f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)"),
-        (a2a == "pplx" and runner not in ("deep_gemm", "auto"),
-         f"{a} pplx is only supported with {r} deep_gemm (or auto), got '{runner}'"),
-    ]
-    return checks
+         f"{s.flag('nnodes')} {nnodes}; use hybrid")]
+
+
+def _flashinfer_checks(s: Settings, runner: str) -> Checks:
+    dispatch = s.get("flashinfer_a2a_dispatch_type")
+    routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" and dispatch is not None else runner
+    # auto with modelopt_fp4 becomes flashinfer_cutlass on SM110/SM120 GPUs: the GPU decides
+    gpu_decides = runner == "auto" and s.get("quantization") == "modelopt_fp4"
+    return _dispatch_checks(s, runner) + [
+        (routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides,
+         f"{s.flag('moe_a2a_backend')} flashinfer is supported with {s.flag('moe_runner_backend')} "
+         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'")]
+
+
+def _pplx_checks(s: Settings, runner: str) -> Checks:
+    a, attn_dp = s.flag("moe_a2a_backend"), dp_attention(s)[1]
+    return [(s.get("deepep_mode", "auto") == "normal",
+             f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal"),
+            (attn_dp < 2, f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)"),
+            (runner not in ("deep_gemm", "auto"),
+             f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'")]
+
+
+# handle_a2a_moe's per-backend checks, in its order (flashinfer_megamoe, deepep, deepep_v2, flashinfer, pplx)
+_A2A_CHECKS = {"flashinfer_megamoe": _megamoe_fi_checks, "deepep": _deepep_checks, "deepep_v2": _deepep_v2_checks,
+               "flashinfer": _flashinfer_checks, "pplx": _pplx_checks}
+
+
+def _a2a_checks_new(s: Settings) -> Checks:
+    a2a, dispatch = _a2a_backend(s), s.get("flashinfer_a2a_dispatch_type")
+    if a2a != "flashinfer" and dispatch not in (None, "auto"):
+        return [(True, f"{s.flag('flashinfer_a2a_dispatch_type')} requires {s.flag('moe_a2a_backend')} flashinfer, "
+                       f"got '{a2a}'")]
+    builder = _A2A_CHECKS.get(a2a)
+    return builder(s, runner_0_5_23(s)) if builder is not None else []
 
 
 @predicate("moe-a2a-backend")
@@ -238,7 +267,7 @@ _MEGA_NVFP4 = ("modelopt_fp4", "minimax_m3_nvfp4")  # mega_moe_needs_token_budge
 def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
     # Whether the budget applies also depends on the checkpoint (architecture, FP4 experts);
     # gen decides only where --quantization alone makes it apply.
-    if _a2a_backend(s) != "megamoe" or s.get("quantization") not in _MEGA_NVFP4 or s.get("encoder_only"):
+    if s.get("quantization") not in _MEGA_NVFP4 or _a2a_backend(s) != "megamoe" or s.get("encoder_only"):
         return None
     if s.get("disaggregation_mode", "null") == "decode":
         return None

@@ -157,6 +157,8 @@ def _sampling_backend_xpu(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("ple-offload")
 def _ple_offload(s: Settings, rule: RuleSpec) -> Hit | None:
     embedding = s.get("ple_offload_embedding") if s.is_set("ple_offload_embedding") else None
+    if embedding is None:
+        return None  # both checks need the flag written (True, or False by --no-...)
     gb, group = int_setting(s, "cpu_offload_gb", 0), int_setting(s, "offload_group_size", -1)
     e = s.flag("ple_offload_embedding")
     detail = _first([
@@ -229,4 +231,6 @@ def _graph_problems(s: Settings) -> list[tuple[bool, str]]:
 
 @predicate("cuda-graph-config-values")
 def _cuda_graph_config_values(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("cuda_graph_config") is None and s.get("cuda_graph_prefill_max_context") is None:
+        return None
     return _hit(("cuda_graph_config", "cuda_graph_prefill_max_context"), _first(_graph_problems(s)))
