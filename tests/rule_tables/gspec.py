@@ -59,7 +59,7 @@ ROWS: list[Row] = [
     ("0.5.23", DSPARK + ["--speculative-dspark-block-size", "0"], {}, ["X075"]),
     ("0.5.23", DSPARK + ["--speculative-dspark-block-size", "4", "--speculative-num-draft-tokens", "4"], {}, ["X075"]),
     ("0.5.23", DSPARK + ["--speculative-num-draft-tokens", "1"], {}, ["X075"]),
-    ("0.5.23", DSPARK + ["--pp-size", "2"], {}, ["X011", "X075"]),
+    ("0.5.23", DSPARK + ["--pp-size", "2"], {}, ["X066", "X075"]),
     # spec-dflash-args (X076)
     ("0.5.23", DFLASH + ["--speculative-dflash-block-size", "8"], {}, []),
     ("0.5.23", DFLASH + ["--speculative-dflash-block-size", "0"], {}, ["X076"]),
