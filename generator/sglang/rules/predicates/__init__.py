@@ -13,3 +13,6 @@ __all__ += ["gspec_lora", "gspec_uno"]
 from generator.sglang.rules.predicates import gmoe_checks, gmoe_publish  # gmoe's split modules (register on import)
 
 __all__ += ["gmoe_checks", "gmoe_publish"]
+from generator.sglang.rules.predicates import gserve_attn, gserve_disagg  # noqa: E402  (group gserve, split by topic)
+
+__all__ += ["gserve_attn", "gserve_disagg"]

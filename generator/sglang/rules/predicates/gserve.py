@@ -2,6 +2,229 @@
 
 Found by the coverage inventory (catalogs/coverage/<pin>.yaml); each predicate reports
 the first of SGLang's own checks the settings break, in SGLang's order and words.
+This module holds the serving hooks of 0.5.23's arg_groups/serving_hook.py (and their
+0.5.9 counterparts); gserve_disagg.py and gserve_attn.py hold the rest.
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator.sglang.rules.predicates.common import env_true
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+_UNPARSED = object()  # a JSON flag whose text is not JSON: the flag check reports it (F004)
+
+
+def first_broken(checks: list[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]] | None:
+    """The first (message, blamed settings) whose condition holds, in SGLang's order."""
+    return next(((text, blame) for broken, text, blame in checks if broken), None)
+
+
+def hit_of(found: tuple[str, tuple[str, ...]] | None) -> Hit | None:
+    """A Hit with the field ``detail`` for the first broken check, or None."""
+    if found is None:
+        return None
+    return Hit(found[1], {"detail": found[0]})
+
+
+def json_setting(s: Settings, name: str) -> Any:
+    """A JSON-valued flag as SGLang's json.loads reads it; None when unset."""
+    raw = s.get(name)
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return _UNPARSED
+
+
+def env_int(s: Settings, name: str) -> int | None:
+    """An EnvInt variable as SGLang reads it; None when unset or not an integer (the
+    environment check reports a bad value)."""
+    try:
+        return int(s.env[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _grpc_port(s: Settings, legacy: bool) -> int | None:
+    """--grpc-port as handle_deprecated_args resolves it (env fallback, legacy default)."""
+    port = s.get("grpc_port")
+    if port is None:
+        port = env_int(s, "SGLANG_GRPC_PORT")
+    if legacy and port is None:
+        base = s.get("port", 30000)
+        port = base + 10000 if isinstance(base, int) else None
+    return port if isinstance(port, int) else None
+
+
+@predicate("grpc-sidecar-args")
+def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("sidecar"):
+        return None
+    legacy = bool(s.get("smg_grpc_mode", False) or s.get("grpc_mode", False))
+    port = _grpc_port(s, legacy)
+    threads = env_int(s, "SGLANG_GRPC_WORKER_THREADS")
+    timeout = s.get("grpc_response_timeout_secs", 300)
+    sidecar, sidecar_args = s.get("sidecar"), json_setting(s, "sidecar_args")
+    native = port is not None and not legacy
+    gp, sc = s.flag("grpc_port"), s.flag("sidecar")
+    workers = s.get("tokenizer_worker_num", 1)
+    return hit_of(first_broken([
+        (isinstance(timeout, int) and timeout <= 0,
+         f"{s.flag('grpc_response_timeout_secs')} must be positive", ("grpc_response_timeout_secs",)),
+        (port is not None and not 1 <= port <= 65535,
+         f"{gp} / SGLANG_GRPC_PORT ({port}) must be between 1 and 65535", ("grpc_port", "port", "SGLANG_GRPC_PORT")),
+        (port is not None and threads is not None and threads < 1,
+         f"SGLANG_GRPC_WORKER_THREADS ({threads}) must be >= 1", ("SGLANG_GRPC_WORKER_THREADS",)),
+        (sidecar_args is not None and sidecar is None,
+         f"{s.flag('sidecar_args')} requires {sc}", ("sidecar_args",)),
+        (sidecar_args not in (None, _UNPARSED) and (
+            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)),
+         f"{s.flag('sidecar_args')} must be a JSON array of strings", ("sidecar_args",)),
+        (sidecar is not None and not str(sidecar).strip(), f"{sc} must not be empty", ("sidecar",)),
+        (sidecar is not None and legacy,
+         f"{sc} requires SGLang's native gRPC server; it cannot be combined with "
+         f"{s.flag('smg_grpc_mode')}/{s.flag('grpc_mode')}", ("sidecar", "smg_grpc_mode", "grpc_mode")),
+        (sidecar is not None and port is None, f"{sc} requires {gp} or SGLANG_GRPC_PORT", ("sidecar",)),
+        (native and bool(s.get("use_ray", False)),
+         f"{gp} is not supported with {s.flag('use_ray')}", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT")),
+        (native and bool(s.get("encoder_only", False)),
+         f"{gp} is not supported with {s.flag('encoder_only')}", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT")),
+        (native and isinstance(workers, int) and workers > 1,
+         f"native gRPC does not yet support {s.flag('tokenizer_worker_num')} > 1",
+         ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
+        (native and bool(s.get("api_key") or s.get("admin_api_key")),
+         f"{gp} is incompatible with {s.flag('api_key')}/{s.flag('admin_api_key')}: the native gRPC "
+         f"listener bypasses HTTP auth middleware", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT")),
+    ]))
+
+
+@predicate("fast-image-processor-conflict")
+def _fast_image_processor(s: Settings, rule: RuleSpec) -> Hit | None:
+    backend = s.get("image_processor_backend", "auto")
+    if not s.has("image_processor_backend") or not s.get("disable_fast_image_processor", False):
+        return None
+    if backend in ("auto", "pil"):
+        return None
+    return Hit(("disable_fast_image_processor", "image_processor_backend"), {
+        "old": s.flag("disable_fast_image_processor"), "backend": s.flag("image_processor_backend"),
+        "value": backend})
+
+
+def _int_or(s: Settings, name: str, default: int) -> int:
+    value = s.get(name, default)
+    return value if isinstance(value, int) else default
+
+
+@predicate("ssl-http2-args")
+def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("ssl_keyfile"):
+        return None
+    cert, key = s.get("ssl_certfile"), s.get("ssl_keyfile")
+    refresh, http2 = bool(s.get("enable_ssl_refresh", False)), bool(s.get("enable_http2", False))
+    f = s.flag
+    streams = _int_or(s, "http2_max_concurrent_streams", 200)
+    window = _int_or(s, "http2_initial_connection_window_size", 1048576)
+    return hit_of(first_broken([
+        (bool(key) and not cert, f"{f('ssl_keyfile')} requires {f('ssl_certfile')} as well", ("ssl_keyfile",)),
+        (bool(cert) and not key, f"{f('ssl_certfile')} requires {f('ssl_keyfile')} as well", ("ssl_certfile",)),
+        (not cert and not key and bool(s.get("ssl_ca_certs")),
+         f"{f('ssl_ca_certs')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}", ("ssl_ca_certs",)),
+        (not cert and not key and bool(s.get("ssl_keyfile_password")),
+         f"{f('ssl_keyfile_password')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}",
+         ("ssl_keyfile_password",)),
+        (refresh and not (cert and key),
+         f"{f('enable_ssl_refresh')} requires {f('ssl_certfile')} and {f('ssl_keyfile')}", ("enable_ssl_refresh",)),
+        (bool(s.get("enable_http_worker_reuseport", False)) and (
+            _int_or(s, "tokenizer_worker_num", 1) == 1 or http2),
+         f"{f('enable_http_worker_reuseport')} requires {f('tokenizer_worker_num')} > 1 and has no effect "
+         f"with {f('enable_http2')}", ("enable_http_worker_reuseport",)),
+        (http2 and not 0 < streams < 2 ** 32,
+         f"{f('http2_max_concurrent_streams')} must be between 1 and 4294967295", ("http2_max_concurrent_streams",)),
+        (http2 and not 1024 <= window < 2 ** 31,
+         f"{f('http2_initial_connection_window_size')} must be between 1024 and 2147483647",
+         ("http2_initial_connection_window_size",)),
+        (http2 and refresh, f"{f('enable_ssl_refresh')} is not supported with {f('enable_http2')} (Granian "
+                            f"cannot hot-reload certificates)", ("enable_ssl_refresh", "enable_http2")),
+    ]))
+
+
+@predicate("asr-positive")
+def _asr_positive(s: Settings, rule: RuleSpec) -> Hit | None:
+    checks = []
+    for name in ("asr_max_buffer_seconds", "asr_max_concurrent_sessions"):
+        value = s.get(name) if s.has(name) else None
+        checks.append((isinstance(value, (int, float)) and value <= 0,
+                       f"{s.flag(name)} must be positive (got {value})", (name,)))
+    return hit_of(first_broken(checks))
+
+
+@predicate("mm-process-config")
+def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("mm_process_config"):
+        return None
+    size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
+    config = json_setting(s, "mm_process_config")
+    name = s.flag("mm_process_config")
+    checks = [(isinstance(size, int) and size < 0, f"{s.flag('mm_preprocess_cache_size_mb')} must be "
+                                                   f"non-negative (got {size})", ("mm_preprocess_cache_size_mb",))]
+    if config not in (None, _UNPARSED):
+        checks.append((not isinstance(config, dict),
+                       f"{name} must be a JSON object, got {type(config).__name__} (TypeError)", ("mm_process_config",)))
+        for key in ("image", "video", "audio"):
+            checks.append((isinstance(config, dict) and key in config and not isinstance(config[key], dict),
+                           f"{name} '{key}' must be a JSON object, got {type(config.get(key)).__name__} (TypeError)"
+                           if isinstance(config, dict) else "", ("mm_process_config",)))
+    return hit_of(first_broken(checks))
+
+
+@predicate("serving-json-values")
+def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
+    newer = s.at_least(0, 5, 23)
+    kwargs = json_setting(s, "default_chat_template_kwargs") if newer and s.has("default_chat_template_kwargs") else None
+    limits = json_setting(s, "limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
+    bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
+    prefs = json_setting(s, "preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
+    return hit_of(first_broken([
+        (kwargs not in (None, _UNPARSED) and not isinstance(kwargs, dict),
+         f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", ("default_chat_template_kwargs",)),
+        (bool(bad), f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
+                    f"(allowed: image, video, audio)", ("limit_mm_data_per_request",)),
+        (isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs,
+         f"watermark is not supported in {s.flag('preferred_sampling_params')}", ("preferred_sampling_params",)),
+    ]))
+
+
+@predicate("tokenizer-batching")
+def _tokenizer_batching(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not (s.get("enable_tokenizer_batch_encode", False) and s.get("enable_dynamic_batch_tokenizer", False)):
+        return None
+    return Hit(("enable_tokenizer_batch_encode", "enable_dynamic_batch_tokenizer"), {
+        "batch": s.flag("enable_tokenizer_batch_encode"), "dynamic": s.flag("enable_dynamic_batch_tokenizer")})
+
+
+@predicate("mm-feature-transport")
+def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("mm_feature_transport"):
+        return None
+    transport = s.get("mm_feature_transport")
+    if transport is None and "SGLANG_USE_CUDA_IPC_TRANSPORT" in s.env:
+        # The legacy variable chooses when the flag is unset (deprecated, still honoured).
+        transport = "cuda_ipc" if env_true(s, "SGLANG_USE_CUDA_IPC_TRANSPORT") else "cpu"
+    if s.get("encoder_only", False):
+        return None  # encoder-only serving falls back to cpu for this inactive transport
+    nnodes, pp = _int_or(s, "nnodes", 1), _int_or(s, "pp_size", 1)
+    name = s.flag("mm_feature_transport")
+    return hit_of(first_broken([
+        (transport == "cuda_vmm" and pp != 1,
+         f"{name} cuda_vmm does not support pipeline parallelism ({s.flag('pp_size')} {pp})",
+         ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT")),
+        (transport == "cuda_ipc" and nnodes != 1,
+         f"{name} cuda_ipc only supports a single node ({s.flag('nnodes')} {nnodes})",
+         ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT")),
+    ]))

@@ -1,0 +1,146 @@
+"""Predicates of the attention-backend rules of group gserve.
+
+0.5.23's arg_groups/attention_hook.py (linear attention / ReplaySSM, multi-item scoring) and
+the resolution passes of arg_groups/overrides.py (deterministic inference, TRTLLM and CuteDSL
+MLA, nvfp4_online MoE runners), with 0.5.9's ServerArgs counterparts. Each predicate reads
+the backends as written, after SGLang's deprecated-alias renames; where SGLang picks a
+backend itself (by GPU or model) the predicate stays silent rather than guess.
+"""
+
+from __future__ import annotations
+
+from generator.sglang.rules.predicates.common import env_true
+from generator.sglang.rules.predicates.gserve import first_broken, hit_of
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# 0.5.23's handle_deprecated_args renames these attention backends before any check.
+_ALIASES = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
+
+
+def backends(s: Settings) -> tuple[str | None, str | None, str | None]:
+    """(attention, decode, prefill) backends as written, after 0.5.23's alias renames."""
+    base = s.get("attention_backend")
+    decode = s.get("decode_attention_backend") if s.has("decode_attention_backend") else None
+    prefill = s.get("prefill_attention_backend") if s.has("prefill_attention_backend") else None
+    if s.at_least(0, 5, 23):
+        base, decode = _ALIASES.get(base, base), _ALIASES.get(decode, decode)
+        # A renamed prefill tokenspeed_mla becomes trtllm_mla (cutedsl_mla is decode-only).
+        prefill = "trtllm_mla" if prefill == "tokenspeed_mla" else _ALIASES.get(prefill, prefill)
+    return base, decode, prefill
+
+
+@predicate("linear-replayssm")
+def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("enable_linear_replayssm"):
+        return None
+    explicit = s.get("linear_attn_decode_backend")
+    decode = explicit or s.get("linear_attn_backend", "triton")
+    if decode == "flashkda" and explicit != "flashkda":
+        decode = "triton"  # inherited from the base backend: SGLang falls back to triton
+    replay, spec = bool(s.get("enable_linear_replayssm", False)), bool(s.get("enable_linear_replayssm_spec", False))
+    mode = s.get("disaggregation_mode", "null")
+    extra = (not s.get("disable_radix_cache", False)
+             and s.get("mamba_radix_cache_strategy") in ("extra_buffer", "extra_buffer_lazy"))
+    length = s.get("linear_replayssm_cache_len", 16)
+    topk = s.get("speculative_eagle_topk")
+    f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
+    return hit_of(first_broken([
+        (explicit == "flashkda", f"{f('linear_attn_decode_backend')} flashkda is not supported: FlashKDA is "
+                                 f"prefill-only", ("linear_attn_decode_backend",)),
+        (replay and decode not in ("triton", "helion"),
+         f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'",
+         ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend")),
+        (replay and extra, f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
+                           f"'{s.get('mamba_radix_cache_strategy')}'", ("enable_linear_replayssm", "mamba_radix_cache_strategy")),
+        (replay and mode != "null", f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})",
+         ("enable_linear_replayssm", "disaggregation_mode")),
+        (replay and isinstance(length, int) and length < 1,
+         f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", ("linear_replayssm_cache_len",)),
+        (spec and topk not in (None, 1), f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
+                                         f"None or 1), got {topk}", ("enable_linear_replayssm_spec", "speculative_eagle_topk")),
+        (spec and decode not in ("triton", "flashinfer"),
+         f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'",
+         ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend")),
+        (spec and mode == "prefill", f"{rs} is not supported on a PD prefill server",
+         ("enable_linear_replayssm_spec", "disaggregation_mode")),
+        (spec and replay, f"{rs} and {r} are mutually exclusive", ("enable_linear_replayssm_spec", "enable_linear_replayssm")),
+    ]))
+
+
+@predicate("mis-flashinfer")
+def _mis_flashinfer(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("enable_mis") or not s.get("enable_mis", False):
+        return None
+    base, decode, prefill = backends(s)
+    phases = {"prefill": prefill or base, "decode": decode or base}
+    wrong = {k: v for k, v in phases.items() if v is not None and v != "flashinfer"}
+    if not wrong:
+        return None  # flashinfer, or left to SGLang's choice by GPU and model
+    return Hit(("enable_mis", "attention_backend", "prefill_attention_backend", "decode_attention_backend"), {
+        "mis": s.flag("enable_mis"), "backend": s.flag("attention_backend"),
+        "got": ", ".join(f"{k}={v}" for k, v in sorted(wrong.items()))})
+
+
+@predicate("deterministic-attn-backend")
+def _deterministic_backend(s: Settings, rule: RuleSpec) -> Hit | None:
+    on = bool(s.get("enable_deterministic_inference", False)) or s.get("rl_on_policy_target") is not None
+    base = backends(s)[0]
+    allowed = rule.param("backends", s.version) or []
+    if not on or base is None or base in allowed:
+        return None  # unset: SGLang picks fa3, flashinfer or triton by GPU
+    return Hit(("attention_backend", "enable_deterministic_inference", "rl_on_policy_target"), {
+        "backend": s.flag("attention_backend"), "value": base, "allowed": ", ".join(allowed),
+        "det": s.flag("enable_deterministic_inference")})
+
+
+@predicate("trtllm-mla-kv-dtype")
+def _trtllm_mla_kv(s: Settings, rule: RuleSpec) -> Hit | None:
+    base, decode, _prefill = backends(s)
+    if "trtllm_mla" not in (base, decode):
+        return None
+    allowed = rule.param("kv_dtypes", s.version) or []
+    kv = s.get("kv_cache_dtype", "auto")
+    if s.at_least(0, 5, 23) and "tokenspeed_mla" in (s.get("attention_backend"), s.get("decode_attention_backend")):
+        kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
+    if kv in allowed:
+        return None
+    return Hit(("kv_cache_dtype", "attention_backend", "decode_attention_backend"), {
+        "kv": s.flag("kv_cache_dtype"), "value": kv, "allowed": ", ".join(allowed)})
+
+
+@predicate("cutedsl-mla")
+def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.at_least(0, 5, 23):
+        return None
+    base, decode, prefill = backends(s)
+    if "cutedsl_mla" not in (base, decode, prefill):
+        return None
+    kv = s.get("kv_cache_dtype", "auto")
+    if "tokenspeed_mla" in (s.get("attention_backend"), s.get("decode_attention_backend")):
+        kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
+    name = s.flag("prefill_attention_backend")
+    return hit_of(first_broken([
+        (prefill == "cutedsl_mla", f"{name} cutedsl_mla: CuteDSL MLA only supports decoding for now (AssertionError)",
+         ("prefill_attention_backend",)),
+        (kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"),
+         f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'",
+         ("kv_cache_dtype", "attention_backend", "decode_attention_backend")),
+    ]))
+
+
+@predicate("nvfp4-online-moe-runner")
+def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("quantization") != "nvfp4_online":
+        return None
+    runner = s.get("moe_runner_backend", "auto")
+    megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
+               and env_true(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
+    if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
+        return None
+    if runner == "flashinfer_megamoe" and megamoe:
+        return None
+    return Hit(("moe_runner_backend", "quantization"), {
+        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
+        "a2a": s.flag("moe_a2a_backend")})
