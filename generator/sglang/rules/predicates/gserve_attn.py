@@ -41,8 +41,11 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
         decode = "triton"  # inherited from the base backend: SGLang falls back to triton
     replay, spec = bool(s.get("enable_linear_replayssm", False)), bool(s.get("enable_linear_replayssm_spec", False))
     mode = s.get("disaggregation_mode", "null")
-    extra = (not s.get("disable_radix_cache", False)
-             and s.get("mamba_radix_cache_strategy") in ("extra_buffer", "extra_buffer_lazy"))
+    # A decode server runs without the radix cache unless it enables its own, and without
+    # the radix cache there is no extra buffer (mamba_extra_buffer_of).
+    radix = not s.get("disable_radix_cache", False) and (
+        mode != "decode" or bool(s.get("disaggregation_decode_enable_radix_cache", False)))
+    extra = radix and s.get("mamba_radix_cache_strategy") in ("extra_buffer", "extra_buffer_lazy")
     length = s.get("linear_replayssm_cache_len", 16)
     topk = s.get("speculative_eagle_topk")
     f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
