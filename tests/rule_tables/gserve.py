@@ -126,7 +126,6 @@ ROWS: list[Row] = [
     (NEW, ["--enable-mis", "--attention-backend", "fa3"], {}, ["X290"]),
     (NEW, ["--enable-mis", "--attention-backend", "flashinfer", "--decode-attention-backend", "triton"], {}, ["X290"]),
     (NEW, ["--enable-mis", "--attention-backend", "flashinfer"], {}, []),
-    (NEW, ["--enable-mis"], {}, []),
     # X291 deterministic-attn-backend
     (OLD, ["--enable-deterministic-inference", "--attention-backend", "fa4"], {}, ["X291"]),
     (NEW, ["--enable-deterministic-inference", "--attention-backend", "fa4"], {}, []),
@@ -139,13 +138,24 @@ ROWS: list[Row] = [
     (NEW, ["--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp8_e4m3"], {}, []),
     # X293 cutedsl-mla
     (NEW, ["--prefill-attention-backend", "cutedsl_mla"], {}, ["X293"]),
-    (NEW, ["--prefill-attention-backend", "tokenspeed_mla"], {}, []),  # renamed to trtllm_mla for prefill
+    (NEW, ["--prefill-attention-backend", "tokenspeed_mla"], {}, ["X160"]),  # renamed to trtllm_mla for prefill
     (NEW, ["--attention-backend", "cutedsl_mla", "--kv-cache-dtype", "fp8_e5m2"], {}, ["X293"]),
-    (NEW, ["--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e5m2"], {}, []),  # SGLang sets fp8
+    (NEW, ["--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e5m2"], {}, ["X160"]),  # SGLang sets fp8
     # X294 nvfp4-online-moe-runner
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "triton"], {}, ["X294"]),
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_cutedsl"], {}, []),
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_megamoe"], {}, ["X294"]),
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_megamoe",
            "--moe-a2a-backend", "flashinfer_megamoe"], {"SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16": "1"}, []),
+]
+
+ROWS += [
+    # X160 deprecated-choice-alias
+    (OLD, ["--tool-call-parser", "qwen25"], {}, ["X160"]),
+    (NEW, ["--tool-call-parser", "glm45", "--attention-backend", "compressed"], {}, ["X160"]),
+    (NEW, ["--tool-call-parser", "glm"], {}, []),
+    # X161 mis-backend-auto (and the error rule once a phase is written)
+    (NEW, ["--enable-mis"], {}, ["X161"]),
+    (NEW, ["--enable-mis", "--prefill-attention-backend", "flashinfer"], {}, ["X161"]),
+    (NEW, ["--enable-mis", "--attention-backend", "flashinfer"], {}, []),
 ]

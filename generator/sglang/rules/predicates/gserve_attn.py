@@ -147,3 +147,30 @@ def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("moe_runner_backend", "quantization"), {
         "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
         "a2a": s.flag("moe_a2a_backend")})
+
+
+@predicate("deprecated-choice-alias")
+def _deprecated_alias(s: Settings, rule: RuleSpec) -> Hit | None:
+    """Choice values SGLang's handle_deprecated_args renames with a warning (no F code: they
+    are still in the pin's argparse choices)."""
+    aliases = rule.param("aliases", s.version) or {}
+    found: list[tuple[str, str, str]] = []
+    for dest, table in sorted(aliases.items()):
+        value = s.get(dest) if s.has(dest) else None
+        if isinstance(value, str) and value in table:
+            found.append((dest, value, table[value]))
+    if not found:
+        return None
+    said = "; ".join(f"{s.flag(d)} {old} is read as {new}" for d, old, new in found)
+    return Hit(tuple(d for d, _o, _n in found), {"detail": said, "first": s.flag(found[0][0]),
+                                                 "new": found[0][2]})
+
+
+@predicate("mis-backend-auto")
+def _mis_backend_auto(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("enable_mis") or not s.get("enable_mis", False):
+        return None
+    base, decode, prefill = backends(s)
+    if (prefill or base) is not None and (decode or base) is not None:
+        return None  # both phases written: the error rule decides
+    return Hit(("enable_mis",), {"mis": s.flag("enable_mis"), "backend": s.flag("attention_backend")})
