@@ -82,6 +82,7 @@ def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequen
         (g.action, g.words, g.pos) for g in argv.groups if isinstance(g, CheckedArg)]
     settings = settings_from_words(catalog, groups, dict(environment), env_pos)
     settings = _with_dropped_tool_parser(settings, placement)
+    settings = _with_secret_args(settings, placement)
     fallback = service.pos("model")
     for finding in evaluate(settings, load_rules(rules_path(catalog))):
         record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning
@@ -109,6 +110,29 @@ def _with_dropped_tool_parser(settings: Settings, placement: Any) -> Settings:
     dest = settings.dest("tool_call_parser")
     return Settings(settings.catalog, {**settings.values, dest: written[0]},
                     {**settings.written, dest: written[1]}, settings.env, settings.env_pos)
+
+
+# What a rule sees for a flag given through ``secret_args``: set, value unknown to gen.
+SECRET_PLACEHOLDER = "<secret>"
+
+
+def _with_secret_args(settings: Settings, placement: Any) -> Settings:
+    """Mark the flags of ``secret_args`` as set: SGLang reads them from the credential file.
+
+    gen never sees their values, but rules that ask whether one is set (``--api-key``
+    with the native gRPC server, ``--ssl-keyfile-password`` without SSL files) must fire.
+    """
+    service = placement.service
+    values, written = dict(settings.values), dict(settings.written)
+    for i, flag in enumerate(getattr(service, "secret_args", ())):
+        action = settings.catalog.by_option(flag)
+        if action is None or not action.takes_value or action.dest in written:
+            continue  # the secrets check reports it (K003)
+        values[action.dest] = SECRET_PLACEHOLDER
+        written[action.dest] = service.pos("secret_args", i)
+    if len(written) == len(settings.written):
+        return settings
+    return Settings(settings.catalog, values, written, settings.env, settings.env_pos)
 
 
 def sglang_numa_flag(argv: Any, service: Any) -> tuple[list[int] | None, Position]:
