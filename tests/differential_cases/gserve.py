@@ -78,6 +78,11 @@ CASES: list[WordCase] = [
     *product_cases("prefill-complete", NEW, {"--disaggregation-decode-allocation-policy": "prefill_complete",
                                              "--disaggregation-mode": "decode"}, {"--tp-size": [None]},
                    env={"SGLANG_RUST_SERVER": "1"}),
+    # attention TP: SGLang counts DP attention from the deprecated switch, already folded
+    # into --attn-dp-size, so every TP > 1 is refused
+    *product_cases("prefill-complete", NEW, {"--disaggregation-decode-allocation-policy": "prefill_complete",
+                                             "--disaggregation-mode": "prefill", "--tp-size": 2}, {
+        "--attn-dp-size|--dp-size|--enable-dp-attention": [(None, None, None), (2, None, None), (None, 2, True)]}),
     *product_cases("linear-replayssm", NEW, {}, {
         "--linear-attn-backend|--linear-attn-decode-backend": [
             (None, None), (None, "flashkda"), ("flashkda", None), (None, "flashinfer"), ("helion", None)],

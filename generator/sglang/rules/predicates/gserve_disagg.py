@@ -114,7 +114,9 @@ def _prefill_complete_unsupported(s: Settings) -> list[str]:
         (_backend(s) != "mooncake", "transfer backends other than Mooncake"),
         (int_setting(s, "pp_size", 1) != 1 or int_setting(s, "attn_cp_size", 1) != 1
          or int_setting(s, "dcp_size", 1) != 1, "pipeline or attention context parallelism"),
-        (int_setting(s, "tp_size", 1) != dp_attention(s)[1], "attention tensor parallelism greater than one"),
+        # 0.5.23 reads dp_size x enable_dp_attention after handle_deprecated_dp_attention has
+        # turned enable_dp_attention off (moved to attn_dp_size): any TP > 1 counts.
+        (int_setting(s, "tp_size", 1) != 1, "attention tensor parallelism greater than one"),
         (bool(s.get("enable_pdmux", False)) or s.get("decoupled_spec_role", "null") != "null",
          "PD multiplexing or decoupled speculation"),
         (bool(s.get("enable_pd_role_switch", False)), "runtime PD role switching"),
