@@ -63,7 +63,8 @@ ROWS: list[Row] = [
     # kv-cache-sharding (X091)
     ("0.5.23", ["--enable-kv-cache-sharding"], {}, ["X091"]),
     ("0.5.23", [*SHARD, "--enable-flexkv"], {}, ["X091"]),
-    ("0.5.23", [*SHARD, "--disaggregation-transfer-backend", "fake"], {}, ["X091"]),
+    # a prefill server with the fake backend: SGLang's PD handler asserts first (gserve's X287)
+    ("0.5.23", [*SHARD, "--disaggregation-transfer-backend", "fake"], {}, ["X091", "X287"]),
     ("0.5.23", [*SHARD, "--chunked-prefill-size", "-1"], {}, ["X091"]),
     ("0.5.23", SHARD, {}, []),
     # hicache-config (X092)

@@ -6,6 +6,7 @@ from rule_tables import Row
 
 NEW = "0.5.23"
 OLD = "0.5.9"
+DECODE = ["--disaggregation-mode", "decode"]
 SSL = ["--ssl-certfile", "/c.pem", "--ssl-keyfile", "/k.pem"]
 
 ROWS: list[Row] = [
@@ -88,12 +89,15 @@ ROWS: list[Row] = [
     (OLD, ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "2"], {}, []),
     # X287 pd-disagg-args
     (NEW, ["--disaggregation-decode-host-receive-threshold", "1.5"], {}, ["X287"]),
-    (NEW, ["--disaggregation-decode-host-receive-threshold", "0.5", "--enable-hisparse"], {}, ["X287"]),
-    (NEW, ["--disaggregation-decode-host-receive-threshold", "0.5",
+    # below 1 SGLang sets the retraction backup to host_pool, which only a decode server takes (X085)
+    (NEW, [*DECODE, "--disaggregation-decode-host-receive-threshold", "0.5", "--enable-pd-role-switch"], {},
+     ["X287"]),
+    (NEW, [*DECODE, "--disaggregation-decode-host-receive-threshold", "0.5",
            "--disaggregation-decode-retraction-backup", "cpu_tensor"], {}, ["X287"]),
-    (NEW, ["--disaggregation-decode-host-receive-threshold", "0.5"], {}, []),
+    (NEW, [*DECODE, "--disaggregation-decode-host-receive-threshold", "0.5"], {}, []),
+    # (gkv's X264 refuses HiSparse with a radix cache too)
     (NEW, ["--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache", "--enable-hisparse"],
-     {}, ["X287"]),
+     {}, ["X264", "X287"]),
     (NEW, ["--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache",
            "--disaggregation-transfer-backend", "fake"], {}, ["X287"]),
     (NEW, ["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "fake"], {}, []),
