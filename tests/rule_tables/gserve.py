@@ -149,8 +149,12 @@ ROWS: list[Row] = [
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "triton"], {}, ["X294"]),
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_cutedsl"], {}, []),
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_megamoe"], {}, ["X294"]),
+    # X294 quiet; MegaMOE itself still needs --attn-dp-size equal to --tp-size (gmoe's X060)
     (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_megamoe",
-           "--moe-a2a-backend", "flashinfer_megamoe"], {"SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16": "1"}, []),
+           "--moe-a2a-backend", "flashinfer_megamoe"], {"SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16": "1"}, ["X060"]),
+    (NEW, ["--quantization", "nvfp4_online", "--moe-runner-backend", "flashinfer_megamoe",
+           "--moe-a2a-backend", "flashinfer_megamoe", "--tp-size", "2", "--attn-dp-size", "2"],
+     {"SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16": "1"}, []),
 ]
 
 ROWS += [
