@@ -26,9 +26,12 @@ class Settings:
     written: Mapping[str, Position | None]  # dests the manifest set (position when known)
     env: Mapping[str, str]
     env_pos: Mapping[str, Position] = field(default_factory=dict)
-    # name -> the pin's dest, shared by every Settings of one catalog (see _dest_map):
+    # name -> the pin's dest, shared by every Settings of one catalog (see _catalog_cache):
     # predicates ask for the same few names on every service.
     _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # True when every value not in ``written`` is the catalog's default (settings_from_words
+    # guarantees it), which lets evaluate skip a rule that reads only unwritten settings.
+    plain: bool = field(default=False, compare=False, repr=False)
 
     @property
     def version(self) -> tuple[int, ...] | None:
@@ -161,7 +164,12 @@ def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequenc
             continue  # a switch turned off: SGLang keeps its default
         values[action.dest] = parse_value(action, words)
         written[action.dest] = pos
-    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), _catalog_cache(catalog)[1])
+    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), _catalog_cache(catalog)[1], plain=True)
+
+
+def defaults_of(catalog: Catalog) -> Mapping[str, Any]:
+    """SGLang's default of every setting of ``catalog`` (shared; do not modify)."""
+    return _defaults(catalog)
 
 
 def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
