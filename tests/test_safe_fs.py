@@ -299,3 +299,33 @@ def test_property_any_plant_is_refused_or_handled_and_outside_never_changes(tmp_
             st_ = (out / "h" / f.relpath).lstat()
             assert stat.S_ISREG(st_.st_mode) and (out / "h" / f.relpath).read_text() == f.text
     assert _snapshot(outside) == before
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
+def test_an_entry_swapped_after_the_folder_was_scanned_is_still_refused(tmp_path: Path, outside: Path,
+                                                                      kind: str) -> None:
+    """plan reads files its folder listing showed as regular without an lstat each: the open
+    (O_NOFOLLOW) and the fstat after it must still refuse what was put there since."""
+    out = _deployed(tmp_path)
+    with OutputTree(out) as tree:
+        assert tree.scan(("h", "etc", "sglang"))["a"] is True
+        managed = out / "h/etc/sglang/a"
+        managed.unlink()
+        if kind == "symlink":
+            managed.symlink_to(outside / "keep.txt")
+        elif kind == "fifo":
+            os.mkfifo(managed)
+        else:
+            managed.mkdir()
+        with pytest.raises(UnsafeOutputError, match="^output/h/etc/sglang/a is a "):
+            tree.read(("h", "etc", "sglang", "a"), listed=True)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 20])
+def test_read_returns_every_byte_of_any_size(tmp_path: Path, size: int) -> None:
+    """One read of fstat's size plus one ends at end of file; bigger files read on to the end."""
+    data = os.urandom(size)
+    (tmp_path / "f").write_bytes(data)
+    with OutputTree(tmp_path) as tree:
+        assert tree.read(("f",)) == data
+        assert tree.read(("f",), listed=True) == data

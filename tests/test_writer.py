@@ -115,3 +115,27 @@ def test_unified_diff_shows_one_changed_line(tmp_path: Path) -> None:
     text = unified_diff(plan(out, _tree(u="a\nB\nc\n")))
     assert text.splitlines() == [
         "--- a/output/h/u", "+++ b/output/h/u", "@@ -1,4 +1,4 @@", f" {HEAD.strip()}", " a", "-b", "+B", " c"]
+
+
+def test_a_same_size_edit_with_the_old_mtime_is_still_seen(tmp_path: Path) -> None:
+    """The comparison reads the bytes: neither size nor mtime is trusted to say 'unchanged'."""
+    out = tmp_path / "output"
+    tree = _tree(etc__a="value=1\n", etc__b="2\n")
+    apply(out, plan(out, tree))
+    target = out / "h/etc/a"
+    before = target.stat()
+    target.write_text(HEAD + "value=2\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+    changes = plan(out, tree)
+    assert _actions(changes) == [("h/.gen-managed", "unchanged"), ("h/etc/a", "updated"), ("h/etc/b", "unchanged")]
+    updated = [c for c in changes if c.action is Action.UPDATED][0]
+    assert updated.old == HEAD + "value=2\n" and updated.new == HEAD + "value=1\n"
+
+
+def test_a_file_that_is_not_utf8_is_updated_not_unchanged(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    tree = _tree(etc__a="1\n")
+    apply(out, plan(out, tree))
+    (out / "h/etc/a").write_bytes(HEAD.encode() + b"\xff\n")
+    assert ("h/etc/a", "updated") in _actions(plan(out, tree))

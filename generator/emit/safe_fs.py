@@ -17,12 +17,10 @@ Only the repository root itself (the ``--root`` the operator chose) is opened by
 from __future__ import annotations
 
 import base64
-import ctypes
 import errno
 import functools
 import os
 import re
-import secrets
 import stat
 import sys
 from collections.abc import Callable, Iterable
@@ -34,6 +32,7 @@ OUTPUT_DISPLAY = "output"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO planted where a file should be must not hang the open.
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CHUNK = 1 << 20  # bytes per read of a file under output/
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # gen's temp files are ``.<name>.<8 chars>.tmp`` (the shape tempfile.mkstemp gave them
 # before, so residue of older versions is recognized too).
@@ -51,8 +50,9 @@ class UnsafeOutputError(WriteError):
 def temp_name(name: str) -> str:
     """A fresh temp file name for ``name`` in gen's own pattern ``.<name>.XXXXXXXX.tmp``."""
     # 40 random bits as 8 base32 letters (a-z, 2-7: what TEMP_RE accepts); one call per
-    # name, not eight (a first render names 10,000 temp files).
-    return f".{name}.{base64.b32encode(secrets.token_bytes(5)).decode('ascii').lower()}.tmp"
+    # name, not eight (a first render names 10,000 temp files). os.urandom is what
+    # secrets.token_bytes returns, without importing secrets (hmac, random) on every run.
+    return f".{name}.{base64.b32encode(os.urandom(5)).decode('ascii').lower()}.tmp"
 
 
 def is_temp_of(entry: str, names: set[str]) -> bool:
@@ -70,6 +70,8 @@ def _libc_syncfs() -> Callable[[int], int] | None:
     """
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # only a run that writes gets here
+
     try:
         major, minor = (int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
         if (major, minor) < (5, 8):
@@ -92,9 +94,27 @@ def syncfs(fd: int) -> bool:
     if func is None:
         return False
     if func(fd) != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return True
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Every byte of the open regular file ``fd``, whose fstat said ``size``.
+
+    Asking for one byte more than ``size`` ends at end of file in one ``read``; only a
+    file that changed size meanwhile (or a short read) needs the loop to its end.
+    """
+    want = min(size + 1, _CHUNK)
+    data = os.read(fd, want)
+    if len(data) == size and size < want:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, _CHUNK):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _symlink_error(display: str, parent_fd: int, name: str) -> UnsafeOutputError:
@@ -225,38 +245,54 @@ class OutputTree:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    def read(self, parts: tuple[str, ...]) -> bytes | None:
-        """A regular file's bytes; None when missing; a symlink/FIFO/device is refused."""
+    def read(self, parts: tuple[str, ...], listed: bool = False) -> bytes | None:
+        """A regular file's bytes; None when missing; a symlink/FIFO/device is refused.
+
+        ``listed``: the caller has just seen the entry as a regular file in :meth:`scan` of
+        its folder, so the lstat is skipped (``O_NOFOLLOW`` and the fstat after opening
+        still refuse a link or anything but a regular file put there since).
+        """
         parent = self.dir_fd(parts[:-1])
         if parent is None:
             return None
-        name, display = parts[-1], self.display(parts)
-        try:  # lstat first: a device is refused before it is ever opened
-            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if stat.S_ISLNK(st.st_mode):
-            raise _symlink_error(display, parent, name)
-        if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(display, st.st_mode)
+        name = parts[-1]
+        if not listed:
+            try:  # lstat first: a device is refused before it is ever opened
+                st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if stat.S_ISLNK(st.st_mode):
+                raise _symlink_error(self.display(parts), parent, name)
+            if not stat.S_ISREG(st.st_mode):
+                raise _not_regular(self.display(parts), st.st_mode)
         try:
             fd = os.open(name, _READ_FLAGS, dir_fd=parent)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise _symlink_error(display, parent, name) from None
-            raise WriteError(f"cannot read {display}: {exc.strerror}") from exc
+                raise _symlink_error(self.display(parts), parent, name) from None
+            raise WriteError(f"cannot read {self.display(parts)}: {exc.strerror}") from exc
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):  # swapped since the lstat
-                raise _not_regular(display, st.st_mode)
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
+            if not stat.S_ISREG(st.st_mode):  # swapped since the lstat (or the listing)
+                raise _not_regular(self.display(parts), st.st_mode)
+            return _read_to_end(fd, st.st_size)
         finally:
             os.close(fd)
+
+    def scan(self, parts: tuple[str, ...]) -> dict[str, bool]:
+        """Names in folder ``output/<parts>``, each True when it is a regular file (not a link).
+
+        One ``getdents`` for the whole folder instead of an lstat per file (the type comes
+        from the folder entry; a file system that does not record it costs an lstat).
+        Empty when the folder does not exist.
+        """
+        fd = self.dir_fd(parts)
+        if fd is None:
+            return {}
+        with os.scandir(fd) as entries:
+            return {e.name: e.is_file(follow_symlinks=False) for e in entries}
 
     def listdir(self, parts: tuple[str, ...]) -> list[str]:
         """Names in folder ``output/<parts>`` (empty when it does not exist)."""

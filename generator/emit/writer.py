@@ -144,15 +144,22 @@ def read_existing(path: Path | str) -> str | None:
         return _decode(out.read((path.name,)))
 
 
-def _residue(out: OutputTree, host: str, owned: Iterable[str]) -> list[Change]:
-    """gen's own temp files (``.<name>.XXXXXXXX.tmp``) beside the files it owns in a host tree."""
+def _residue(out: OutputTree, host: str, owned: Iterable[str],
+             listings: dict[tuple[str, ...], dict[str, bool]] | None = None) -> list[Change]:
+    """gen's own temp files (``.<name>.XXXXXXXX.tmp``) beside the files it owns in a host tree.
+
+    ``listings`` holds folders already scanned by the caller (the rest are scanned here).
+    """
+    listings = {} if listings is None else listings
     by_dir: dict[tuple[str, ...], set[str]] = {}
     for rel in owned:
         parts = (host, *_safe_rel(rel))
         by_dir.setdefault(parts[:-1], set()).add(parts[-1])
     changes = []
     for folder, names in sorted(by_dir.items()):
-        for entry in out.listdir(folder):
+        if folder not in listings:
+            listings[folder] = out.scan(folder)
+        for entry in sorted(listings[folder]):
             if is_temp_of(entry, names):
                 old = _decode(out.read((*folder, entry)))  # a planted link or FIFO is refused
                 if old is not None:
@@ -160,32 +167,61 @@ def _residue(out: OutputTree, host: str, owned: Iterable[str]) -> list[Change]:
     return changes
 
 
-def _plan_file(out: OutputTree, host: str, f: RenderedFile, managed: set[str]) -> Change:
-    old = _decode(out.read((host, *_safe_rel(f.relpath))))
+def _read_listed(out: OutputTree, parts: tuple[str, ...],
+                 listings: dict[tuple[str, ...], dict[str, bool]]) -> bytes | None:
+    """The bytes of ``output/<parts>`` (None: missing), its folder scanned once for all its files.
+
+    A name the listing shows as a regular file is opened straight away (the fstat after
+    opening still refuses anything else); anything else listed takes the full checks of
+    :meth:`OutputTree.read`, which refuse a link, FIFO, device or folder by name.
+    """
+    folder = parts[:-1]
+    listing = listings.get(folder)
+    if listing is None:
+        listing = listings[folder] = out.scan(folder)
+    kind = listing.get(parts[-1])
+    if kind is None:
+        return None
+    return out.read(parts, listed=kind)
+
+
+def _plan_file(out: OutputTree, host: str, f: RenderedFile, managed: set[str],
+               listings: dict[tuple[str, ...], dict[str, bool]]) -> Change:
+    data = _read_listed(out, (host, *_safe_rel(f.relpath)), listings)
     display = f"{host}/{f.relpath}"
-    if old is None:
+    if data is None:
         return Change(display, Action.CREATED, None, f.text, f.mode)
-    if old == f.text:
-        return Change(display, Action.UNCHANGED, old, f.text, f.mode)
-    if f.relpath not in managed and f.relpath != MANAGED_LIST and not owns_header(old):
+    try:  # bytes against bytes: an unchanged file is never decoded
+        if data == f.text.encode("utf-8"):
+            return Change(display, Action.UNCHANGED, f.text, f.text, f.mode)
+    except UnicodeEncodeError:  # a text utf-8 cannot hold is never equal to a file's bytes
+        pass
+    old = _decode(data)
+    if f.relpath not in managed and f.relpath != MANAGED_LIST and not owns_header(old or ""):
         raise WriteError(f"output/{display} exists but gen did not write it; "
                          "move it away or delete it, then render again")
     return Change(display, Action.UPDATED, old, f.text, f.mode)
 
 
+def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
+    """:func:`plan` of one tree in an already opened ``output/``."""
+    tree = tree.with_managed_list()
+    listings: dict[tuple[str, ...], dict[str, bool]] = {}
+    managed = set(_read_managed(out, tree.host))
+    changes = [_plan_file(out, tree.host, f, managed, listings) for f in tree.files]
+    rendered = {f.relpath for f in tree.files}
+    for relpath in sorted(managed - rendered):
+        old = _decode(_read_listed(out, (tree.host, *_safe_rel(relpath)), listings))
+        if old is not None:
+            changes.append(Change(f"{tree.host}/{relpath}", Action.REMOVED, old, None))
+    changes += _residue(out, tree.host, managed | rendered, listings)
+    return sorted(changes, key=lambda c: c.path)
+
+
 def plan(output_root: Path, tree: HostTree) -> list[Change]:
     """Compare a rendered tree with ``output/<host>/``; reads only, writes nothing."""
-    tree = tree.with_managed_list()
-    with OutputTree(output_root) as out:
-        managed = set(_read_managed(out, tree.host))
-        changes = [_plan_file(out, tree.host, f, managed) for f in tree.files]
-        rendered = {f.relpath for f in tree.files}
-        for relpath in sorted(managed - rendered):
-            old = _decode(out.read((tree.host, *_safe_rel(relpath))))
-            if old is not None:
-                changes.append(Change(f"{tree.host}/{relpath}", Action.REMOVED, old, None))
-        changes += _residue(out, tree.host, managed | rendered)
-    return sorted(changes, key=lambda c: c.path)
+    with OutputTree(output_root) as out:  # one tree's folders open at a time, then closed
+        return _plan_tree(out, tree)
 
 
 def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
