@@ -59,3 +59,16 @@ def test_sharing_inventories_must_not_render_the_same_service() -> None:
     renamed = _doc("hosts/b.yaml", "name: b\naddress: box.lan\nssh: {shared_with: [a]}\n"
                                    "services:\n  - {name: qwen-full}\n")
     assert shared_address_errors([a, renamed]) == []
+
+
+def test_pairs_are_found_among_many_in_file_order() -> None:
+    """reach_errors buckets by target; each clashing pair still comes once, in file order."""
+    from generator.load.addresses import reach, reach_errors
+
+    texts = {"a": "address: box\n", "b": "address: other\n", "c": "address: box\n",
+             "d": "address: box\nssh: {shared_with: [e]}\n", "e": "address: box\nssh: {shared_with: [d]}\n",
+             "f": "address: other\nssh: {port: 2222}\n"}
+    reaches = [reach(_doc(f"hosts/{n}.yaml", f"name: {n}\n{t}")) for n, t in texts.items()]
+    found = [(d.pos.path, d.code) for d in reach_errors([r for r in reaches if r is not None])]
+    pairs = [("a", "c"), ("a", "d"), ("a", "e"), ("c", "d"), ("c", "e")]  # d+e declare each other
+    assert found == [(f"hosts/{x}.yaml", "R011") for p in pairs for x in p]

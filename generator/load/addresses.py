@@ -92,10 +92,15 @@ def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
 def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
     """:func:`shared_address_errors` over each file's :func:`reach` (in file order)."""
     out: list[Diagnostic] = []
-    for i, a in enumerate(reaches):
-        for b in reaches[i + 1:]:
-            if a.target != b.target:
-                continue
+    # Only files with the same target can clash: bucket them (a fleet of 1,000 hosts is
+    # 1,000 lookups, not half a million pairs), then visit each pair in file order as before.
+    later: dict[tuple[str, int], list[Reach]] = {}
+    for r in reaches:
+        later.setdefault(r.target, []).append(r)
+    for a in reaches:
+        same = later[a.target]
+        same.pop(0)  # a itself: what is left are the files after it with its target
+        for b in same:
             if b.name in a.shared_with and a.name in b.shared_with:
                 out.extend(_same_files(a, b))
                 continue
