@@ -302,3 +302,19 @@ def test_an_entry_moved_to_another_hosts_key_is_a_miss(repo_copy: Path, cache: P
     for path, payload in zip(hosts, payloads[1:] + payloads[:1]):
         _resign(path, payload)
     _same(render_fleet(repo_copy, None), uncached)
+
+
+def test_library_versions_are_what_importlib_metadata_says() -> None:
+    """The key's library versions come from a listing of the dist-info folders (cheap);
+    importlib.metadata is the reference they must equal."""
+    assert render_cache.library_versions() == render_cache._metadata_versions()
+    assert all(v != "absent" for v in render_cache.library_versions().values())
+
+
+def test_an_egg_info_on_the_path_is_left_to_importlib_metadata(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "Jinja2.egg-info").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    asked: list[bool] = []
+    monkeypatch.setattr(render_cache, "_metadata_versions", lambda: asked.append(True) or {"jinja2": "egg"})
+    assert render_cache.library_versions() == {"jinja2": "egg"} and asked

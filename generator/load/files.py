@@ -175,3 +175,11 @@ def source_files(root: Path, folder: str) -> list[SourceFile]:
         return out
     finally:
         os.close(dir_fd)
+
+
+def host_file_index(files: list[SourceFile]) -> dict[str, SourceFile]:
+    """Host files by stem; ``<name>.yaml`` before ``<name>.yml``."""
+    index: dict[str, SourceFile] = {}
+    for sf in files:
+        index.setdefault(sf.stem, sf)
+    return index

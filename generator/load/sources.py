@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics
-from generator.load.files import SUFFIXES, SourceFile, source_files
+from generator.load.files import SUFFIXES, SourceFile, host_file_index, source_files
 from generator.load.limits import cap
 from generator.load.manifests import Document, load_source
 from generator.load.resolve import (
@@ -126,14 +126,6 @@ def _load_peer(name: str, sf: SourceFile | None) -> PeerInventory:
     doc = load_document(sf, HOST_SCHEMA, "host", Diagnostics())
     host = host_from_doc(doc) if doc is not None else None
     return PeerInventory(name, sf.display, True, host if host is not None and host.name == name else None)
-
-
-def host_file_index(files: list[SourceFile]) -> dict[str, SourceFile]:
-    """Host files by stem; ``<name>.yaml`` before ``<name>.yml``."""
-    index: dict[str, SourceFile] = {}
-    for sf in files:
-        index.setdefault(sf.stem, sf)
-    return index
 
 
 def load_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[str, SourceFile | None],

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
+import re
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,14 +131,64 @@ def gen_fingerprint() -> str:
     _hash_tree(digest, package, "generator")
     # catalog.tables_dir falls back to the project's own catalogs/ folder.
     _hash_tree(digest, package.parent / "catalogs", "project-catalogs")
-    for lib in _LIBRARIES:
-        try:
-            version = importlib.metadata.version(lib)
-        except importlib.metadata.PackageNotFoundError:
-            version = "absent"
+    for lib, version in library_versions().items():
         digest.update(f"{lib}={version}\0".encode())
     digest.update(sys.version.encode())
     return digest.hexdigest()
+
+
+def _normal(name: str) -> str:
+    """A distribution name as packaging compares it: ``ruamel.yaml`` = ``ruamel_yaml``."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def library_versions() -> dict[str, str]:
+    """The installed version of each library in _LIBRARIES ("absent" when it is not installed).
+
+    Read from the ``<name>-<version>.dist-info`` folders on ``sys.path``, first match
+    wins, as importlib.metadata finds them: listing a few folders is cheap, while importing
+    importlib.metadata (email, zipfile, csv, ...) costs more than the rest of a warm run's
+    start. Anything this does not read plainly (an egg, two candidates in one folder, a
+    library not found) is asked of importlib.metadata itself.
+    """
+    wanted = {_normal(lib): lib for lib in _LIBRARIES}
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        here: dict[str, list[str]] = {}
+        for name in names:
+            base, dot, kind = name.rpartition(".")
+            if not dot or kind not in ("dist-info", "egg-info", "egg"):
+                continue
+            dist, dash, version = base.partition("-")
+            if _normal(dist) not in wanted:
+                continue
+            if kind != "dist-info" or not dash:
+                return _metadata_versions()  # an egg or egg-info: importlib.metadata reads those
+            here.setdefault(_normal(dist), []).append(version)
+        for key, versions in here.items():
+            if len(versions) > 1:
+                return _metadata_versions()
+            found.setdefault(key, versions[0])
+    if len(found) != len(wanted):
+        return _metadata_versions()
+    return {lib: found[key] for key, lib in wanted.items()}
+
+
+def _metadata_versions() -> dict[str, str]:
+    """:func:`library_versions` as importlib.metadata gives them (the slow, general way)."""
+    import importlib.metadata
+
+    out = {}
+    for lib in _LIBRARIES:
+        try:
+            out[lib] = importlib.metadata.version(lib)
+        except importlib.metadata.PackageNotFoundError:
+            out[lib] = "absent"
+    return out
 
 
 def shared_key(root: Path, pin: str | None) -> str:
@@ -172,7 +221,7 @@ def _entry_path(folder: Path, key: str) -> Path:
     return folder / key[:2] / f"{key}.json"
 
 
-def _digest(data: bytes) -> str:
+def _digest(data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -183,18 +232,28 @@ def encode(key: str, payload: Any) -> bytes:
     return header + b"\n" + body
 
 
+_JSON = json.JSONDecoder()
+
+
 def decode(key: str, data: bytes) -> Any:
-    """The payload of an entry's bytes, or None unless the header and digest are exactly right."""
-    head, sep, body = data.partition(b"\n")
-    if not sep:
+    """The payload of an entry's bytes, or None unless the header and digest are exactly right.
+
+    An entry is ASCII (:func:`encode` escapes the rest), so it is decoded once and both
+    parts are parsed in place: no copy of a payload that holds a host's whole tree.
+    """
+    cut = data.find(b"\n")
+    if cut < 0:
         return None
     try:
-        header = json.loads(head)
-        if (not isinstance(header, dict) or set(header) != {"format", "key", "digest"}
-                or header["format"] != CACHE_FORMAT or header["key"] != key or header["digest"] != _digest(body)):
+        text = data.decode("ascii")
+        header, end = _JSON.raw_decode(text)
+        if (end != cut or not isinstance(header, dict) or set(header) != {"format", "key", "digest"}
+                or header["format"] != CACHE_FORMAT or header["key"] != key
+                or header["digest"] != _digest(memoryview(data)[cut + 1:])):
             return None
-        return json.loads(body)
-    except (ValueError, RecursionError):
+        payload, end = _JSON.raw_decode(text, cut + 1)
+        return payload if end == len(text) else None
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
 
 
@@ -235,6 +294,8 @@ def store(folder: Path | None, key: str, payload: Any) -> None:
     except (TypeError, ValueError):
         return
     try:
+        import tempfile  # writing only: a warm run reads
+
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=path.parent)
     except OSError:

@@ -11,10 +11,8 @@ here prints.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,19 +20,20 @@ from typing import TYPE_CHECKING, Any
 from generator.emit.writer import Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
+from generator.load.files import SourceFile, host_file_index, source_files
 from generator.load.limits import MAX_JOBS
-from generator.load.resolve import Host, Model
-from generator.load.schema import suggest
-from generator.load.sources import ModelSet, SourceFile, host_file_index, load_models, source_files
 from generator.pipeline import cache as render_cache
 from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
 from generator.pipeline.outcome import HostOutcome
 
 if TYPE_CHECKING:
     from generator.emit.render import HostRender
+    from generator.load.resolve import Host, Model
+    from generator.load.sources import ModelSet
 
-# generator.pipeline.host (planning, flags, jinja2) and .models are imported where work is
-# done: a run the render cache answers entirely never needs them.
+# generator.pipeline.host (planning, flags, jinja2), .models, load.sources (schemas,
+# cerberus) and the process pool are imported where work is done: a run the render cache
+# answers entirely never needs them.
 
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
@@ -83,6 +82,8 @@ def _select(stems: Mapping[str, Any], names: list[str] | None) -> set[str] | Non
     known = sorted(stems)
     for name in names:
         if name not in stems:
+            from generator.load.schema import suggest  # an unknown name only
+
             hint = suggest(name, known)
             raise UnknownHostError(f"no host '{name}' in hosts/ (known: {', '.join(known) or 'none'})"
                                    + (f"; did you mean '{hint}'?" if hint else ""))
@@ -128,6 +129,9 @@ def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOu
     if jobs <= 1 or len(work) < MIN_HOSTS_FOR_POOL:
         _init_worker(*init)
         return _process_chunk(work)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     # fork: workers start in milliseconds and share the loaded modules.
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -151,6 +155,8 @@ class _Models:
     def get(self) -> ModelSet:
         """The loaded models (loaded now when the cache answered for them)."""
         if self.loaded is None:
+            from generator.load.sources import load_models
+
             self.loaded = load_models(self.root)
         return self.loaded
 
@@ -178,6 +184,7 @@ def _models(root: Path, folder: Path | None, key: str) -> _Models:
     cached = _cached_models(root, render_cache.load(folder, key))
     if cached is not None:
         return cached
+    from generator.load.sources import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
@@ -297,6 +304,7 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
     For commands that need an inventory, not its services (``gen sglang snapshot --host``,
     ``gen import --host``). An unknown name raises UnknownHostError.
     """
+    from generator.load.sources import load_models
     from generator.pipeline.host import process_host
 
     files = source_files(root, "hosts")
