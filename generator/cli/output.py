@@ -110,12 +110,11 @@ class Output:
         self.diagnostics.extend(diagnostics)
         if self.machine:
             return
-        shown = [d for d in diagnostics if d.is_error or not self.quiet]
-        for d in shown:
-            click.echo(self._painted(d), err=True)
+        shown = [self._painted(d) for d in diagnostics if d.is_error or not self.quiet]
         errors = sum(d.is_error for d in diagnostics)
-        if shown:
-            click.echo(f"gen: {errors} error(s), {len(diagnostics) - errors} warning(s)", err=True)
+        if shown:  # one write: a fleet's thousands of warnings are not thousands of echo calls
+            shown.append(f"gen: {errors} error(s), {len(diagnostics) - errors} warning(s)")
+            click.echo("\n".join(shown), err=True)
 
     def _painted(self, d: Diagnostic) -> str:
         if not self.color:
