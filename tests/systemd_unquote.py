@@ -137,13 +137,30 @@ def systemd_load(unit_name: str, unit_text: str, system_units: bool = False) -> 
     parse as written) or if the unit did not load. ``system_units`` also searches the
     host's unit folders (a whole rendered unit Wants=/After= targets that live there).
     """
+    return systemd_load_many({unit_name: unit_text}, system_units)[unit_name]
+
+
+# Wants= every unit of a systemd_load_many call, so one `systemd --test` loads them all.
+_ALL_TARGET = "gen-test-all.target"
+
+
+def systemd_load_many(units: dict[str, str], system_units: bool = False) -> dict[str, ParsedService]:
+    """:func:`systemd_load` of several units in one ``systemd --test`` run (a target wants them
+    all); each unit gets exactly the checks it would get alone: nothing logged naming it,
+    and its own dump block saying it loaded. Unit names must not contain one another."""
     d = _public_tempdir()
     try:
-        path = d / unit_name
-        path.write_text(unit_text, encoding="utf-8")
-        path.chmod(0o644)
+        for unit_name, unit_text in units.items():
+            path = d / unit_name
+            path.write_text(unit_text, encoding="utf-8")
+            path.chmod(0o644)
+        start = next(iter(units)) if len(units) == 1 else _ALL_TARGET
+        if len(units) > 1:
+            (d / _ALL_TARGET).write_text(
+                "[Unit]\nDefaultDependencies=no\n" + "".join(f"Wants={n}\n" for n in units), encoding="utf-8")
+            (d / _ALL_TARGET).chmod(0o644)
         proc = subprocess.run(
-            [*_as_unprivileged(), str(SYSTEMD), "--test", "--system", f"--unit={unit_name}",
+            [*_as_unprivileged(), str(SYSTEMD), "--test", "--system", f"--unit={start}",
              "--no-pager", "--log-target=console", "--log-level=info"],
             env={"SYSTEMD_UNIT_PATH": str(d) + (":" if system_units else ""), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
                  "LANG": "C.UTF-8"},
@@ -153,10 +170,11 @@ def systemd_load(unit_name: str, unit_text: str, system_units: bool = False) -> 
         shutil.rmtree(d)
     # split("\n"), not splitlines(): values may hold U+2028 or U+0085, which are not
     # line ends for systemd.
-    about_unit = [ln for ln in proc.stderr.split("\n") if unit_name in ln]
-    assert not about_unit, "systemd complained:\n" + "\n".join(about_unit)
+    for unit_name in units:
+        about_unit = [ln for ln in proc.stderr.split("\n") if unit_name in ln]
+        assert not about_unit, "systemd complained:\n" + "\n".join(about_unit)
     assert proc.returncode == 0, f"systemd --test exited {proc.returncode}:\n{proc.stderr}"
-    return _parse_dump(proc.stdout, unit_name)
+    return {unit_name: _parse_dump(proc.stdout, unit_name) for unit_name in units}
 
 
 def _parse_dump(dump: str, unit_name: str) -> ParsedService:
