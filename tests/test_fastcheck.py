@@ -63,30 +63,28 @@ def _leaves(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 
 
 def _mutations(data: Any) -> Iterator[Any]:
-    for path in _leaves(data):
+    """``data`` with one leaf changed at a time, changed in place and put back before the next:
+    each yielded document is only valid until the generator resumes (no deep copy per
+    mutation: the copies were a third of this test's time)."""
+    for path in list(_leaves(data)):
         parent = data
         for step in path[:-1]:
             parent = parent[step]
+        key = path[-1]
+        original = parent[key]
         for value in REPLACEMENTS:
-            mutated = copy.deepcopy(data)
-            target = mutated
-            for step in path[:-1]:
-                target = target[step]
-            target[path[-1]] = value
-            yield mutated
+            parent[key] = value
+            yield data
+        parent[key] = original
         if isinstance(parent, dict):
-            dropped = copy.deepcopy(data)
-            target = dropped
-            for step in path[:-1]:
-                target = target[step]
-            del target[path[-1]]
-            yield dropped
-            extra = copy.deepcopy(data)
-            target = extra
-            for step in path[:-1]:
-                target = target[step]
-            target["no_such_key"] = 1
-            yield extra
+            saved = dict(parent)  # the key order too: a dropped key put back goes last
+            del parent[key]
+            yield data
+            parent.clear()
+            parent.update(saved)
+            parent["no_such_key"] = 1
+            yield data
+            del parent["no_such_key"]
 
 
 def test_quick_yes_only_where_cerberus_says_yes() -> None:
@@ -98,9 +96,11 @@ def test_quick_yes_only_where_cerberus_says_yes() -> None:
         if not slow:
             continue
         assert _fast(data, schema), f"{display}: a valid document must take the quick path"
+        before = copy.deepcopy(data)
         for mutated in _mutations(data):
             checked += 1
             if _fast(mutated, schema):
                 quick += 1
                 assert _cerberus(mutated, schema), (display, mutated)
+        assert data == before  # every mutation was put back
     assert checked > 2000 and quick > 100  # both answers were exercised
