@@ -8,6 +8,7 @@ severity, a file mode outside 0..0o7777, a path that is absolute or climbs with 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from generator.emit.writer import HostTree, RenderedFile
@@ -55,7 +56,12 @@ def _tree_json(tree: HostTree | None) -> Any:
 
 def _safe_relpath(path: Any) -> bool:
     """A relative path without empty, ``.`` or ``..`` parts (string tests: this runs per file)."""
-    if not isinstance(path, str) or not path or path[0] == "/" or "\0" in path:
+    return isinstance(path, str) and _safe_text_relpath(path)
+
+
+@functools.lru_cache(maxsize=4096)  # a fleet's trees repeat the same few relative paths
+def _safe_text_relpath(path: str) -> bool:
+    if not path or path[0] == "/" or "\0" in path:
         return False
     wrapped = f"/{path}/"
     return "//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
@@ -70,10 +76,14 @@ def _tree_from_json(data: Any) -> tuple[bool, HostTree | None]:
         return False, None
     files = []
     for item in data["files"]:
-        if not (isinstance(item, list) and len(item) == 3 and _safe_relpath(item[0])
-                and isinstance(item[1], str) and _is_int(item[2]) and 0 <= item[2] <= 0o7777):
+        # type() is, not isinstance: JSON gives exact types, and a bool is not a mode
+        if not (type(item) is list and len(item) == 3):
             return False, None
-        files.append(RenderedFile(item[0], item[1], item[2]))
+        relpath, text, mode = item
+        if not (type(relpath) is str and _safe_text_relpath(relpath) and type(text) is str
+                and type(mode) is int and 0 <= mode <= 0o7777):
+            return False, None
+        files.append(RenderedFile(relpath, text, mode))
     return True, HostTree(data["host"], tuple(files))
 
 
