@@ -82,11 +82,15 @@ def _explain(root: Path, result: RenderResult) -> None:
         explain(result)
 
 
+# Enum .value is a property lookup; a fleet's 10,400 rows each need the name.
+_ACTION_NAMES = {action: action.value for action in Action}
+
+
 def _changes_json(changes: list[Change], with_diff: bool = False) -> list[dict[str, object]]:
     """Per file: its path under the repository and what applying does (and the diff, for diff)."""
     rows: list[dict[str, object]] = []
     for change in changes:
-        row: dict[str, object] = {"path": f"output/{change.path}", "action": change.action.value}
+        row: dict[str, object] = {"path": f"output/{change.path}", "action": _ACTION_NAMES[change.action]}
         if with_diff:
             row["diff"] = unified_diff([change])
         rows.append(row)

@@ -188,7 +188,6 @@ class OutputTree:
 
     def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
         """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing."""
-        display = self.display(parts)
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
@@ -196,20 +195,20 @@ class OutputTree:
                 return None
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                raise WriteError(f"cannot open {display}: {exc.strerror}") from exc
+                raise WriteError(f"cannot open {self.display(parts)}: {exc.strerror}") from exc
             st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
-                raise _symlink_error(display, parent_fd, name) from None
+                raise _symlink_error(self.display(parts), parent_fd, name) from None
             if not self._create:
                 return None  # a file where a folder should be: nothing below it exists
-            raise UnsafeOutputError(f"{display} is {_kind(st.st_mode)} where gen needs a folder: "
+            raise UnsafeOutputError(f"{self.display(parts)} is {_kind(st.st_mode)} where gen needs a folder: "
                                     "move it away, then run again") from None
         try:
             os.mkdir(name, 0o755, dir_fd=parent_fd)
         except FileExistsError:
             pass  # made meanwhile (another host's apply): open it, still without following
         except OSError as exc:
-            raise WriteError(f"cannot create {display}: {exc.strerror}") from exc
+            raise WriteError(f"cannot create {self.display(parts)}: {exc.strerror}") from exc
         return self._open_in(parent_fd, name, parts)
 
     def dir_fd(self, parts: tuple[str, ...]) -> int | None:

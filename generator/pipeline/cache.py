@@ -221,6 +221,11 @@ def _entry_path(folder: Path, key: str) -> Path:
     return folder / key[:2] / f"{key}.json"
 
 
+def _entry_name(folder: Path, key: str) -> str:
+    """:func:`_entry_path` as a string, for the read of every entry (no Path objects)."""
+    return f"{folder}/{key[:2]}/{key}.json"
+
+
 def _digest(data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -264,23 +269,23 @@ def load(folder: Path | None, key: str) -> Any:
     """
     if folder is None:
         return None
-    path = _entry_path(folder, key)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(_entry_name(folder, key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
             return None
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read()
+        # One read of the size fstat gave, plus one byte: an entry that is not exactly that
+        # size when read (written meanwhile) is a miss, never half an entry.
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:
+            return None
     except OSError:
         return None
     finally:
-        if fd >= 0:
-            os.close(fd)
+        os.close(fd)
     return decode(key, data)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.emit.writer import Change, HostTree, plan, plan_orphans
+from generator.emit.writer import Action, Change, HostTree, plan, plan_orphans
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, host_file_index, source_files
@@ -72,7 +72,7 @@ class RenderResult:
     @property
     def dirty(self) -> list[Change]:
         """Changes that would modify ``output/``."""
-        return [c for c in self.changes if c.action.value != "unchanged"]
+        return [c for c in self.changes if c.action is not Action.UNCHANGED]
 
 
 def _select(stems: Mapping[str, Any], names: list[str] | None) -> set[str] | None:
