@@ -45,19 +45,27 @@ def fleet_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def fleet_run(fleet_repo: Path) -> pipeline.RenderResult:
+    """run() of the whole fleet, once for the module: the reference the fleet path must equal
+    (the tests only compare with it; the fleet's files are never changed)."""
+    return run(fleet_repo, None)
+
+
 @pytest.mark.parametrize("jobs", [1, 2, 3])
-def test_fleet_equals_run_for_any_jobs_cold_and_warm(fleet_repo: Path, jobs: int) -> None:
-    slow = run(fleet_repo, None)
+def test_fleet_equals_run_for_any_jobs_cold_and_warm(fleet_repo: Path, fleet_run: pipeline.RenderResult,
+                                                     jobs: int) -> None:
+    slow = fleet_run
     assert slow.ok and len(slow.trees) == 12
     _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # cold cache
     _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # warm cache
     _same(render_fleet(fleet_repo, None, jobs=jobs, use_cache=False), slow)
 
 
-def test_selected_hosts_equal_run(fleet_repo: Path) -> None:
+def test_selected_hosts_equal_run(fleet_repo: Path, fleet_run: pipeline.RenderResult) -> None:
     names = ["gpu-0007", "gpu-0002"]
     _same(render_fleet(fleet_repo, names, jobs=2), run(fleet_repo, names))
-    _same(render_fleet(fleet_repo, None, jobs=2), run(fleet_repo, None))  # after a partial run
+    _same(render_fleet(fleet_repo, None, jobs=2), fleet_run)  # after a partial run
     with pytest.raises(pipeline.UnknownHostError, match="did you mean 'gpu-0007'"):
         render_fleet(fleet_repo, ["gpu-007"])
 
@@ -110,10 +118,10 @@ def test_no_change_render_rewrites_nothing(fleet_repo: Path, tmp_path: Path) -> 
     assert len(files) == len(before)  # every file listed, none written
 
 
-def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path) -> None:
+def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path, fleet_run: pipeline.RenderResult) -> None:
     """verify/upgrade keep full renders; a pool of workers must give the same ones."""
     pooled = pipeline.run_fleet(fleet_repo, None, jobs=2, detail=True)
-    serial = run(fleet_repo, None)
+    serial = fleet_run
     _same(pooled, serial)
     assert [r.tree for r in pooled.renders] == pooled.trees == serial.trees
     assert [h.name for h in pooled.hosts] == [h.name for h in serial.hosts] and len(pooled.hosts) == 12
