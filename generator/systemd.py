@@ -69,6 +69,15 @@ def noncharacter(s: str) -> str | None:
     return match.group(0) if match else None
 
 
+# Exactly the characters of Unicode categories Cc (U+0000-001F, U+007F-009F) and Cs (the
+# surrogates U+D800-DFFF): tests/test_systemd.py checks this against unicodedata.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_NO_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+# Either kind of character _refuse_control refuses, in one pass.
+_REFUSED = re.compile(_CONTROL.pattern[:-1] + _NONCHARACTER.pattern[1:])
+_REFUSED_NO_TAB = re.compile(_CONTROL_NO_TAB.pattern[:-1] + _NONCHARACTER.pattern[1:])
+
+
 def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
     """Raise ValueError if ``s`` holds a control character (Unicode Cc), a lone surrogate or
     a noncharacter.
@@ -78,13 +87,18 @@ def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
     the rendered files printable and reviewable in a diff. systemd itself refuses a line
     with a noncharacter (see ``_NONCHARACTER``).
     """
-    for i, ch in enumerate(s):
-        if ch == "\t" and allow_tab:
-            continue
-        if unicodedata.category(ch) in ("Cc", "Cs"):
-            raise ValueError(
-                f"{what} contains control character U+{ord(ch):04X} at offset {i}: {s!r}"
-            )
+    # One regex pass says whether there is anything to report (almost never); only then
+    # the character loop finds the first one, so the message is the same as before.
+    if (_REFUSED_NO_TAB if allow_tab else _REFUSED).search(s) is None:
+        return
+    if (_CONTROL_NO_TAB if allow_tab else _CONTROL).search(s) is not None:
+        for i, ch in enumerate(s):
+            if ch == "\t" and allow_tab:
+                continue
+            if unicodedata.category(ch) in ("Cc", "Cs"):
+                raise ValueError(
+                    f"{what} contains control character U+{ord(ch):04X} at offset {i}: {s!r}"
+                )
     bad = noncharacter(s)
     if bad is not None:
         raise ValueError(f"{what} contains the Unicode noncharacter U+{ord(bad):04X}, which "

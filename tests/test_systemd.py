@@ -132,6 +132,23 @@ def test_control_characters_refused(bad: str) -> None:
         env_file_line("A", bad)
 
 
+def test_control_fast_path_matches_unicodedata() -> None:
+    """The regexes that let _refuse_control skip its character loop hold exactly Cc and Cs."""
+    import unicodedata
+
+    from generator.systemd import _CONTROL, _CONTROL_NO_TAB, _REFUSED, _REFUSED_NO_TAB, noncharacter
+
+    for code in range(0x110000):
+        ch = chr(code)
+        refused = unicodedata.category(ch) in ("Cc", "Cs")
+        assert (_CONTROL.match(ch) is not None) == refused, hex(code)
+        assert (_CONTROL_NO_TAB.match(ch) is not None) == (refused and ch != "\t"), hex(code)
+        either = refused or noncharacter(ch) is not None
+        assert (_REFUSED.match(ch) is not None) == either, hex(code)
+        assert (_REFUSED_NO_TAB.match(ch) is not None) == (either and ch != "\t"), hex(code)
+    with pytest.raises(ValueError, match="control character U\\+0007 at offset 3"):
+        exec_word("a\tb\x07\x08")  # the first refused one, past an allowed TAB
+
 def test_lone_surrogate_refused() -> None:
     """A string that is not valid UTF-8 cannot reach a unit file."""
     with pytest.raises(ValueError):
