@@ -126,18 +126,23 @@ def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
 
 def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOutcome]:
     """Process host files, in a pool of ``jobs`` workers when that pays; results in order."""
+    _init_worker(*init)
     if jobs <= 1 or len(work) < MIN_HOSTS_FOR_POOL:
-        _init_worker(*init)
         return _process_chunk(work)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    # The first host is processed here, before the fork: it imports the pipeline and fills
+    # this process's caches (schema validators, catalogs, rules, flag tables, compiled
+    # templates), which forked workers then share instead of each building them again.
+    # The same function on the same input: the outcome is the one a worker would return.
+    first = _process_chunk(work[:1])
     methods = multiprocessing.get_all_start_methods()
     # fork: workers start in milliseconds and share the loaded modules.
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                              initargs=init) as pool:
-        return [o for chunk in pool.map(_process_chunk, _chunks(work, jobs)) for o in chunk]
+        return first + [o for chunk in pool.map(_process_chunk, _chunks(work[1:], jobs)) for o in chunk]
 
 
 # ----- the models, once per run -----------------------------------------------------------
