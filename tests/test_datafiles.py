@@ -155,3 +155,29 @@ def test_bad_data_file_fixtures(case: str, repo_copy: Path) -> None:
         assert printed == expected, result.stderr
         assert result.exit_code == 1
         assert "Traceback" not in result.output + result.stderr
+
+
+def test_tables_follow_edits_in_one_process(tmp_path: Path) -> None:
+    """The tables are cached by file stamps: an edit, a removal or a folder in a table's
+    place is seen by the next call, and a catalogs/ without the foreign table falls back to
+    the project's tables (tables_dir)."""
+    import os
+
+    from generator.sglang.tables import tables_dir
+
+    folder = tmp_path / "catalogs"
+    (folder / "sglang").mkdir(parents=True)
+    catalog = folder / "sglang" / "0.5.9.json"
+    foreign = folder / "foreign-flags.yaml"
+    foreign.write_text("--tp:\n  server: vLLM\n  dest: tp_size\n", encoding="utf-8")
+    assert set(load_flag_tables(catalog).foreign) == {"--tp"}
+    foreign.write_text("--tp:\n  server: vLLM\n  dest: tp_size\n--pp:\n  server: vLLM\n  dest: pp_size\n",
+                       encoding="utf-8")
+    os.utime(foreign, ns=(1, 2_000_000_000))  # a stamp the first write cannot have had
+    assert set(load_flag_tables(catalog).foreign) == {"--tp", "--pp"}
+    assert load_flag_tables(catalog).renames == {}  # no renames.yaml here
+    (folder / "renames.yaml").mkdir()  # not a file: as absent
+    assert load_flag_tables(catalog).renames == {}
+    foreign.unlink()
+    assert tables_dir(catalog) == ROOT / "catalogs"
+    assert load_flag_tables(catalog) == load_flag_tables(ROOT / "catalogs" / "sglang" / "0.5.9.json")

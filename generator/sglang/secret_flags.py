@@ -6,6 +6,7 @@ quoted in a diagnostic, since diagnostics land in CI logs (generator/emit/secret
 
 from __future__ import annotations
 
+import functools
 import re
 
 from generator.sglang.catalog import Action
@@ -20,8 +21,13 @@ _TOKEN_HELP_RE = re.compile(r"\b(auth\w*|access|bearer|hugging ?face|hf|hub|logi
 
 def is_secret_action(action: Action) -> bool:
     """True when a catalog flag carries a secret (by its option names and help text)."""
-    names = " ".join(action.option_strings).lower().replace("_", "-")
-    help_text = action.help or ""
+    return _is_secret(action.option_strings, action.help or "")
+
+
+# Asked for every flag of every service; a pure function of two strings' worth of input.
+@functools.lru_cache(maxsize=4096)
+def _is_secret(option_strings: tuple[str, ...], help_text: str) -> bool:
+    names = " ".join(option_strings).lower().replace("_", "-")
     if any(word in names for word in _SECRET_NAME_WORDS) or _SECRET_HELP_RE.search(help_text):
         return True
-    return any(o.endswith("-token") for o in action.option_strings) and bool(_TOKEN_HELP_RE.search(help_text))
+    return any(o.endswith("-token") for o in option_strings) and bool(_TOKEN_HELP_RE.search(help_text))

@@ -9,8 +9,11 @@ positioned error, exit 1.
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ FOREIGN_FILE = "foreign-flags.yaml"
 RENAMES_FILE = "renames.yaml"
 SYNONYMS_FILE = "choice-synonyms.yaml"
 # Other servers also use one-dash flags (llama.cpp's -ngl, TGI's -tp).
+# The errors Path.is_file answers False to (pathlib's _IGNORED_ERRNOS).
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 _FOREIGN_FLAG = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -64,12 +69,28 @@ def load_flag_tables(source_file: Path) -> FlagTables:
 
     Raises DataFileError (positioned diagnostics, exit 1) when a table is broken.
     """
-    folder = tables_dir(source_file)
-    stamps = tuple(
-        (p.stat().st_mtime_ns if p.is_file() else 0)
-        for p in (folder / FOREIGN_FILE, folder / RENAMES_FILE, folder / SYNONYMS_FILE)
-    )
+    # Asked for twice per service: one stat per table file (tables_dir's own test of the
+    # foreign table is its first stamp), as cheap as the stamps that keep it fresh can be.
+    beside = source_file.parent.parent
+    first = _stamp(os.path.join(beside, FOREIGN_FILE))
+    folder = beside if first else tables_dir(source_file)
+    if not first:
+        first = _stamp(os.path.join(folder, FOREIGN_FILE))
+    stamps = (first, _stamp(os.path.join(folder, RENAMES_FILE)), _stamp(os.path.join(folder, SYNONYMS_FILE)))
     return _load_tables_cached(folder, stamps)
+
+
+def _stamp(path: str) -> int:
+    """The file's mtime (ns) when it is a regular file (links followed), else 0: Path.is_file's answer."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            return 0
+        raise
+    except ValueError:  # an embedded NUL, as Path.is_file
+        return 0
+    return st.st_mtime_ns if stat.S_ISREG(st.st_mode) else 0
 
 
 @functools.lru_cache(maxsize=8)
