@@ -87,3 +87,31 @@ def test_a_utf8_byte_order_mark_is_allowed(tmp_path: Path) -> None:
     diags = Diagnostics()
     doc = load_file(path, "hosts/x.yaml", diags)
     assert diags.items == [] and doc is not None and doc.data == {"a": 1}
+
+
+SCALARS = ("a: 1\nb: '1'\nc: !!str 1\nd: true\ne: 'true'\nf: ~\ng: null\nh: 1.5\ni: .inf\nj: 0x1F\n"
+           "k: 2026-01-01\nl: yes\nm: \"\"\nn:\no: [1, '1', x, 1]\np: {1: one, '1': uno}\n")
+
+
+def test_remembered_resolution_gives_ruamels_own_values() -> None:
+    """The resolver remembers its answer per scalar: the data is still exactly what
+    ruamel's safe loader makes of the text, the first time and every later time."""
+    from ruamel.yaml import YAML
+
+    expected = YAML(typ="safe").load(SCALARS)
+    for _ in range(3):
+        doc, errors = _load(SCALARS)
+        assert errors == [] and doc.data == expected
+        assert [type(v) for v in doc.data.values()] == [type(v) for v in expected.values()]
+
+
+def test_remembered_resolution_is_bounded() -> None:
+    """A stream of distinct values never grows the memo past its bound."""
+    from generator.load import manifests
+
+    if manifests._YAML.Resolver is not manifests._CParserResolver:
+        pytest.skip("no libyaml (ruamel.yaml.clib): ruamel's own resolver runs, nothing is remembered")
+    for start in range(0, manifests._RESOLVED_MAX + 2000, 1000):  # files stay under MAX_NODES
+        doc, errors = _load("".join(f"k{i}: v{i}\n" for i in range(start, start + 1000)))
+        assert errors == [] and doc.data[f"k{start + 999}"] == f"v{start + 999}"
+        assert 0 < len(manifests._RESOLVED) <= manifests._RESOLVED_MAX

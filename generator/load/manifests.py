@@ -34,6 +34,7 @@ from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
 _STR_TAG = "tag:yaml.org,2002:str"
+_DEFAULT_STR = VersionedResolver.DEFAULT_SCALAR_TAG  # the Tag object ruamel gives every plain string
 
 # One safe loader: the composer keeps marks; no arbitrary object construction.
 _YAML = YAML(typ="safe")  # libyaml (ruamel.yaml.clib) when installed: same marks, ~6x faster
@@ -51,6 +52,31 @@ class _CParserResolver(VersionedResolver):
     def processing_version(self) -> Any:
         version = getattr(self.loadumper, "version", None) or self._loader_version
         return version if version is not None else _DEFAULT_YAML_VERSION
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """ruamel's answer, remembered per (version, value, implicit) for scalars.
+
+        libyaml asks once per scalar, and a fleet's files repeat the same few values
+        (ports, ``true``, GPU indexes): ruamel would run its regexes and make a new Tag
+        each time. The answer is a pure function of the key (no path resolvers here);
+        equal answers share one Tag, which ruamel itself does for plain strings.
+        """
+        if kind is not ScalarNode or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        key = (self.processing_version, value, implicit)
+        found = _RESOLVED.get(key)
+        if found is None:
+            found = super().resolve(kind, value, implicit)
+            found = _TAGS.setdefault(str(found), found)
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()  # bounded: a fleet of unique values must not grow it forever
+            _RESOLVED[key] = found
+        return found
+
+
+_RESOLVED: dict[tuple[Any, str, Any], Any] = {}
+_RESOLVED_MAX = 8192
+_TAGS: dict[str, Any] = {}  # one Tag per tag string
 
 
 if CParser is not None and _YAML.Parser is CParser:
@@ -111,7 +137,7 @@ class _TooBig(GenError, ValueError):  # internal: caught in this module
 
 def _scalar(node: ScalarNode, path: DocPath, doc: Document, diags: Diagnostics, budget: _Budget) -> Any:
     """Construct one scalar; a value Python refuses (a 5,000-digit integer) is positioned."""
-    if node.tag == _STR_TAG:
+    if getattr(node, "ctag", None) is _DEFAULT_STR or node.tag == _STR_TAG:  # the first: a quick yes
         return node.value  # what the constructor returns for a string, without its dispatch
     if node.tag == "tag:yaml.org,2002:merge":
         diags.error(doc.pos(path), "Y004", "YAML merge keys ('<<') are not supported")
