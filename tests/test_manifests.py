@@ -107,11 +107,11 @@ def test_remembered_resolution_gives_ruamels_own_values() -> None:
 
 def test_remembered_resolution_is_bounded() -> None:
     """A stream of distinct values never grows the memo past its bound."""
-    from generator.load import manifests
+    from generator.load import libyaml
 
-    if manifests._YAML.Resolver is not manifests._CParserResolver:
+    if not libyaml.FAST:
         pytest.skip("no libyaml (ruamel.yaml.clib): ruamel's own resolver runs, nothing is remembered")
-    for start in range(0, manifests._RESOLVED_MAX + 2000, 1000):  # files stay under MAX_NODES
+    for start in range(0, libyaml.RESOLVED_MAX + 2000, 1000):  # files stay under MAX_NODES
         doc, errors = _load("".join(f"k{i}: v{i}\n" for i in range(start, start + 1000)))
         assert errors == [] and doc.data[f"k{start + 999}"] == f"v{start + 999}"
-        assert 0 < len(manifests._RESOLVED) <= manifests._RESOLVED_MAX
+        assert 0 < len(libyaml.RESOLVED) <= libyaml.RESOLVED_MAX

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
                                  ScalarEvent, SequenceEndEvent, SequenceStartEvent)
 
 from generator.errors import Diagnostics, GenError, Position
+from generator.load import libyaml
 
 MAX_DEPTH = 64  # collections inside collections; the examples use 4
 MAX_NODES = 5_000  # after alias expansion; the largest example inventory has 90, a 64-service host ~2,600
@@ -36,8 +36,6 @@ MAX_JOBS = 64
 
 _CORE = "tag:yaml.org,2002:"
 ALLOWED_TAGS = frozenset({"!", *(_CORE + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))})
-
-_PARSER = YAML(typ="safe")  # only its parser is used: events, no construction
 
 
 class _Stop(GenError, ValueError):  # internal: caught in this module
@@ -71,7 +69,7 @@ def _walk(text: str) -> None:
     sizes: dict[str, int] = {}  # anchor -> expanded size of its node
     total = 0
     documents = 0
-    for event in _PARSER.parse(text):
+    for event in libyaml.events(text):  # the manifests' own loader, events only
         cls = event.__class__
         size = 0
         if cls is ScalarEvent:

@@ -17,70 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.resolver import _DEFAULT_YAML_VERSION, VersionedResolver
-
-try:
-    from ruamel.yaml.main import CParser
-except ImportError:  # no ruamel.yaml.clib: the pure parser reads %YAML itself
-    CParser = None
+from ruamel.yaml.resolver import VersionedResolver
 
 from generator.errors import Diagnostics, GenError, Position
-from generator.load import limits
+from generator.load import libyaml, limits
 from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
 _STR_TAG = "tag:yaml.org,2002:str"
 _DEFAULT_STR = VersionedResolver.DEFAULT_SCALAR_TAG  # the Tag object ruamel gives every plain string
 
-# One safe loader: the composer keeps marks; no arbitrary object construction.
-_YAML = YAML(typ="safe")  # libyaml (ruamel.yaml.clib) when installed: same marks, ~6x faster
-
-
-class _CParserResolver(VersionedResolver):
-    """ruamel's resolver, minus two failing attribute lookups per scalar under libyaml.
-
-    With the C parser there is no Python scanner to read a ``%YAML`` directive from, so
-    ruamel's ``processing_version`` always ends at the loader's version (or YAML 1.2),
-    after an AttributeError per call: a tenth of composing a host file. Same answer here.
-    """
-
-    @property
-    def processing_version(self) -> Any:
-        version = getattr(self.loadumper, "version", None) or self._loader_version
-        return version if version is not None else _DEFAULT_YAML_VERSION
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        """ruamel's answer, remembered per (version, value, implicit) for scalars.
-
-        libyaml asks once per scalar, and a fleet's files repeat the same few values
-        (ports, ``true``, GPU indexes): ruamel would run its regexes and make a new Tag
-        each time. The answer is a pure function of the key (no path resolvers here);
-        equal answers share one Tag, which ruamel itself does for plain strings.
-        """
-        if kind is not ScalarNode or self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)
-        key = (self.processing_version, value, implicit)
-        found = _RESOLVED.get(key)
-        if found is None:
-            found = super().resolve(kind, value, implicit)
-            found = _TAGS.setdefault(str(found), found)
-            if len(_RESOLVED) >= _RESOLVED_MAX:
-                _RESOLVED.clear()  # bounded: a fleet of unique values must not grow it forever
-            _RESOLVED[key] = found
-        return found
-
-
-_RESOLVED: dict[tuple[Any, str, Any], Any] = {}
-_RESOLVED_MAX = 8192
-_TAGS: dict[str, Any] = {}  # one Tag per tag string
-
-
-if CParser is not None and _YAML.Parser is CParser:
-    _YAML.Resolver = _CParserResolver
+_YAML = libyaml.YAML_SAFE  # its constructor makes the non-string scalars
 
 
 @dataclass
@@ -210,7 +160,7 @@ def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | No
     try:
         if not limits.prescan(text, display_path, diags):
             return None
-        root = _YAML.compose(text)
+        root = libyaml.compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
