@@ -104,3 +104,23 @@ def test_quick_yes_only_where_cerberus_says_yes() -> None:
                 assert _cerberus(mutated, schema), (display, mutated)
         assert data == before  # every mutation was put back
     assert checked > 2000 and quick > 100  # both answers were exercised
+
+
+def test_scalar_answers_remembered_per_rules_and_bounded() -> None:
+    """A scalar's answer is remembered per (rules, validator class, type, value): the same
+    value under other rules, or of another type that compares equal, is asked afresh; the
+    memo never grows past its bound."""
+    from generator.load import fastcheck
+
+    validator = _validator_for(HOST_SCHEMA)
+    short, long = {"type": "string", "maxlength": 3}, {"type": "string", "maxlength": 30}
+    for _ in range(2):
+        assert fastcheck._value_ok(validator, short, "abcdef") is False
+        assert fastcheck._value_ok(validator, long, "abcdef") is True
+    number = {"type": "integer", "check_with": "not_bool"}
+    for _ in range(2):
+        assert fastcheck._value_ok(validator, number, 1) is True
+        assert fastcheck._value_ok(validator, number, True) is False  # True == 1, but a bool
+    for i in range(fastcheck._SCALARS_MAX + 10):
+        assert fastcheck._value_ok(validator, long, f"v{i}") is True
+    assert 0 < len(fastcheck._SCALARS) <= fastcheck._SCALARS_MAX

@@ -56,8 +56,31 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return found
 
 
+# (id(rules), validator class, value type, value) -> (rules, answer) for scalar values. A
+# scalar's answer depends on nothing else: the rules are the schema's own (never changed),
+# and a check_with method only sees the value (its ``self`` is a _Probe). A fleet repeats
+# the same values in every host file (ports, models, PCI ids, paths).
+_SCALARS: dict[tuple[int, type, type, Any], tuple[Mapping[str, Any], bool]] = {}
+_SCALARS_MAX = 8192
+_SCALAR_TYPES = frozenset({str, int, float, bool})
+
+
 def _value_ok(validator: Any, rules: Mapping[str, Any], value: Any) -> bool:
     """True when ``value`` meets every rule; raises _Failed on anything unknown."""
+    if type(value) not in _SCALAR_TYPES:
+        return _value_ok_now(validator, rules, value)
+    key = (id(rules), type(validator), type(value), value)
+    found = _SCALARS.get(key)
+    if found is not None and found[0] is rules:
+        return found[1]
+    answer = _value_ok_now(validator, rules, value)  # _Failed propagates, nothing remembered
+    if len(_SCALARS) >= _SCALARS_MAX:
+        _SCALARS.clear()
+    _SCALARS[key] = (rules, answer)
+    return answer
+
+
+def _value_ok_now(validator: Any, rules: Mapping[str, Any], value: Any) -> bool:
     if not _KNOWN.issuperset(rules):
         raise _Failed
     if value is None:
