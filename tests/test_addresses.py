@@ -72,3 +72,32 @@ def test_pairs_are_found_among_many_in_file_order() -> None:
     found = [(d.pos.path, d.code) for d in reach_errors([r for r in reaches if r is not None])]
     pairs = [("a", "c"), ("a", "d"), ("a", "e"), ("c", "d"), ("c", "e")]  # d+e declare each other
     assert found == [(f"hosts/{x}.yaml", "R011") for p in pairs for x in p]
+
+
+def test_findings_in_the_order_of_every_pair() -> None:
+    """Grouping by target gives exactly the findings, in the order, of comparing every
+    pair (i < j) in file order: three inventories on one box, a declared pair, strangers."""
+    import random
+
+    from generator.load.addresses import Reach, reach, reach_errors
+
+    texts = [("a", "box.lan", ""), ("b", "other.lan", ""), ("c", "box.lan", ""), ("d", "pair.lan", "[e]"),
+             ("e", "pair.lan", "[d]"), ("f", "box.lan", ""), ("g", "lone.lan", "")]
+    docs = [_doc(f"hosts/{n}.yaml", f"name: {n}\naddress: {a}\n"
+                 + (f"ssh: {{shared_with: {s}}}\n" if s else "")
+                 + f"services:\n  - {{name: s{n if n not in 'de' else ''}}}\n")
+            for n, a, s in texts]
+    reaches = [r for r in (reach(d) for d in docs) if r is not None]
+    random.Random(9).shuffle(reaches)
+
+    def every_pair(items: list[Reach]) -> list[str]:
+        out: list[str] = []
+        for i, a in enumerate(items):
+            for b in items[i + 1:]:
+                if a.target == b.target:
+                    out.extend(str(d) for d in reach_errors([a, b]))
+        return out
+
+    found = [str(d) for d in reach_errors(reaches)]
+    assert found == every_pair(reaches)
+    assert sum("R011" in f for f in found) == 6 and sum("R012" in f for f in found) == 2
