@@ -115,7 +115,8 @@ def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: 
     if budget.left < 0:
         raise _TooBig(path, "Y013", f"the document has more than {limits.MAX_NODES} values once YAML "
                       "aliases are expanded (an alias inside its own anchor?)")
-    doc.value_pos[path] = _mark(node)
+    mark = node.start_mark
+    doc.value_pos[path] = (mark.line + 1, mark.column + 1)  # _mark, inline: once per node
     if depth > limits.MAX_DEPTH:
         raise _TooBig(path, "Y003", f"YAML nesting is too deep (more than {limits.MAX_DEPTH} levels; "
                       "an alias inside its own anchor?)")
@@ -133,14 +134,15 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
              budget: _Budget) -> dict[Any, Any]:
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+        plain = isinstance(key_node, ScalarNode) and getattr(key_node, "ctag", None) is _DEFAULT_STR
+        if not plain and (not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge"):
             merge = key_node.tag == "tag:yaml.org,2002:merge"
             budget.failed = True  # the data would be a guess: nothing else is checked
             diags.error(Position(doc.path, *_mark(key_node)), "Y004" if merge else "Y005",
                         "YAML merge keys ('<<') are not supported" if merge
                         else "a mapping key must be a plain scalar")
             continue
-        key = _scalar(key_node, path, doc, diags, budget)
+        key = key_node.value if plain else _scalar(key_node, path, doc, diags, budget)
         if not isinstance(key, (str, int, float, bool)) and key is not None:
             key = str(key)  # e.g. a date used as key; keep it hashable
         kpath = path + (key,)
