@@ -16,3 +16,6 @@ __all__ += ["gmoe_checks", "gmoe_publish"]
 from generator.sglang.rules.predicates import gserve_attn, gserve_disagg  # noqa: E402  (group gserve, split by topic)
 
 __all__ += ["gserve_attn", "gserve_disagg"]
+from generator.sglang.rules.predicates import gval_watermark  # gval's split module (registers on import)
+
+__all__ += ["gval_watermark"]
