@@ -84,8 +84,10 @@ def _pdmux_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_pdmux", False):
         return None
     pp, chunk = int_setting(s, "pp_size", 1), s.get("chunked_prefill_size")
-    # Speculative decoding makes SGLang choose the overlap schedule itself: stay silent there.
-    overlap_on = not s.get("disable_overlap_schedule", False) and algorithm(s) is None
+    # SGLang turns the overlap schedule off itself for diffusion LLMs and (0.5.9) with
+    # SGLANG_EMBEDDINGS_SPARSE_HEAD, and chooses it with speculative decoding: silent there.
+    overlap_on = not (s.get("disable_overlap_schedule", False) or algorithm(s) is not None
+                      or s.get("dllm_algorithm") is not None or "SGLANG_EMBEDDINGS_SPARSE_HEAD" in s.env)
     chunk_text = "unset (SGLang derives a size from the GPU's memory)" if chunk is None else str(chunk)
     found = _first([
         (pp != 1, f"with {s.flag('pp_size')} {pp}", "PD-Multiplexing is only supported with pipeline parallelism "
@@ -126,7 +128,10 @@ def _multi_item_scoring(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("multi_item_scoring_delimiter") or s.get("multi_item_scoring_delimiter") is None:
         return None
     chunk = s.get("chunked_prefill_size")
-    radix_off = s.get("disable_radix_cache", False) or s.get("attention_backend") == "dual_chunk_flash_attn"
+    # 0.5.9 turns the radix cache off itself for these (hybrid/mamba models too: not known here).
+    radix_off = (s.get("disable_radix_cache", False) or s.get("attention_backend") == "dual_chunk_flash_attn"
+                 or s.get("disaggregation_mode") == "decode" or s.get("dllm_algorithm") is not None
+                 or s.get("enable_deterministic_inference", False))
     found = _first([
         (not radix_off, "needs " + s.flag("disable_radix_cache"),
          "Multi-item scoring requires radix cache to be disabled.", f"add {s.flag('disable_radix_cache')}"),

@@ -201,3 +201,18 @@ def _watermark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     what, sglang = found
     return Hit(("enable_watermark",), {"detail": f"{mark} with {what}", "sglang": sglang,
                                        "fix": f"remove {mark} or {what.split()[0]}"})
+
+
+@predicate("watermark-key-in-argv")
+def _watermark_key_in_argv(s: Settings, rule: RuleSpec) -> Hit | None:
+    config = s.get("watermark_config") if s.has("watermark_config") else None
+    if config is None or not str(config).lstrip().startswith("{"):
+        return None  # a file path: the key stays on the host
+    try:
+        raw = json.loads(str(config))
+    except json.JSONDecodeError:
+        return None  # watermark-args reports it
+    keys = [k for k in ("key", "key_b") if isinstance(raw, dict) and raw.get(k) is not None]
+    if not keys:
+        return None
+    return Hit(("watermark_config",), {"conf": s.flag("watermark_config"), "which": " and ".join(keys)})
