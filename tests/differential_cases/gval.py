@@ -66,4 +66,6 @@ CASES = [
                     [(True, None, None, None, None), (None, "LowConfidence", None, None, None),
                      (None, None, "prefill", None, None), (None, None, None, "STANDALONE", None),
                      (None, None, None, None, True)]}),
+    # --sampling-backend outside SGLang's built-in backends: argparse's choices refuse it first (F003)
+    *product_cases("flag-check", NEW, {"--enable-watermark": True}, {"--sampling-backend": ["my_sampler"]}),
 ]
