@@ -39,7 +39,7 @@ def test_carry_over_and_reading(tmp_path: Path) -> None:
     internal_id = "arg_groups.fields:collect_input_fields | field.name in annotations"
     carried, reading = triage.triage("0.5.23", "0.5.9", _repo(tmp_path, [carried_id, gpu_id, gap_id, internal_id]))
     assert set(carried) == {carried_id, gap_id}  # the tokenizer check is 0.5.9's too
-    assert carried[carried_id]["waive"] == "gap"
+    assert carried[carried_id] == {"rule": "buckets-rule"}  # 0.5.9's entry, carried over
     assert reading[gpu_id] == {"waive": "gpu", "why": "reads the device or its compute capability: "
                                                      "the condition reads 'get_platform()'"}
     assert reading[internal_id]["waive"] == "internal"
