@@ -104,7 +104,7 @@ ROWS += [
     ("0.5.23", DFLASH + ["--tp-size", "2", "--attn-dp-size", "2"], {}, ["X076"]),
     ("0.5.23", UNO_TREE + ["--speculative-num-steps", "40", "--speculative-num-draft-tokens", "129"], {}, ["X074"]),
     ("0.5.23", UNO_TREE + ["--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4", "--enable-pdmux"], {},
-     ["X074"]),
+     ["X035", "X074"]),  # X035: check_server_args also refuses --enable-pdmux without --chunked-prefill-size -1
     ("0.5.23", ["--moe-runner-backend", "lora_triton", "--lora-paths", "a=/m/a", "--lora-backend", "triton_v2",
                 "--enable-eplb", "--ep-size", "2", "--tp-size", "2"], {}, ["X073"]),
 ]
