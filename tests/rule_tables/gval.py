@@ -86,6 +86,7 @@ ROWS: list[Row] = [
     ("0.5.23", ["--grpc-port", "30001"], {}, []),
     ("0.5.23", ["--grpc-port", "30000"], {}, ["X042"]),
     ("0.5.23", ["--port", "8000"], {"SGLANG_GRPC_PORT": "8000"}, ["X042"]),
+    ("0.5.23", [], {"SGLANG_GRPC_PORT": "30000"}, ["X042"]),  # only the environment: SGLang's default --port
     ("0.5.23", ["--grpc-port", "30000", "--smg-grpc-mode"], {}, []),
     # kv-canary-sweep (X043)
     ("0.5.23", ["--kv-canary-sweep-interval", "10", "--kv-canary", "log"], {}, []),
