@@ -19,3 +19,6 @@ __all__ += ["gserve_attn", "gserve_disagg"]
 from generator.sglang.rules.predicates import gval_watermark  # gval's split module (registers on import)
 
 __all__ += ["gval_watermark"]
+from generator.sglang.rules.predicates import gpar_elastic  # gpar's split module (registers on import)
+
+__all__ += ["gpar_elastic"]

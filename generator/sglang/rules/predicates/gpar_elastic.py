@@ -1,0 +1,247 @@
+"""Predicates of the elastic expert-parallelism rules (SGLang's handle_elastic_ep / _handle_elastic_ep).
+
+0.5.9 only checks the EPLB algorithm; 0.5.23 adds the join/scale flags and, when the
+deployment may scale beyond its own TP group (``--max-ep-size`` > ``--tp-size``), a long list of
+layout requirements. Each predicate reports the first assertion the settings break, in
+SGLang's order and with SGLang's own words.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from generator.sglang.rules.predicates.common import int_setting
+from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.spec import RuleSpec
+
+# A check: (broken?, SGLang's message, the settings to blame).
+Check = tuple[bool, str, tuple[str, ...]]
+
+
+def _first(checks: list[Callable[[], Check]]) -> Hit | None:
+    """The first broken check as a Hit; checks are thunks so a later one may assume the earlier held."""
+    for thunk in checks:
+        broken, text, blame = thunk()
+        if broken:
+            return Hit(blame, {"detail": text})
+    return None
+
+
+def elastic_on(s: Settings) -> bool:
+    """Elastic EP is on for any written backend: SGLang tests ``is not None``, so 'none' counts too."""
+    return s.get("elastic_ep_backend") is not None
+
+
+def scaling_active(s: Settings) -> bool:
+    """SGLang's ``scaling_active``: elastic EP with --max-ep-size above the local TP size."""
+    max_ep = s.get("max_ep_size")
+    return elastic_on(s) and isinstance(max_ep, int) and max_ep > int_setting(s, "tp_size", 1)
+
+
+def _eplb_algorithm(s: Settings) -> Check:
+    allowed = ["elasticity_aware", "elasticity_aware_hierarchical"] if s.has("max_ep_size") else ["elasticity_aware"]
+    algo = s.get("eplb_algorithm", "auto")
+    algo = "elasticity_aware" if algo == "auto" else algo
+    text = (f"elastic EP with {s.flag('enable_eplb')} requires {s.flag('eplb_algorithm')} 'auto' or "
+            f"{' / '.join(repr(a) for a in allowed)} (got {algo!r})")
+    return (elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed, text,
+            ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"))
+
+
+def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
+    """0.5.23's checks before the scale-up block, in its order."""
+    on, mode = elastic_on(s), s.get("ep_join_mode")
+    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), s.get("max_ep_size")
+    backend = s.flag("elastic_ep_backend")
+    return [
+        lambda: (on and int_setting(s, "pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
+                 ("pp_size", "elastic_ep_backend")),
+        lambda: (mode is not None and not on, f"{s.flag('ep_join_mode')} requires {backend} to be set",
+                 ("ep_join_mode",)),
+        lambda: (mode == "scale" and int_setting(s, "node_rank", 0) != 1,
+                 f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
+                 f"(got {int_setting(s, 'node_rank', 0)})", ("ep_join_mode", "node_rank")),
+        lambda: (mode == "scale" and offset <= 0,
+                 f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
+                 f"effective EP size (got {offset})", ("ep_join_mode", "ep_join_rank_offset")),
+        lambda: (offset != 0 and mode != "scale",
+                 f"{s.flag('ep_join_rank_offset')} is only valid with {s.flag('ep_join_mode')} scale",
+                 ("ep_join_rank_offset",)),
+        lambda: (offset < 0, "elastic EP join rank offset must be >= 0", ("ep_join_rank_offset",)),
+        lambda: (max_ep is not None and not on, f"{s.flag('max_ep_size')} requires {backend} to be set",
+                 ("max_ep_size",)),
+        lambda: (isinstance(max_ep, int) and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
+                 ("max_ep_size",)),
+        lambda: (s.get("elastic_ep_initial_size") is not None and not scaling_active(s),
+                 f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
+                 f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",)),
+    ]
+
+
+@predicate("elastic-ep-setup")
+def _elastic_ep_setup(s: Settings, rule: RuleSpec) -> Hit | None:
+    first = _first([lambda: _eplb_algorithm(s)])
+    if first is not None or not s.has("max_ep_size"):
+        return first  # 0.5.9's handler has the EPLB check only
+    return _first(_setup_checks(s))
+
+
+def attn_tp_size(s: Settings) -> int | None:
+    """SGLang's attention-TP width, None when the topology is invalid (its ValueError)."""
+    tp, dp, cp = int_setting(s, "tp_size", 1), int_setting(s, "attn_dp_size", 1), int_setting(s, "attn_cp_size", 1)
+    if tp <= 0 or dp <= 0 or cp <= 0 or tp % (dp * cp):
+        return None
+    return tp // dp // cp
+
+
+def _topology(s: Settings) -> Check:
+    """The ValueErrors SGLang turns into AssertionError: sizes that the attention replica must divide."""
+    tp, cp = int_setting(s, "tp_size", 1), int_setting(s, "attn_cp_size", 1)
+    attn_tp = attn_tp_size(s)
+    blame = ("tp_size", "attn_dp_size", "max_ep_size")
+    if attn_tp is None:
+        return True, (f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
+                      f"{int_setting(s, 'attn_dp_size', 1)}, {s.flag('attn_cp_size')} {cp}"), blame
+    replica = attn_tp * cp
+    sizes = [(s.flag("max_ep_size"), int_setting(s, "max_ep_size", 0)),
+             (s.flag("elastic_ep_initial_size"), s.get("elastic_ep_initial_size") or tp)]
+    if s.get("ep_join_mode") == "scale":
+        sizes.append((s.flag("ep_join_rank_offset"), int_setting(s, "ep_join_rank_offset", 0)))
+    for name, size in sizes:
+        if not isinstance(size, int) or size <= 0 or size % replica:
+            return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame
+    return False, "", blame
+
+
+def _join_checks(s: Settings) -> list[Callable[[], Check]]:
+    """The scale joiner's checks, or the primary's (initial size equals the TP size)."""
+    tp, initial = int_setting(s, "tp_size", 1), s.get("elastic_ep_initial_size")
+    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), int_setting(s, "max_ep_size", 0)
+    init_flag = s.flag("elastic_ep_initial_size")
+    if s.get("ep_join_mode") != "scale":
+        return [lambda: (initial is not None and initial != tp,
+                         f"the primary {init_flag} must equal its launch-time TP size ({tp}), got {initial}",
+                         ("elastic_ep_initial_size", "tp_size"))]
+    return [
+        lambda: (initial is None, f"elastic EP scale joiners require {init_flag} set to the primary "
+                                  "deployment's launch-time EP size", ("ep_join_mode",)),
+        lambda: (initial > offset, f"{init_flag} cannot exceed the current EP size (initial={initial}, "
+                                   f"current={offset})", ("elastic_ep_initial_size", "ep_join_rank_offset")),
+        lambda: (offset + tp > max_ep, f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
+                                       f"(join_target={offset + tp}, max_ep_size={max_ep})",
+                 ("ep_join_rank_offset", "max_ep_size")),
+        lambda: (tp == 1 and s.get("moe_dense_tp_size") != 1,
+                 f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1",
+                 ("moe_dense_tp_size",)),
+        lambda: (initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",)),
+    ]
+
+
+def _load_balance(s: Settings) -> str:
+    """--load-balance-method after SGLang resolves 'auto' (PD prefill: follow_bootstrap_room)."""
+    method = s.get("load_balance_method", "auto")
+    if method == "auto":
+        return "follow_bootstrap_room" if s.get("disaggregation_mode") == "prefill" else "round_robin"
+    return str(method)
+
+
+def graph_backend(s: Settings, phase: str) -> str | None:
+    """The CUDA-graph backend of 'decode' or 'prefill' as the flags set it; None when gen cannot tell.
+
+    SGLang's defaults are decode 'full' and prefill 'breakable' on CUDA ('disabled' elsewhere),
+    so an unwritten prefill backend is left to the device; a --cuda-graph-config JSON is not read.
+    """
+    if s.get("cuda_graph_config") is not None:
+        return None
+    explicit = s.get(f"cuda_graph_backend_{phase}")
+    if explicit is not None:
+        return str(explicit)
+    if s.get("disable_cuda_graph", False) or s.get(f"disable_{phase}_cuda_graph", False):
+        return "disabled"
+    other = "prefill" if phase == "decode" else "decode"
+    if s.get("disaggregation_mode") == other:
+        return "disabled"  # a prefill server captures no decode graph, and the other way round
+    return "full" if phase == "decode" else None
+
+
+def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
+    """The scale-up block up to the CUDA-graph checks, in SGLang's order."""
+    attn_tp = attn_tp_size(s) or 1
+    dense, dcp = s.get("moe_dense_tp_size"), int_setting(s, "dcp_size", 1)
+    backend = s.get("elastic_ep_backend")
+    decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
+    return [
+        lambda: _topology(s),
+        lambda: (attn_tp > 1 and dense != 1, f"elastic EP scale-up with attention TP greater than one requires "
+                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", ("moe_dense_tp_size",)),
+        lambda: (float(s.get("elastic_ep_scale_timeout", 600)) <= 0,
+                 f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",)),
+        lambda: (int_setting(s, "tokenizer_worker_num", 1) != 1,
+                 f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1",
+                 ("tokenizer_worker_num",)),
+        lambda: (bool(s.get("use_ray", False)), f"elastic EP runtime scale-up does not support {s.flag('use_ray')}",
+                 ("use_ray",)),
+        lambda: (bool(s.get("enable_elastic_expert_backup", False)), "elastic EP runtime scale-up does not support "
+                 f"{s.flag('enable_elastic_expert_backup')}", ("enable_elastic_expert_backup",)),
+        *_join_checks(s),
+        lambda: (_load_balance(s) != "round_robin", f"elastic EP scale-up requires {s.flag('load_balance_method')} "
+                 f"round_robin (got {_load_balance(s)})", ("load_balance_method",)),
+        lambda: (backend != "mooncake", f"elastic EP runtime scale-up requires {s.flag('elastic_ep_backend')} "
+                 f"mooncake (got {backend})", ("elastic_ep_backend",)),
+        lambda: (attn_tp % max(dcp, 1) != 0, f"elastic EP scale-up requires {s.flag('dcp_size')} to divide the "
+                 f"fixed attention TP width (got dcp_size={dcp}, attn_tp_size={attn_tp})", ("dcp_size",)),
+        lambda: (decode not in (None, "disabled", "full"), "elastic EP runtime scale-up supports decode CUDA graph "
+                 f"backend 'full' or 'disabled' (got {decode!r})", ("cuda_graph_backend_decode",)),
+        lambda: (prefill not in (None, "disabled"), "elastic EP runtime scale-up requires prefill CUDA graph to be "
+                 f"disabled (got {prefill!r})", ("cuda_graph_backend_prefill",)),
+    ]
+
+
+def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
+    """The scale-up block after the CUDA-graph checks: attention DP, DP LM head, CP, MoE DP, EP, a2a."""
+    tp = int_setting(s, "tp_size", 1)
+    joiner = s.get("ep_join_mode") == "scale"
+    attn_dp = int_setting(s, "attn_dp_size", 1) > 1 or joiner
+    a2a = s.get("moe_a2a_backend")
+    # Every all-to-all backend but 'none' makes EP span the TP group (overrides._A2A_EP_SPANNING_BACKENDS).
+    ep = tp if a2a not in (None, "none") else int_setting(s, "ep_size", 1)
+    cp, moe_dp = int_setting(s, "attn_cp_size", 1), int_setting(s, "moe_dp_size", 1)
+    return [
+        lambda: (not attn_dp, f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})",
+                 ("attn_dp_size", "max_ep_size")),
+        lambda: (not s.get("enable_dp_lm_head", False), f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}",
+                 ("enable_dp_lm_head", "max_ep_size")),
+        lambda: (cp != 1, f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", ("attn_cp_size",)),
+        lambda: (moe_dp != 1, f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})",
+                 ("moe_dp_size",)),
+        lambda: (ep != tp, f"elastic EP scale-up requires ep_size == tp_size (got ep_size={ep}, tp_size={tp})",
+                 ("ep_size", "tp_size")),
+        lambda: (a2a != "nixl", f"elastic EP scale-up requires {s.flag('moe_a2a_backend')} nixl (got {a2a})",
+                 ("moe_a2a_backend",)),
+    ]
+
+
+@predicate("elastic-ep-scale-up")
+def _elastic_ep_scale_up(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("max_ep_size") or not scaling_active(s) or _elastic_ep_setup(s, rule) is not None:
+        return None  # the setup rule reports what SGLang stops at first
+    return _first(_scale_checks(s) + _layout_checks(s))
+
+
+# What SGLang's CUDA-graph recapture refuses when the decode graph is 'full' (SGLang's message words).
+_RECAPTURE = (("speculative_algorithm", "speculative decoding"), ("is_embedding", "embedding models"),
+              ("dllm_algorithm", "diffusion models"), ("encoder_only", "encoder-only models"),
+              ("forward_hooks", "forward hooks"), ("enable_pdmux", "PDMux"))
+
+
+@predicate("elastic-ep-graph-recapture")
+def _elastic_ep_graph_recapture(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("max_ep_size") or not scaling_active(s) or graph_backend(s, "decode") != "full":
+        return None
+    for name, what in _RECAPTURE:
+        if s.get(name) not in (None, False, []):
+            return Hit((name, "max_ep_size"), {"detail": f"elastic EP CUDA graph recapture does not support {what} "
+                                                         f"({s.flag(name)})",
+                                               "decode": s.flag("disable_decode_cuda_graph")})
+    return None

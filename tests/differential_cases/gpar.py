@@ -1,0 +1,53 @@
+"""Generated differential cases of the gpar rules (elastic EP, DWDP, decode CP, CP/TP sharing, layernorm SP)."""
+
+from __future__ import annotations
+
+from differential_cases import FlagValue, product_cases
+
+NEW = ("0.5.23",)
+BOTH = ("0.5.9", "0.5.23")
+ELASTIC = {"--elastic-ep-backend": "mooncake"}
+# A primary that may scale up from 2 to 4 ranks and meets every scale-up requirement on CPU
+# (the decode CUDA graph off: with 'full', SGLang on CPU stops at its CUDA-device assertion).
+SCALE = {**ELASTIC, "--max-ep-size": 4, "--tp-size": 2, "--attn-dp-size": 2, "--enable-dp-lm-head": True,
+         "--moe-a2a-backend": "nixl", "--disable-decode-cuda-graph": True}
+JOIN = {"--elastic-ep-join-mode": "scale", "--node-rank": 1, "--nnodes": 2, "--dist-init-addr": "127.0.0.1:5000",
+        "--elastic-ep-join-rank-offset": 2}
+
+# One broken scale-up requirement each, in SGLang's order.
+SCALE_BREAKS = [("--elastic-ep-scale-timeout", 0), ("--tokenizer-worker-num", 2), ("--use-ray", True),
+                ("--enable-elastic-expert-backup", True), ("--load-balance-method", "total_requests"),
+                ("--cuda-graph-backend-decode", "breakable"), ("--cuda-graph-backend-prefill", "breakable"),
+                ("--dcp-size", 2), ("--elastic-ep-backend", "nixl"), ("--moe-a2a-backend", "deepep")]
+
+
+def _without(flags: dict[str, FlagValue], *names: str) -> dict[str, FlagValue]:
+    """``flags`` less ``names``."""
+    return {k: v for k, v in flags.items() if k not in names}
+
+
+CASES = [
+    *product_cases("elastic-ep-setup", BOTH, {**ELASTIC, "--enable-eplb": True, "--tp-size": 2, "--ep-size": 2},
+                   {"--eplb-algorithm": [None, "deepseek", "elasticity_aware"]}),
+    *product_cases("elastic-ep-setup", NEW, {},
+                   {"--elastic-ep-backend": [None, "mooncake", "none"],
+                    "--pp-size|--elastic-ep-join-mode|--elastic-ep-join-rank-offset|--max-ep-size": [
+                        (None, None, None, None), (2, None, None, None), (None, "recover", None, None),
+                        (None, "scale", 2, None), (None, None, 2, None), (None, None, None, 0)]}),
+    *product_cases("elastic-ep-setup", NEW, {}, {"--elastic-ep-initial-size": [2]}),
+    *product_cases("elastic-ep-scale-up", NEW, SCALE, {"--elastic-ep-initial-size": [None, 4, 2]}),
+    *(case for flag, value in SCALE_BREAKS for case in product_cases("elastic-ep-scale-up", NEW, SCALE, {flag: [value]})),
+    *product_cases("elastic-ep-scale-up", NEW, _without(SCALE, "--enable-dp-lm-head"), {"--attn-dp-size": [2]}),
+    *product_cases("elastic-ep-scale-up", NEW, _without(SCALE, "--attn-dp-size", "--enable-dp-lm-head"),
+                   {"--moe-dense-tp-size": [1]}),
+    *product_cases("elastic-ep-scale-up", NEW, {**SCALE, **JOIN},
+                   {"--elastic-ep-initial-size|--elastic-ep-join-rank-offset": [
+                       (None, 2), (2, 2), (4, 2), (0, 2), (2, 4)]}),
+    *product_cases("elastic-ep-scale-up", NEW, {**ELASTIC, "--max-ep-size": 8, "--tp-size": 4, "--attn-dp-size": 2,
+                                                "--enable-dp-lm-head": True, "--moe-a2a-backend": "nixl",
+                                                "--disable-decode-cuda-graph": True},
+                   {"--moe-dense-tp-size": [None, 1], "--dcp-size": [None, 2, 4]}),
+    *product_cases("elastic-ep-graph-recapture", NEW, SCALE,
+                   {"--cuda-graph-backend-decode": [None, "full"],
+                    "--is-embedding": [True]}),
+]

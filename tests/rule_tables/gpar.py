@@ -1,0 +1,56 @@
+"""Unit rows of the gpar rules: elastic EP, DWDP, decode context parallelism, CP/TP sharing, layernorm SP, LM head."""
+
+from __future__ import annotations
+
+from rule_tables import Row
+
+NEW = "0.5.23"
+ELASTIC = ["--elastic-ep-backend", "mooncake"]
+# A primary that may scale up from 2 to 4 ranks and meets every scale-up requirement on CPU.
+SCALE = ELASTIC + ["--max-ep-size", "4", "--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head",
+                   "--moe-a2a-backend", "nixl", "--disable-decode-cuda-graph"]
+JOIN = ["--elastic-ep-join-mode", "scale", "--node-rank", "1", "--nnodes", "2", "--dist-init-addr", "127.0.0.1:5000",
+        "--elastic-ep-join-rank-offset", "2"]
+
+ROWS: list[Row] = [
+    # elastic-ep-setup (X046)
+    ("0.5.9", ELASTIC + ["--enable-eplb", "--eplb-algorithm", "deepseek", "--tp-size", "2", "--ep-size", "2"], {},
+     ["X046"]),
+    ("0.5.9", ELASTIC + ["--enable-eplb", "--tp-size", "2", "--ep-size", "2"], {}, []),
+    ("0.5.9", ELASTIC + ["--enable-eplb", "--eplb-algorithm", "elasticity_aware_hierarchical", "--tp-size", "2",
+                         "--ep-size", "2"], {}, ["X046"]),
+    (NEW, ELASTIC + ["--enable-eplb", "--eplb-algorithm", "elasticity_aware_hierarchical", "--tp-size", "2",
+                     "--ep-size", "2"], {}, []),
+    (NEW, ["--elastic-ep-backend", "none", "--pp-size", "2"], {}, ["X046"]),  # 'none' is not None to SGLang
+    (NEW, ELASTIC, {}, []),
+    (NEW, ["--elastic-ep-join-mode", "recover"], {}, ["X046"]),
+    (NEW, ELASTIC + ["--elastic-ep-join-mode", "recover"], {}, []),
+    (NEW, ELASTIC + ["--elastic-ep-join-mode", "scale", "--elastic-ep-join-rank-offset", "2"], {}, ["X046"]),
+    (NEW, ELASTIC + ["--elastic-ep-join-rank-offset", "2"], {}, ["X046"]),
+    (NEW, ["--max-ep-size", "4"], {}, ["X046"]),
+    (NEW, ELASTIC + ["--max-ep-size", "0"], {}, ["X046"]),
+    (NEW, ["--elastic-ep-initial-size", "2"], {}, ["X046"]),
+    # elastic-ep-scale-up (X047)
+    (NEW, SCALE, {}, []),
+    (NEW, SCALE + ["--elastic-ep-initial-size", "4"], {}, ["X047"]),
+    (NEW, SCALE + ["--elastic-ep-initial-size", "2"], {}, []),
+    (NEW, SCALE + ["--elastic-ep-scale-timeout", "0"], {}, ["X047"]),
+    (NEW, SCALE + ["--tokenizer-worker-num", "2"], {}, ["X047"]),
+    (NEW, SCALE + ["--use-ray"], {}, ["X047"]),
+    (NEW, SCALE + ["--load-balance-method", "total_requests"], {}, ["X047"]),
+    (NEW, SCALE + ["--cuda-graph-backend-prefill", "breakable"], {}, ["X047"]),
+    (NEW, SCALE + ["--dcp-size", "2"], {}, ["X047"]),
+    (NEW, SCALE + JOIN, {}, ["X047"]),
+    (NEW, SCALE + JOIN + ["--elastic-ep-initial-size", "2"], {}, []),
+    (NEW, SCALE + JOIN + ["--elastic-ep-initial-size", "0"], {}, ["X047"]),
+    (NEW, ELASTIC + ["--max-ep-size", "4", "--tp-size", "2"], {}, ["X047"]),
+    (NEW, ELASTIC + ["--max-ep-size", "8", "--tp-size", "4", "--attn-dp-size", "2", "--enable-dp-lm-head",
+                     "--moe-a2a-backend", "nixl", "--disable-decode-cuda-graph", "--moe-dense-tp-size", "1"], {}, []),
+    (NEW, ELASTIC + ["--max-ep-size", "4", "--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head",
+                     "--disable-decode-cuda-graph"], {}, ["X047"]),
+    (NEW, ELASTIC + ["--max-ep-size", "2", "--tp-size", "2", "--use-ray"], {}, []),  # no scale-up: not checked
+    # elastic-ep-graph-recapture (X048)
+    (NEW, SCALE + ["--cuda-graph-backend-decode", "full", "--is-embedding"], {}, ["X048"]),
+    (NEW, SCALE + ["--is-embedding"], {}, []),
+    (NEW, SCALE + ["--cuda-graph-backend-decode", "full"], {}, []),
+]
