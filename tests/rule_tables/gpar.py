@@ -53,4 +53,48 @@ ROWS: list[Row] = [
     (NEW, SCALE + ["--cuda-graph-backend-decode", "full", "--is-embedding"], {}, ["X048"]),
     (NEW, SCALE + ["--is-embedding"], {}, []),
     (NEW, SCALE + ["--cuda-graph-backend-decode", "full"], {}, []),
+    # dwdp-layout (X049)
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2"], {}, []),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "4"], {}, ["X049"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--disaggregation-mode", "decode"], {}, ["X049"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--pp-size", "2"], {}, ["X049"]),
+    (NEW, ["--dwdp-size", "1", "--tp-size", "4"], {}, []),
+    # dcp-flags (X050)
+    (NEW, ["--dcp-size", "0"], {}, ["X050"]),
+    (NEW, ["--dcp-comm-backend", "a2a"], {}, ["X050"]),
+    (NEW, ["--dcp-comm-backend", "ag_rs"], {}, []),
+    (NEW, ["--dcp-replicate-q-proj", "--dcp-size", "2", "--tp-size", "2", "--dcp-comm-backend", "ag_rs"], {}, ["X050"]),
+    (NEW, ["--dcp-replicate-q-proj", "--dcp-size", "2", "--tp-size", "2", "--dcp-comm-backend", "a2a"], {}, []),
+    # prefill-cp-strategy (X051), cp-aiter-fusion (X052)
+    (NEW, ["--enable-prefill-cp"], {}, ["X051"]),
+    (NEW, ["--enable-prefill-cp", "--cp-strategy", "zigzag"], {}, []),
+    (NEW, ["--attn-cp-size", "2", "--tp-size", "2", "--enable-aiter-allreduce-fusion"], {}, ["X052"]),
+    (NEW, ["--enable-aiter-allreduce-fusion"], {}, []),
+    # attn-dp-size-positive (X053), ep-dispatch-needs-a2a (X054), shared-experts-tp-divides (X055)
+    (NEW, ["--attn-dp-size", "0"], {}, ["X053"]),
+    (NEW, ["--attn-dp-size", "1"], {}, []),
+    (NEW, ["--ep-dispatch-algorithm", "static"], {}, ["X054"]),
+    (NEW, ["--ep-dispatch-algorithm", "dynamic"], {}, []),
+    (NEW, ["--ep-dispatch-algorithm", "static", "--moe-a2a-backend", "deepep", "--tp-size", "2"], {}, []),
+    ("0.5.9", ["--ep-dispatch-algorithm", "static"], {}, []),
+    (NEW, ["--shared-experts-tp-size", "3", "--tp-size", "2"], {}, ["X055"]),
+    (NEW, ["--shared-experts-tp-size", "2", "--tp-size", "4", "--attn-dp-size", "4"], {}, ["X055"]),
+    (NEW, ["--shared-experts-tp-size", "2", "--tp-size", "4"], {}, []),
+    # layernorm-sp-megamoe (X056), layernorm-sp-layout (X057)
+    (NEW, ["--enable-megamoe-for-layernorm-sp"], {}, ["X056"]),
+    (NEW, ["--enable-megamoe-for-layernorm-sp", "--enable-layernorm-sp", "--tp-size", "4"], {}, []),
+    (NEW, ["--enable-layernorm-sp"], {}, ["X057"]),
+    (NEW, ["--enable-layernorm-sp", "--tp-size", "2", "--attn-dp-size", "2"], {}, ["X057"]),
+    (NEW, ["--enable-layernorm-sp", "--tp-size", "2", "--pp-size", "2"], {}, ["X057"]),
+    (NEW, ["--enable-layernorm-sp", "--tp-size", "2"], {}, []),
+    # tp-lm-head-a2a (X058)
+    (NEW, ["--enable-tp-lm-head-all-to-all"], {}, ["X058"]),
+    (NEW, ["--enable-tp-lm-head-all-to-all", "--tp-size", "2", "--attn-dp-size", "2"], {}, []),
+    (NEW, ["--enable-tp-lm-head-all-to-all", "--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head"], {},
+     ["X058"]),
+    (NEW, ["--enable-tp-lm-head-all-to-all", "--tp-size", "4", "--attn-dp-size", "2"], {}, ["X058"]),
+    # disagg-decode-tp-divides (X216)
+    ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "3", "--tp-size", "2"], {}, ["X216"]),
+    ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "4", "--tp-size", "2"], {}, []),
+    ("0.5.9", ["--disaggregation-mode", "null", "--disaggregation-decode-tp", "3", "--tp-size", "2"], {}, []),
 ]
