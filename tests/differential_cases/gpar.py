@@ -47,6 +47,8 @@ CASES = [
                                                 "--enable-dp-lm-head": True, "--moe-a2a-backend": "nixl",
                                                 "--disable-decode-cuda-graph": True},
                    {"--moe-dense-tp-size": [None, 1], "--dcp-size": [None, 2, 4]}),
+    *product_cases("elastic-ep-scale-up", NEW, _without(SCALE, "--attn-dp-size"),
+                   {"--dp-size|--enable-dp-attention": [(2, True)], "--dcp-size": [None, 2]}),
     *product_cases("elastic-ep-graph-recapture", NEW, SCALE,
                    {"--cuda-graph-backend-decode": [None, "full"],
                     "--is-embedding": [True]}),

@@ -49,6 +49,12 @@ ROWS: list[Row] = [
     (NEW, ELASTIC + ["--max-ep-size", "4", "--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head",
                      "--disable-decode-cuda-graph"], {}, ["X047"]),
     (NEW, ELASTIC + ["--max-ep-size", "2", "--tp-size", "2", "--use-ray"], {}, []),  # no scale-up: not checked
+    # --dp-size N --enable-dp-attention is SGLang's old spelling of --attn-dp-size N (X105 says so)
+    (NEW, ELASTIC + ["--max-ep-size", "4", "--tp-size", "2", "--dp-size", "2", "--enable-dp-attention",
+                     "--enable-dp-lm-head", "--moe-a2a-backend", "nixl", "--disable-decode-cuda-graph"], {}, ["X105"]),
+    (NEW, ELASTIC + ["--max-ep-size", "8", "--tp-size", "4", "--dp-size", "4", "--enable-dp-attention",
+                     "--enable-dp-lm-head", "--moe-a2a-backend", "nixl", "--disable-decode-cuda-graph", "--dcp-size",
+                     "2"], {}, ["X105", "X047"]),
     # elastic-ep-graph-recapture (X048)
     (NEW, SCALE + ["--cuda-graph-backend-decode", "full", "--is-embedding"], {}, ["X048"]),
     (NEW, SCALE + ["--is-embedding"], {}, []),

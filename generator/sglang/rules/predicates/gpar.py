@@ -12,11 +12,11 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def _hit(checks: list[tuple[bool, str, tuple[str, ...]]]) -> Hit | None:
-    """The first broken check (broken?, SGLang's words, settings to blame) as a Hit."""
+def _hit(checks: list[tuple[bool, str, tuple[str, ...]]], **fields: str) -> Hit | None:
+    """The first broken check (broken?, SGLang's words, settings to blame) as a Hit, plus message fields."""
     for broken, text, blame in checks:
         if broken:
-            return Hit(blame, {"detail": text})
+            return Hit(blame, {"detail": text, **fields})
     return None
 
 
@@ -37,7 +37,7 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
         (int_setting(s, "pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size")),
         (bool(s.get("enable_two_batch_overlap", False)), "DWDP's prefetch event protocol does not support two-batch "
          f"overlap ({s.flag('enable_two_batch_overlap')})", ("enable_two_batch_overlap", "dwdp_size")),
-    ])
+    ], dwdp=name)
 
 
 @predicate("dcp-flags")
@@ -59,7 +59,7 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
         (bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"),
          f"{s.flag('dcp_replicate_q_proj')} only applies to the a2a/fi_a2a DCP communication backend; got "
          f"{s.flag('dcp_comm_backend')} {backend}", ("dcp_replicate_q_proj", "dcp_comm_backend")),
-    ])
+    ], dcp=name)
 
 
 @predicate("prefill-cp-strategy")
@@ -136,7 +136,7 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
         (attn_dp, f"{sp} is not compatible with attention DP", ("enable_layernorm_sp", "attn_dp_size")),
         (pp > 1, f"{sp} is not compatible with pipeline parallelism ({s.flag('pp_size')} {pp})",
          ("enable_layernorm_sp", "pp_size")),
-    ])
+    ], sp=sp)
 
 
 @predicate("tp-lm-head-a2a")
@@ -155,7 +155,7 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
          ("enable_tp_lm_head_all_to_all", "tp_size")),
         (cp != 1, f"{name} currently requires attn_cp_size == 1, got {cp}", ("enable_tp_lm_head_all_to_all",
                                                                               "attn_cp_size")),
-    ])
+    ], name=name)
 
 
 @predicate("disagg-decode-tp-divides")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from generator.sglang.rules.predicates.common import int_setting
+from generator.sglang.rules.predicates.common import dp_attention, int_setting
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -19,13 +19,19 @@ from generator.sglang.rules.spec import RuleSpec
 Check = tuple[bool, str, tuple[str, ...]]
 
 
-def _first(checks: list[Callable[[], Check]]) -> Hit | None:
+def _first(s: Settings, checks: list[Callable[[], Check]]) -> Hit | None:
     """The first broken check as a Hit; checks are thunks so a later one may assume the earlier held."""
     for thunk in checks:
         broken, text, blame = thunk()
         if broken:
-            return Hit(blame, {"detail": text})
+            return Hit(blame, {"detail": text, "max_ep": s.flag("max_ep_size"), "tp": s.flag("tp_size")})
     return None
+
+
+def attn_dp_of(s: Settings) -> int:
+    """attn_dp_size as SGLang resolves it (``--dp-size N --enable-dp-attention`` is rewritten to it)."""
+    on, size, _ = dp_attention(s)
+    return size if on else int_setting(s, "attn_dp_size", 1)
 
 
 def elastic_on(s: Settings) -> bool:
@@ -81,15 +87,15 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
 
 @predicate("elastic-ep-setup")
 def _elastic_ep_setup(s: Settings, rule: RuleSpec) -> Hit | None:
-    first = _first([lambda: _eplb_algorithm(s)])
+    first = _first(s, [lambda: _eplb_algorithm(s)])
     if first is not None or not s.has("max_ep_size"):
         return first  # 0.5.9's handler has the EPLB check only
-    return _first(_setup_checks(s))
+    return _first(s, _setup_checks(s))
 
 
 def attn_tp_size(s: Settings) -> int | None:
     """SGLang's attention-TP width, None when the topology is invalid (its ValueError)."""
-    tp, dp, cp = int_setting(s, "tp_size", 1), int_setting(s, "attn_dp_size", 1), int_setting(s, "attn_cp_size", 1)
+    tp, dp, cp = int_setting(s, "tp_size", 1), attn_dp_of(s), int_setting(s, "attn_cp_size", 1)
     if tp <= 0 or dp <= 0 or cp <= 0 or tp % (dp * cp):
         return None
     return tp // dp // cp
@@ -102,7 +108,7 @@ def _topology(s: Settings) -> Check:
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
         return True, (f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
-                      f"{int_setting(s, 'attn_dp_size', 1)}, {s.flag('attn_cp_size')} {cp}"), blame
+                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), int_setting(s, "max_ep_size", 0)),
              (s.flag("elastic_ep_initial_size"), s.get("elastic_ep_initial_size") or tp)]
@@ -149,8 +155,10 @@ def _load_balance(s: Settings) -> str:
 def graph_backend(s: Settings, phase: str) -> str | None:
     """The CUDA-graph backend of 'decode' or 'prefill' as the flags set it; None when gen cannot tell.
 
-    SGLang's defaults are decode 'full' and prefill 'breakable' on CUDA ('disabled' elsewhere),
-    so an unwritten prefill backend is left to the device; a --cuda-graph-config JSON is not read.
+    SGLang's defaults are decode 'full' and prefill 'breakable' on CUDA ('disabled' elsewhere).
+    An unwritten prefill backend is left alone: SGLang's cascade turns a 'breakable' default
+    off for the nixl all-to-all that scale-up requires (and without nixl the a2a check fires).
+    A --cuda-graph-config JSON is not read.
     """
     if s.get("cuda_graph_config") is not None:
         return None
@@ -202,7 +210,7 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale-up block after the CUDA-graph checks: attention DP, DP LM head, CP, MoE DP, EP, a2a."""
     tp = int_setting(s, "tp_size", 1)
     joiner = s.get("ep_join_mode") == "scale"
-    attn_dp = int_setting(s, "attn_dp_size", 1) > 1 or joiner
+    attn_dp = attn_dp_of(s) > 1 or joiner
     a2a = s.get("moe_a2a_backend")
     # Every all-to-all backend but 'none' makes EP span the TP group (overrides._A2A_EP_SPANNING_BACKENDS).
     ep = tp if a2a not in (None, "none") else int_setting(s, "ep_size", 1)
@@ -226,7 +234,7 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
 def _elastic_ep_scale_up(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("max_ep_size") or not scaling_active(s) or _elastic_ep_setup(s, rule) is not None:
         return None  # the setup rule reports what SGLang stops at first
-    return _first(_scale_checks(s) + _layout_checks(s))
+    return _first(s, _scale_checks(s) + _layout_checks(s))
 
 
 # What SGLang's CUDA-graph recapture refuses when the decode graph is 'full' (SGLang's message words).
