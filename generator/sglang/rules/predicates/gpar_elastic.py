@@ -34,6 +34,12 @@ def attn_dp_of(s: Settings) -> int:
     return size if on else int_setting(s, "attn_dp_size", 1)
 
 
+def opt_int(s: Settings, name: str) -> int | None:
+    """An optional integer setting; None when unset or not an integer (the flag check reports bad types)."""
+    value = s.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def elastic_on(s: Settings) -> bool:
     """Elastic EP is on for any written backend: SGLang tests ``is not None``, so 'none' counts too."""
     return s.get("elastic_ep_backend") is not None
@@ -41,8 +47,8 @@ def elastic_on(s: Settings) -> bool:
 
 def scaling_active(s: Settings) -> bool:
     """SGLang's ``scaling_active``: elastic EP with --max-ep-size above the local TP size."""
-    max_ep = s.get("max_ep_size")
-    return elastic_on(s) and isinstance(max_ep, int) and max_ep > int_setting(s, "tp_size", 1)
+    max_ep = opt_int(s, "max_ep_size")
+    return elastic_on(s) and max_ep is not None and max_ep > int_setting(s, "tp_size", 1)
 
 
 def _eplb_algorithm(s: Settings) -> Check:
@@ -58,7 +64,7 @@ def _eplb_algorithm(s: Settings) -> Check:
 def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     """0.5.23's checks before the scale-up block, in its order."""
     on, mode = elastic_on(s), s.get("ep_join_mode")
-    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), s.get("max_ep_size")
+    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), opt_int(s, "max_ep_size")
     backend = s.flag("elastic_ep_backend")
     return [
         lambda: (on and int_setting(s, "pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
@@ -77,9 +83,9 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
         lambda: (offset < 0, "elastic EP join rank offset must be >= 0", ("ep_join_rank_offset",)),
         lambda: (max_ep is not None and not on, f"{s.flag('max_ep_size')} requires {backend} to be set",
                  ("max_ep_size",)),
-        lambda: (isinstance(max_ep, int) and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
+        lambda: (max_ep is not None and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
                  ("max_ep_size",)),
-        lambda: (s.get("elastic_ep_initial_size") is not None and not scaling_active(s),
+        lambda: (opt_int(s, "elastic_ep_initial_size") is not None and not scaling_active(s),
                  f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
                  f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",)),
     ]
@@ -111,18 +117,18 @@ def _topology(s: Settings) -> Check:
                       f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), int_setting(s, "max_ep_size", 0)),
-             (s.flag("elastic_ep_initial_size"), s.get("elastic_ep_initial_size") or tp)]
+             (s.flag("elastic_ep_initial_size"), opt_int(s, "elastic_ep_initial_size") or tp)]
     if s.get("ep_join_mode") == "scale":
         sizes.append((s.flag("ep_join_rank_offset"), int_setting(s, "ep_join_rank_offset", 0)))
     for name, size in sizes:
-        if not isinstance(size, int) or size <= 0 or size % replica:
+        if size <= 0 or size % replica:
             return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame
     return False, "", blame
 
 
 def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale joiner's checks, or the primary's (initial size equals the TP size)."""
-    tp, initial = int_setting(s, "tp_size", 1), s.get("elastic_ep_initial_size")
+    tp, initial = int_setting(s, "tp_size", 1), opt_int(s, "elastic_ep_initial_size")
     offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), int_setting(s, "max_ep_size", 0)
     init_flag = s.flag("elastic_ep_initial_size")
     if s.get("ep_join_mode") != "scale":
@@ -177,13 +183,13 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale-up block up to the CUDA-graph checks, in SGLang's order."""
     attn_tp = attn_tp_size(s) or 1
     dense, dcp = s.get("moe_dense_tp_size"), int_setting(s, "dcp_size", 1)
-    backend = s.get("elastic_ep_backend")
+    backend, timeout = s.get("elastic_ep_backend"), s.get("elastic_ep_scale_timeout", 600)
     decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
     return [
         lambda: _topology(s),
         lambda: (attn_tp > 1 and dense != 1, f"elastic EP scale-up with attention TP greater than one requires "
                                              f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", ("moe_dense_tp_size",)),
-        lambda: (float(s.get("elastic_ep_scale_timeout", 600)) <= 0,
+        lambda: (isinstance(timeout, (int, float)) and timeout <= 0,
                  f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",)),
         lambda: (int_setting(s, "tokenizer_worker_num", 1) != 1,
                  f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1",
