@@ -35,6 +35,10 @@ CASES = [
                         (None, None, None, None), (2, None, None, None), (None, "recover", None, None),
                         (None, "scale", 2, None), (None, None, 2, None), (None, None, None, 0)]}),
     *product_cases("elastic-ep-setup", NEW, {}, {"--elastic-ep-initial-size": [2]}),
+    # eplb-needs-ep (X025): 0.5.23 does not assert ep_size > 1 for an elastic EP scale joiner
+    *product_cases("eplb-needs-ep", NEW, {**ELASTIC, "--enable-eplb": True, "--tp-size": 2},
+                   {"--elastic-ep-join-mode|--node-rank|--nnodes|--dist-init-addr|--elastic-ep-join-rank-offset": [
+                       None, ("scale", 1, 2, "127.0.0.1:5000", 2)]}),
     *product_cases("elastic-ep-scale-up", NEW, SCALE, {"--elastic-ep-initial-size": [None, 4, 2]}),
     *(case for flag, value in SCALE_BREAKS for case in product_cases("elastic-ep-scale-up", NEW, SCALE, {flag: [value]})),
     *product_cases("elastic-ep-scale-up", NEW, _without(SCALE, "--enable-dp-lm-head"), {"--attn-dp-size": [2]}),

@@ -30,6 +30,9 @@ ROWS: list[Row] = [
     (NEW, ["--max-ep-size", "4"], {}, ["X046"]),
     (NEW, ELASTIC + ["--max-ep-size", "0"], {}, ["X046"]),
     (NEW, ["--elastic-ep-initial-size", "2"], {}, ["X046"]),
+    # eplb-needs-ep (X025) exempts an elastic EP scale joiner on 0.5.23, as SGLang does
+    (NEW, ELASTIC + ["--enable-eplb", "--tp-size", "2"], {}, ["X025"]),
+    (NEW, ELASTIC + ["--enable-eplb", "--tp-size", "2"] + JOIN, {}, []),
     # elastic-ep-scale-up (X047)
     (NEW, SCALE, {}, []),
     (NEW, SCALE + ["--elastic-ep-initial-size", "4"], {}, ["X047"]),

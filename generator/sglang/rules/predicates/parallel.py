@@ -144,8 +144,8 @@ def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("eplb-needs-ep")
 def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_eplb", False):
-        return None
+    if not s.get("enable_eplb", False) or s.get("ep_join_mode") == "scale":
+        return None  # 0.5.23 does not assert it for an elastic EP scale joiner
     a2a = s.get("moe_a2a_backend")
     why = ""
     if a2a in _A2A_SETS_EP:
