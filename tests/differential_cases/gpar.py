@@ -82,6 +82,10 @@ CASES = [
     *product_cases("layernorm-sp-layout", NEW, {}, {"--tp-size": [2]}),
     *product_cases("tp-lm-head-a2a", NEW, {"--enable-tp-lm-head-all-to-all": True},
                    {"--tp-size|--attn-dp-size": [(None, None), (2, 2), (4, 2)], "--enable-dp-lm-head": [None, True]}),
+    # DWDP sets attention DP, the DP LM head and 'none' a2a before these handlers run
+    *product_cases("ep-dispatch-needs-a2a", NEW, {"--tp-size": 2, "--moe-a2a-backend": "deepep"},
+                   {"--dwdp-size": [None, 2], "--ep-dispatch-algorithm": ["static"]}),
+    *product_cases("tp-lm-head-a2a", NEW, {"--tp-size": 2}, {"--dwdp-size": [2], "--enable-tp-lm-head-all-to-all": [True]}),
     *product_cases("disagg-decode-tp-divides", ("0.5.9",), {"--disaggregation-decode-tp": 3},
                    {"--disaggregation-mode": ["prefill", "null"], "--tp-size": [2, 3]}),
 ]

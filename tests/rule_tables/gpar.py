@@ -102,6 +102,13 @@ ROWS: list[Row] = [
     (NEW, ["--enable-tp-lm-head-all-to-all", "--tp-size", "2", "--attn-dp-size", "2", "--enable-dp-lm-head"], {},
      ["X058"]),
     (NEW, ["--enable-tp-lm-head-all-to-all", "--tp-size", "4", "--attn-dp-size", "2"], {}, ["X058"]),
+    # DWDP sets attention DP, the DP LM head and 'none' a2a before these handlers run
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--ep-dispatch-algorithm", "static", "--moe-a2a-backend", "deepep"], {},
+     ["X054"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--shared-experts-tp-size", "2"], {}, ["X055"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--enable-layernorm-sp"], {}, ["X057"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--enable-tp-lm-head-all-to-all"], {}, ["X058"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--shared-experts-tp-size", "1"], {}, []),
     # disagg-decode-tp-divides (X216)
     ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "3", "--tp-size", "2"], {}, ["X216"]),
     ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "4", "--tp-size", "2"], {}, []),

@@ -6,7 +6,8 @@ the first of SGLang's own checks the settings break, in SGLang's order and words
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import int_setting
+from generator.sglang.rules.predicates.gpar_elastic import a2a_of, attn_dp_of, dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -91,7 +92,7 @@ def _attn_dp_size_positive(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("ep-dispatch-needs-a2a")
 def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = s.get("ep_dispatch_algorithm")
-    if not s.has("ep_join_mode") or algo not in ("static", "lp") or s.get("moe_a2a_backend") not in (None, "none"):
+    if not s.has("ep_join_mode") or algo not in ("static", "lp") or a2a_of(s) not in (None, "none"):
         return None  # 0.5.23's handle_eplb_and_dispatch (the pin has the elastic-EP flags)
     return Hit(("ep_dispatch_algorithm",), {"dispatch": s.flag("ep_dispatch_algorithm"), "algo": algo,
                                             "a2a": s.flag("moe_a2a_backend")})
@@ -99,7 +100,7 @@ def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def _attn_tp(s: Settings) -> int:
     """SGLang's attention-TP width: tp // attn_dp // attn_cp."""
-    dp = dp_attention(s)[1] if dp_attention(s)[0] else 1
+    dp = attn_dp_of(s)
     return max(int_setting(s, "tp_size", 1) // max(dp, 1) // max(int_setting(s, "attn_cp_size", 1), 1), 0)
 
 
@@ -128,7 +129,7 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_layernorm_sp", False):
         return None
     tp, pp = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
-    attn_dp = dp_attention(s)[0] or s.get("ep_join_mode") == "scale"
+    attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
     sp = s.flag("enable_layernorm_sp")
     return _hit([
         (tp <= 1, f"{sp} requires {s.flag('tp_size')} > 1: there is no sequence to shard across a single TP rank",
@@ -143,12 +144,12 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
 def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_tp_lm_head_all_to_all", False):
         return None
-    on, attn_dp, _ = dp_attention(s)
-    on = on or s.get("ep_join_mode") == "scale"
+    attn_dp = attn_dp_of(s)
+    on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
     tp, cp, name = int_setting(s, "tp_size", 1), int_setting(s, "attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
     return _hit([
         (not on, f"{name} requires attention DP ({s.flag('attn_dp_size')})", ("enable_tp_lm_head_all_to_all",)),
-        (bool(s.get("enable_dp_lm_head", False)), f"{name} uses a TP-sharded LM head and is incompatible with "
+        (dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), f"{name} uses a TP-sharded LM head and is incompatible with "
                                                    f"{s.flag('enable_dp_lm_head')}",
          ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head")),
         (tp != attn_dp, f"{name} currently requires tp_size == attn_dp_size, got tp_size={tp}, attn_dp_size={attn_dp}",

@@ -28,10 +28,25 @@ def _first(s: Settings, checks: list[Callable[[], Check]]) -> Hit | None:
     return None
 
 
+def dwdp_on(s: Settings) -> bool:
+    """DWDP is on: SGLang's handle_dwdp then sets attn_dp_size = dwdp_size, ep_size = dwdp_size,
+    enable_dp_lm_head, moe_dp_size 1 and moe_a2a_backend 'none' before the later handlers run.
+    A DWDP size other than the TP size stops SGLang in handle_dwdp (dwdp-layout), so it sets nothing."""
+    dwdp = int_setting(s, "dwdp_size", 1)
+    return dwdp > 1 and dwdp == int_setting(s, "tp_size", 1)
+
+
 def attn_dp_of(s: Settings) -> int:
-    """attn_dp_size as SGLang resolves it (``--dp-size N --enable-dp-attention`` is rewritten to it)."""
+    """attn_dp_size as SGLang resolves it (``--dp-size N --enable-dp-attention`` is rewritten to it; DWDP sets it)."""
+    if dwdp_on(s):
+        return int_setting(s, "dwdp_size", 1)
     on, size, _ = dp_attention(s)
     return size if on else int_setting(s, "attn_dp_size", 1)
+
+
+def a2a_of(s: Settings) -> str | None:
+    """--moe-a2a-backend as SGLang resolves it (DWDP forces 'none')."""
+    return "none" if dwdp_on(s) else s.get("moe_a2a_backend")
 
 
 def opt_int(s: Settings, name: str) -> int | None:
@@ -217,14 +232,15 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     tp = int_setting(s, "tp_size", 1)
     joiner = s.get("ep_join_mode") == "scale"
     attn_dp = attn_dp_of(s) > 1 or joiner
-    a2a = s.get("moe_a2a_backend")
+    a2a, dwdp = a2a_of(s), dwdp_on(s)
     # Every all-to-all backend but 'none' makes EP span the TP group (overrides._A2A_EP_SPANNING_BACKENDS).
-    ep = tp if a2a not in (None, "none") else int_setting(s, "ep_size", 1)
-    cp, moe_dp = int_setting(s, "attn_cp_size", 1), int_setting(s, "moe_dp_size", 1)
+    ep = tp if a2a not in (None, "none") else int_setting(s, "dwdp_size" if dwdp else "ep_size", 1)
+    cp, moe_dp = int_setting(s, "attn_cp_size", 1), 1 if dwdp else int_setting(s, "moe_dp_size", 1)
+    lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
         lambda: (not attn_dp, f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})",
                  ("attn_dp_size", "max_ep_size")),
-        lambda: (not s.get("enable_dp_lm_head", False), f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}",
+        lambda: (not lm_head, f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}",
                  ("enable_dp_lm_head", "max_ep_size")),
         lambda: (cp != 1, f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", ("attn_cp_size",)),
         lambda: (moe_dp != 1, f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})",
