@@ -86,6 +86,9 @@ CASES = [
     *product_cases("ep-dispatch-needs-a2a", NEW, {"--tp-size": 2, "--moe-a2a-backend": "deepep"},
                    {"--dwdp-size": [None, 2], "--ep-dispatch-algorithm": ["static"]}),
     *product_cases("tp-lm-head-a2a", NEW, {"--tp-size": 2}, {"--dwdp-size": [2], "--enable-tp-lm-head-all-to-all": [True]}),
+    *product_cases("moe-dp-sizes", NEW, {"--tp-size": 2, "--moe-dp-size": 2}, {"--dwdp-size": [None, 2]}),
+    *product_cases("attn-cp-sizes", NEW, {"--tp-size": 2, "--attn-cp-size": 2}, {"--dwdp-size": [None, 2]}),
+    *product_cases("dp-lm-head", NEW, {"--tp-size": 2, "--enable-dp-lm-head": True}, {"--dwdp-size": [None, 2]}),
     *product_cases("disagg-decode-tp-divides", ("0.5.9",), {"--disaggregation-decode-tp": 3},
                    {"--disaggregation-mode": ["prefill", "null"], "--tp-size": [2, 3]}),
 ]

@@ -109,6 +109,11 @@ ROWS: list[Row] = [
     (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--enable-layernorm-sp"], {}, ["X057"]),
     (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--enable-tp-lm-head-all-to-all"], {}, ["X058"]),
     (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--shared-experts-tp-size", "1"], {}, []),
+    # ... and the context-parallel, MoE-DP and DP LM-head rules of context.py/parallel.py read it too
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--moe-dp-size", "2"], {}, []),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--attn-cp-size", "2"], {}, ["X031"]),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "2", "--enable-dp-lm-head"], {}, []),
+    (NEW, ["--dwdp-size", "2", "--tp-size", "4", "--moe-dp-size", "2"], {}, ["X032", "X049"]),
     # disagg-decode-tp-divides (X216)
     ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "3", "--tp-size", "2"], {}, ["X216"]),
     ("0.5.9", ["--disaggregation-mode", "prefill", "--disaggregation-decode-tp", "4", "--tp-size", "2"], {}, []),

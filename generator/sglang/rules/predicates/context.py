@@ -8,6 +8,7 @@ SGLang's order, with SGLang's own words.
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.gpar_elastic import dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -36,6 +37,8 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
     # 0.5.9 multiplies by dp_size whether DP attention is on or not; 0.5.23 by attn_dp_size.
     dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else int_setting(s, "dp_size", 1)
+    if dwdp_on(s):
+        dp = int_setting(s, "dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
     dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
     detail = _first_broken([
         (tp % cp != 0, f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
@@ -52,8 +55,8 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
 def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     moe_dp, tp, pp = int_setting(s, "moe_dp_size", 1), int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
     ep = _ep_size(s)
-    if moe_dp <= 1 or ep is None:
-        return None
+    if moe_dp <= 1 or ep is None or dwdp_on(s):
+        return None  # 0.5.23's handle_dwdp resets moe_dp_size to 1
     newer = s.has("attn_dp_size")
     cp = int_setting(s, "attn_cp_size", 1)
     name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")

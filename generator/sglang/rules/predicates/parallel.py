@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.gpar_elastic import dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -47,6 +48,8 @@ def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def _dp_ranks(s: Settings) -> int:
     """Data-parallel ranks as SGLang counts them (0.5.23: replicas x attention-DP groups)."""
+    if dwdp_on(s):
+        return int_setting(s, "dwdp_size", 1)  # 0.5.23's handle_dwdp: attn_dp_size = dwdp_size, dp_size 1
     ranks = int_setting(s, "dp_size", 1)
     if s.has("attn_dp_size"):
         ranks *= int_setting(s, "attn_dp_size", 1)
@@ -64,7 +67,7 @@ def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_dp_lm_head", False) or _lm_head_dropped(s):
         return None
     if s.has("attn_dp_size"):
-        if dp_attention(s)[0]:
+        if dp_attention(s)[0] or dwdp_on(s):
             return None
         fix = f"set {s.flag('attn_dp_size')} > 1, or drop {s.flag('enable_dp_lm_head')}"
     else:
