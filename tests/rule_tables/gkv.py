@@ -5,7 +5,8 @@ from __future__ import annotations
 from rule_tables import Row
 
 SHARD = ["--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--attention-backend", "fa3",
-         "--enable-prefill-cp", "--attn-cp-size", "2", "--tp-size", "2", "--page-size", "64"]
+         "--enable-prefill-cp", "--cp-strategy", "interleave", "--attn-cp-size", "2", "--tp-size", "2", "--page-size",
+         "64"]
 UNIFIED = ["--enable-unified-memory", "--attention-backend", "triton"]
 EMBED = ["--prefill-only-disable-kv-cache", "--is-embedding", "--chunked-prefill-size", "-1", "--disable-radix-cache",
          "--attention-backend", "fa3"]
@@ -37,7 +38,7 @@ ROWS: list[Row] = [
     # prefill-only-no-kv-cache (X087)
     ("0.5.23", ["--prefill-only-disable-kv-cache"], {}, ["X087"]),
     ("0.5.23", [*EMBED[:-1], "triton"], {}, ["X087"]),
-    ("0.5.23", [*EMBED, "--enable-prefill-cp"], {}, ["X087"]),
+    ("0.5.23", [*EMBED, "--enable-prefill-cp", "--cp-strategy", "interleave"], {}, ["X087"]),
     ("0.5.23", EMBED, {}, []),
     # mamba-state-args (X088)
     ("0.5.23", ["--mamba-max-states-per-path", "0"], {}, ["X088"]),
