@@ -269,6 +269,8 @@ _RECAPTURE = (("speculative_algorithm", "speculative decoding"), ("is_embedding"
 def _elastic_ep_graph_recapture(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("max_ep_size") or not scaling_active(s) or graph_backend(s, "decode") != "full":
         return None
+    if _elastic_ep_setup(s, rule) is not None:
+        return None  # the setup rule reports what SGLang stops at first
     for name, what in _RECAPTURE:
         if s.get(name) not in (None, False, []):
             return Hit((name, "max_ep_size"), {"detail": f"elastic EP CUDA graph recapture does not support {what} "
