@@ -21,7 +21,8 @@ from generator.sglang.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ("0.5.9", "0.5.23")
-REASONS = {"gpu", "model-config", "runtime", "gap", "internal", "flag-check"}  # no "unreviewed": every entry is read
+# No "unreviewed" and no "gap": every entry is read, and a pure argument check needs its rule.
+REASONS = {"gpu", "model-config", "runtime", "internal", "flag-check"}
 RULES = {r.id: r for r in load_rules(ROOT / "catalogs" / "rules.yaml")}
 
 
@@ -69,7 +70,7 @@ def test_no_stale_or_malformed_entries(pin: str) -> None:
             assert isinstance(entry.get("why"), str) and entry["why"].strip(), (check, entry)
 
 
-COLUMNS = ("checks", "covered", "gpu", "model-config", "runtime", "internal", "flag-check", "gap")
+COLUMNS = ("checks", "covered", "gpu", "model-config", "runtime", "internal", "flag-check")
 
 
 def coverage_table() -> str:
@@ -124,3 +125,11 @@ def test_no_pin_keeps_unreviewed_entries() -> None:
     assert "unreviewed" not in REASONS
     for pin in PINS:
         assert "unreviewed" not in (ROOT / "catalogs" / "coverage" / f"{pin}.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("pin", PINS)
+def test_no_check_is_left_as_a_gap(pin: str) -> None:
+    """`gap` (what scripts/sglang-coverage/triage.py proposes for a pure argument check) is
+    not a waiver: each such check needs the gen rule that covers it."""
+    gaps = [c for c, e in _coverage(pin).items() if e.get("waive") == "gap"]
+    assert not gaps, f"{len(gaps)} checks of SGLang {pin} have no rule yet: {gaps[:10]}"
