@@ -71,3 +71,12 @@ def test_whole_mapping_use_makes_a_rule_always_run() -> None:
     assert rec.get("a") == 1 and "b" not in rec and rec.read == {"a", "b"} and not rec.opaque
     list(rec.items())
     assert rec.opaque
+
+
+def test_runnable_is_the_skippable_filter() -> None:
+    """The index gives exactly the rules that skippable() lets through, in order."""
+    for pin, argv, env, _ in TABLE:
+        settings = settings_from_argv(load_catalog(ROOT, pin), argv, env)
+        rules = [r for r in load_rules(rules_path(settings.catalog)) if r.versions.contains(settings.version)]
+        rules = tuple(rules)
+        assert list(quiet.runnable(settings, rules)) == [r for r in rules if not quiet.skippable(settings, r)]

@@ -14,7 +14,7 @@ from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
 from generator.sglang.rules.load import load_rules, rules_path
-from generator.sglang.rules.quiet import skippable
+from generator.sglang.rules.quiet import runnable
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
 from generator.sglang.rules.spec import RuleSpec
@@ -56,9 +56,7 @@ def _applicable(rules: Sequence[RuleSpec], version: tuple[int, ...] | None) -> l
 def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
     """Every rule of the pin's version that fires on ``settings``, in rules.yaml order."""
     out: list[Finding] = []
-    for rule in _applicable(rules, settings.version):
-        if skippable(settings, rule):
-            continue
+    for rule in runnable(settings, _applicable(rules, settings.version)):
         hit = PREDICATES[rule.id](settings, rule)
         if hit is None:
             continue

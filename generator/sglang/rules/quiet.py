@@ -11,7 +11,7 @@ With ~100 rules this is most of the cost of evaluating a plain service.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from generator.sglang.catalog import Catalog
@@ -57,26 +57,78 @@ def _trace(catalog: Catalog, rule: RuleSpec, dests: dict[str, str]) -> Reads | N
     return frozenset(values.read | written.read), frozenset(env.read)
 
 
-# id(catalog) -> (catalog, rule id -> Reads | None)
-_TRACES: dict[int, tuple[Catalog, dict[str, Reads | None]]] = {}
+class _Index:
+    """One catalog's rules by the keys that can wake them: traced lazily, rule by rule."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.reads: dict[str, Reads | None] = {}
+        # (id(rules list), version) -> (rules, always-run positions, key -> positions, env -> positions)
+        self.plans: dict[tuple[int, Any], tuple[Any, frozenset[int], dict[str, set[int]], dict[str, set[int]]]] = {}
+
+    def trace(self, rule: RuleSpec, dests: dict[str, str]) -> Reads | None:
+        reads = self.reads.get(rule.id, _UNSEEN)
+        if reads is _UNSEEN:
+            reads = self.reads[rule.id] = _trace(self.catalog, rule, dests)
+        return reads  # type: ignore[return-value]
+
+
+# id(catalog) -> its index
+_INDEXES: dict[int, _Index] = {}
 _UNSEEN = object()
+
+
+def _index(catalog: Catalog) -> _Index:
+    index = _INDEXES.get(id(catalog))
+    if index is None or index.catalog is not catalog:
+        if len(_INDEXES) > 64:
+            _INDEXES.clear()
+        index = _INDEXES[id(catalog)] = _Index(catalog)
+    return index
 
 
 def skippable(settings: Settings, rule: RuleSpec) -> bool:
     """True when ``rule`` cannot fire on ``settings`` (see the module docstring)."""
     if not settings.plain:
         return False
-    catalog = settings.catalog
-    cached = _TRACES.get(id(catalog))
-    if cached is None or cached[0] is not catalog:
-        if len(_TRACES) > 64:
-            _TRACES.clear()
-        cached = (catalog, {})
-        _TRACES[id(catalog)] = cached
-    reads = cached[1].get(rule.id, _UNSEEN)
-    if reads is _UNSEEN:
-        reads = cached[1][rule.id] = _trace(catalog, rule, settings._dests)
+    reads = _index(settings.catalog).trace(rule, settings._dests)
     if reads is None:
         return False
-    keys, env = reads  # type: ignore[misc]
+    keys, env = reads
     return keys.isdisjoint(settings.written) and env.isdisjoint(settings.env)
+
+
+def runnable(settings: Settings, rules: Sequence[RuleSpec]) -> Sequence[RuleSpec]:
+    """The rules of ``rules`` (one pin's applicable list) that may fire, in their order.
+
+    The same answer as filtering with :func:`skippable`, from an index of the keys each
+    rule read: the cost follows the few keys a service writes, not the ~100 rules.
+    """
+    if not settings.plain:
+        return rules
+    index = _index(settings.catalog)
+    key = (id(rules), settings.version)
+    plan = index.plans.get(key)
+    if plan is None or plan[0] is not rules:
+        always: set[int] = set()
+        by_key: dict[str, set[int]] = {}
+        by_env: dict[str, set[int]] = {}
+        for i, rule in enumerate(rules):
+            reads = index.trace(rule, settings._dests)
+            if reads is None:
+                always.add(i)
+                continue
+            for name in reads[0]:
+                by_key.setdefault(name, set()).add(i)
+            for name in reads[1]:
+                by_env.setdefault(name, set()).add(i)
+        if len(index.plans) > 64:
+            index.plans.clear()
+        plan = index.plans[key] = (rules, frozenset(always), by_key, by_env)
+    _, always, by_key, by_env = plan
+    picked = set(always)
+    for name in settings.written:
+        picked.update(by_key.get(name, ()))
+    for name in settings.env:
+        picked.update(by_env.get(name, ()))
+    return [rules[i] for i in sorted(picked)]
