@@ -34,6 +34,7 @@ from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.flags import Arg, check_args
 from generator.sglang.rules import Finding, evaluate, load_rules, rules_path, settings_from_words
 from differential_cases import WordCase, all_cases, by_pin
+from differential_cases.mixed import MIXED, mixed_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "rules_differential_runner.py"
@@ -205,7 +206,7 @@ def _word_gen_side(catalog: Catalog, case: WordCase) -> Case:
     errors = [d.code for d in diags.items if d.is_error]
     errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
     argv = tuple(w for g in groups for w in g.words)
-    if case.rule == FLAG_CHECK:
+    if case.rule == FLAG_CHECK or (case.rule == MIXED and any(c.startswith("F") for c in errors)):
         argv = _written_words(case)  # gen renders no refused value; SGLang must see it to refuse it too
     return Case(f"{catalog.pin}~{case.name}", case.fields(), argv, env, tuple(errors), findings)
 
@@ -267,7 +268,8 @@ def outcomes() -> dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]:
     out = {}
     for pin in PINS:
         catalog = load_catalog(ROOT, pin)
-        cases = corpus(catalog) + [_word_gen_side(catalog, c) for c in by_pin(WORD_CASES, pin)]
+        words = by_pin(WORD_CASES, pin) + mixed_cases(WORD_CASES, pin)  # mixed: seeded, across rules
+        cases = corpus(catalog) + [_word_gen_side(catalog, c) for c in words]
         out[pin] = (cases, _sglang_side(pin, cases))
     return out
 
@@ -280,6 +282,15 @@ def test_corpus_is_big_enough(outcomes: dict[str, tuple[list[Case], dict[str, di
         rejected = sum(not sglang[c.id]["ok"] for c in cases)
         # Both outcomes must be well represented, or the comparison says little.
         assert 0.2 < rejected / len(cases) < 0.8, (pin, rejected, len(cases))
+
+
+def test_mixed_corpus_is_big_enough(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
+    """The seeded mixed corpus (differential_cases/mixed.py) is there, with both outcomes."""
+    for pin, (cases, sglang) in outcomes.items():
+        mixed = [c for c in cases if c.fields.get("rule") == MIXED]
+        rejected = sum(not sglang[c.id]["ok"] for c in mixed)
+        assert len(mixed) >= (200 if pin != "0.5.9" else 40), (pin, len(mixed))
+        assert 0.1 < rejected / len(mixed) < 0.9, (pin, rejected, len(mixed))
 
 
 def test_gen_agrees_with_sglang(outcomes: dict[str, tuple[list[Case], dict[str, dict[str, Any]]]]) -> None:
