@@ -113,6 +113,9 @@ CASES = [
                    {"--speculative-eagle-topk": [None, 2], "--speculative-adaptive": [None, True]}),
     *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
                    {"--attn-cp-size|--tp-size": [None, (2, 2)]}),
+    # fa3 with an e5m2 KV cache becomes triton in SGLang (found by the mixed corpus)
+    *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
+                   {"--kv-cache-dtype": ["fp8_e5m2", "fp8_e4m3"], "--prefill-attention-backend": [None, "fa3"]}),
     # Only refusals here: a HiCache + DCP set that passes these checks meets SGLang's MLA-model check.
     *product_cases("hicache-config", NEW, {"--enable-hierarchical-cache": True, "--dcp-size": 2, "--tp-size": 2},
                    {"--hicache-host-memory-mode|--hicache-storage-backend": [("buffer_only", "file")],

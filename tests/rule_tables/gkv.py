@@ -40,6 +40,10 @@ ROWS: list[Row] = [
     ("0.5.23", [*EMBED[:-1], "triton"], {}, ["X087"]),
     ("0.5.23", [*EMBED, "--enable-prefill-cp", "--cp-strategy", "interleave"], {}, ["X087"]),
     ("0.5.23", EMBED, {}, []),
+    # ... fa3 with an e5m2 KV cache is SGLang's triton (its FP8 fallback), a separate prefill fa3 stays
+    ("0.5.23", [*EMBED, "--kv-cache-dtype", "fp8_e5m2"], {}, ["X087"]),
+    ("0.5.23", [*EMBED, "--kv-cache-dtype", "fp8_e5m2", "--prefill-attention-backend", "fa3"], {}, []),
+    ("0.5.23", [*EMBED, "--kv-cache-dtype", "fp8_e4m3"], {}, []),
     # mamba-state-args (X088)
     ("0.5.23", ["--mamba-max-states-per-path", "0"], {}, ["X088"]),
     ("0.5.23", ["--enable-mamba-cache-stochastic-rounding"], {}, ["X088"]),

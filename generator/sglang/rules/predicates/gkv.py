@@ -165,8 +165,15 @@ def _lmcache_compat(s: Settings, rule: RuleSpec) -> Hit | None:
 
 
 def written_backends(s: Settings) -> tuple[str | None, str | None]:
-    """The (prefill, decode) attention backends as written; None where SGLang chooses."""
+    """The (prefill, decode) attention backends as written; None where SGLang chooses.
+
+    A written fa3 with --kv-cache-dtype fp8_e5m2 counts as triton: SGLang replaces it
+    before any check (FlashAttention3 takes FP8 only as e4m3; overrides.py
+    _attention_backend_fa3_fp8_fallback), and e.g. the prefill-only pool then refuses it.
+    """
     whole = s.get("attention_backend")
+    if whole == "fa3" and s.get("kv_cache_dtype") == "fp8_e5m2":
+        whole = "triton"
     prefill = s.get("prefill_attention_backend") if s.has("prefill_attention_backend") else None
     decode = s.get("decode_attention_backend") if s.has("decode_attention_backend") else None
     return prefill or whole, decode or whole
