@@ -113,6 +113,11 @@ CASES = [
                    {"--speculative-eagle-topk": [None, 2], "--speculative-adaptive": [None, True]}),
     *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
                    {"--attn-cp-size|--tp-size": [None, (2, 2)]}),
+    # a PD decode server runs without the radix cache unless it opts in (found by the mixed corpus)
+    *product_cases("hicache-needs-radix", BOTH, {"--enable-hierarchical-cache": True},
+                   {"--disaggregation-mode": [None, "prefill", "decode"]}),
+    *product_cases("hicache-needs-radix", NEW, {"--enable-hierarchical-cache": True, "--disaggregation-mode": "decode"},
+                   {"--disaggregation-decode-enable-radix-cache": [None, True]}),
     # fa3 with an e5m2 KV cache becomes triton in SGLang (found by the mixed corpus)
     *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
                    {"--kv-cache-dtype": ["fp8_e5m2", "fp8_e4m3"], "--prefill-attention-backend": [None, "fa3"]}),

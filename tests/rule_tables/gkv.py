@@ -30,6 +30,12 @@ ROWS: list[Row] = [
                 '{"threshold": 5, "next_prompt_estimate": 2}'], {}, []),
     ("0.5.23", ["--swa-prefix-tails", "-1"], {}, ["X085"]),
     ("0.5.23", ["--enable-hierarchical-cache", "--disable-radix-cache"], {}, ["X026"]),
+    # ... a PD decode server has no radix cache unless it opts in (0.5.23) (found by the mixed corpus)
+    ("0.5.23", ["--enable-hierarchical-cache", "--disaggregation-mode", "decode"], {}, ["X026"]),
+    ("0.5.23", ["--enable-hierarchical-cache", "--disaggregation-mode", "decode",
+                "--disaggregation-decode-enable-radix-cache"], {}, []),
+    ("0.5.9", ["--enable-hierarchical-cache", "--disaggregation-mode", "decode"], {}, ["X026"]),
+    ("0.5.9", ["--enable-hierarchical-cache", "--disaggregation-mode", "prefill"], {}, []),
     # lmcache-compat (X086)
     ("0.5.23", ["--enable-lmcache", "--enable-streaming-session"], {}, ["X086"]),
     ("0.5.23", ["--enable-lmcache", "--tp-size", "2", "--attn-dp-size", "2"], {}, ["X086"]),

@@ -48,10 +48,21 @@ def _tool_qwen3(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("hicache-needs-radix")
 def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not (s.get("enable_hierarchical_cache", False) and s.get("disable_radix_cache", False)):
+    if not s.get("enable_hierarchical_cache", False):
         return None
-    return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {
-        "hicache": s.flag("enable_hierarchical_cache"), "no_radix": s.flag("disable_radix_cache")})
+    hicache, no_radix = s.flag("enable_hierarchical_cache"), s.flag("disable_radix_cache")
+    if s.get("disable_radix_cache", False):
+        return Hit(("enable_hierarchical_cache", "disable_radix_cache"),
+                   {"hicache": hicache, "no_radix": no_radix, "fix": "drop one of them"})
+    # A PD decode server runs without the radix cache: SGLang sets disable_radix_cache itself
+    # before this check (0.5.23: unless --disaggregation-decode-enable-radix-cache).
+    keep = "disaggregation_decode_enable_radix_cache"
+    if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
+        return None
+    opt_in = f", or add {s.flag(keep)}" if s.has(keep) else ""
+    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {
+        "hicache": hicache, "no_radix": f"{no_radix} (which {s.flag('disaggregation_mode')} decode sets)",
+        "fix": f"drop {hicache} on a PD decode server{opt_in}"})
 
 
 # Backends whose handlers leave page_size as written. FlashMLA always sets 64 (both pins);
