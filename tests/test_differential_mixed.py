@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from differential_cases import WordCase, all_cases, product_cases
-from differential_cases.mixed import MIXED, PER_PIN, atoms, mixed_cases
+from differential_cases.mixed import MIXED, PER_PIN, atoms, mixed_cases, reachable
 
 PINS = ("0.5.9", "0.5.23")
 
@@ -47,3 +47,11 @@ def test_the_pool_grows_with_the_groups_cases() -> None:
     assert atoms(base, "0.5.9") == ([], [])
     assert len(mixed_cases(base, "0.5.9")) == 1  # no pool: the defaults case only
     assert all(c.rule != MIXED for c in all_cases())  # mixed.py holds no CASES
+
+
+def test_a_mixed_allow_entry_stays_while_its_flags_are_in_the_pool() -> None:
+    cases = product_cases("x", ("0.5.23",), {"--tp-size": 2}, {"--dp-size": [None, 2]})
+    assert reachable({"rule": MIXED, "--dp-size": 2, "--device": None}, cases, ("0.5.23",))
+    assert not reachable({"rule": MIXED, "--dp-size": 4}, cases, ("0.5.23",))
+    assert not reachable({"rule": MIXED, "--dp-size": 2}, cases, ("0.5.9",))
+    assert not reachable({"rule": "x", "--dp-size": 2}, cases, ("0.5.23",))  # a named rule's entry must match

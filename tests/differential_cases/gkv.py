@@ -113,6 +113,10 @@ CASES = [
                    {"--speculative-eagle-topk": [None, 2], "--speculative-adaptive": [None, True]}),
     *product_cases("prefill-only-no-kv-cache", NEW, EMBED,
                    {"--attn-cp-size|--tp-size": [None, (2, 2)]}),
+    # speculation with KV sharding: these algorithms fail on any model (found by the mixed corpus)
+    *product_cases("kv-cache-sharding", NEW, {**SHARD_GQA, **PREFILL_SHARD},
+                   {"--speculative-algorithm|--speculative-draft-model-path": [("NGRAM", None), ("EAGLE3", "fake_draft_model"),
+                                                                              ("STANDALONE", "fake_draft_model")]}),
     # a PD decode server runs without the radix cache unless it opts in (found by the mixed corpus)
     *product_cases("hicache-needs-radix", BOTH, {"--enable-hierarchical-cache": True},
                    {"--disaggregation-mode": [None, "prefill", "decode"]}),

@@ -87,3 +87,17 @@ def mixed_cases(cases: Sequence[WordCase], pin: str, count: int = PER_PIN) -> li
             out.append(WordCase(MIXED, f"mixed[{len(out)}]", (pin,), flags, env))
     return out
 
+
+
+def reachable(when: dict[str, FlagValue], cases: Sequence[WordCase], pins: Sequence[str]) -> bool:
+    """Whether an allow-list entry for mixed cases can still match a drawn case.
+
+    The draw reshuffles whenever a group adds a case, so an entry for a mixed-corpus artefact
+    (``when: {rule: mixed, ...}``) need not match this draw to stay: it is kept while every
+    flag value it names (other than null, "not written") is still an assignment of the pool
+    of one of its pins. Entries for other cases are stale as soon as they match nothing.
+    """
+    if when.get("rule") != MIXED:
+        return False
+    wanted = {_key([k, v]) for k, v in when.items() if k.startswith("--") and v is not None}
+    return any(wanted <= {_key([f, v]) for c in cases if pin in c.pins for f, v in c.flags} for pin in pins)

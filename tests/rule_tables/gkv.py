@@ -74,6 +74,13 @@ ROWS: list[Row] = [
     # kv-cache-sharding (X091)
     ("0.5.23", ["--enable-kv-cache-sharding"], {}, ["X091"]),
     ("0.5.23", [*SHARD, "--enable-flexkv"], {}, ["X091"]),
+    # speculation: NGRAM/EAGLE3/... fail on any model; EAGLE top-k 1 depends on the checkpoint (GLM DSA)
+    ("0.5.23", [*SHARD, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/m/d",
+                "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],
+     {}, ["X091"]),
+    ("0.5.23", [*SHARD, "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "/m/d",
+                "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],
+     {}, []),
     # a prefill server with the fake backend: SGLang's PD handler asserts first (gserve's X287)
     ("0.5.23", [*SHARD, "--disaggregation-transfer-backend", "fake"], {}, ["X091", "X287"]),
     ("0.5.23", [*SHARD, "--chunked-prefill-size", "-1"], {}, ["X091"]),

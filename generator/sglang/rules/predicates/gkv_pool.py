@@ -145,12 +145,20 @@ def _unified_memory_pool(s: Settings, rule: RuleSpec) -> Hit | None:
     return first_hit(checks)
 
 
+_NOT_SHARDABLE_SPEC = frozenset({"EAGLE3", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"})  # never SGLang's EAGLE
+
+
 def _shard_flag_checks(s: Settings, name: str) -> list[Check]:
     def on(dest: str) -> Check:
         return (flag_on(s, dest), ("enable_kv_cache_sharding", dest), f"{name} does not support {s.flag(dest)}")
     return [
         (s.get("disaggregation_mode") != "prefill", ("enable_kv_cache_sharding", "disaggregation_mode"),
          f"{name} is only supported on PD prefill workers ({s.flag('disaggregation_mode')} prefill)"),
+        # SGLang allows speculation only for EAGLE (top-k 1) on a GLM DSA checkpoint: the model
+        # half is the checkpoint's, but these algorithms and multi-layer EAGLE fail on any model.
+        (algorithm(s) in _NOT_SHARDABLE_SPEC or flag_on(s, "enable_multi_layer_eagle"),
+         ("enable_kv_cache_sharding", "speculative_algorithm"),
+         "KV sharding supports speculative decoding only for GLM DSA single-layer NextN MTP with EAGLE and topk=1"),
         (s.get("dllm_algorithm") is not None, ("enable_kv_cache_sharding", "dllm_algorithm"),
          f"{name} does not support diffusion language models ({s.flag('dllm_algorithm')})"),
         (s.get("radix_cache_backend") is not None, ("enable_kv_cache_sharding", "radix_cache_backend"),
