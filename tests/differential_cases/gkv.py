@@ -120,6 +120,8 @@ CASES = [
     # a PD decode server runs without the radix cache unless it opts in (found by the mixed corpus)
     *product_cases("hicache-needs-radix", BOTH, {"--enable-hierarchical-cache": True},
                    {"--disaggregation-mode": [None, "prefill", "decode"]}),
+    *product_cases("hicache-needs-radix", ("0.5.9",), {"--attention-backend": "dual_chunk_flash_attn"},
+                   {"--enable-hierarchical-cache": [None, True]}),
     *product_cases("hicache-needs-radix", NEW, {"--enable-hierarchical-cache": True, "--disaggregation-mode": "decode"},
                    {"--disaggregation-decode-enable-radix-cache": [None, True]}),
     # fa3 with an e5m2 KV cache becomes triton in SGLang (found by the mixed corpus)

@@ -36,6 +36,8 @@ ROWS: list[Row] = [
                 "--disaggregation-decode-enable-radix-cache"], {}, []),
     ("0.5.9", ["--enable-hierarchical-cache", "--disaggregation-mode", "decode"], {}, ["X026"]),
     ("0.5.9", ["--enable-hierarchical-cache", "--disaggregation-mode", "prefill"], {}, []),
+    ("0.5.9", ["--enable-hierarchical-cache", "--attention-backend", "dual_chunk_flash_attn"], {}, ["X026"]),
+    ("0.5.9", ["--attention-backend", "dual_chunk_flash_attn"], {}, []),
     # lmcache-compat (X086)
     ("0.5.23", ["--enable-lmcache", "--enable-streaming-session"], {}, ["X086"]),
     ("0.5.23", ["--enable-lmcache", "--tp-size", "2", "--attn-dp-size", "2"], {}, ["X086"]),

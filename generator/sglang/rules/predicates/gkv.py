@@ -126,9 +126,11 @@ def _swa_checks(s: Settings) -> list[Check]:
 def _cache_checks(s: Settings) -> list[Check]:
     # SGLang's order: host-pool backup, T-LRU (0.5.23), hicache vs no radix (its own rule,
     # hicache-needs-radix), decode offload, SWA ratio and prefix tails.
-    # (a PD decode server has no radix cache unless --disaggregation-decode-enable-radix-cache)
+    # (SGLang turns the radix cache off itself on a PD decode server unless
+    # --disaggregation-decode-enable-radix-cache, and with dual-chunk attention: 0.5.9)
     decode_no_radix = s.get("disaggregation_mode") == "decode" and not flag_on(s, "disaggregation_decode_enable_radix_cache")
-    radix = (flag_on(s, "enable_hierarchical_cache") and (flag_on(s, "disable_radix_cache") or decode_no_radix), (), None)
+    no_radix = flag_on(s, "disable_radix_cache") or decode_no_radix or s.get("attention_backend") == "dual_chunk_flash_attn"
+    radix = (flag_on(s, "enable_hierarchical_cache") and no_radix, (), None)
     return [*_host_pool_checks(s), *_tlru_checks(s), radix, *_offload_checks(s), *_swa_checks(s)]
 
 

@@ -54,8 +54,14 @@ def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("disable_radix_cache", False):
         return Hit(("enable_hierarchical_cache", "disable_radix_cache"),
                    {"hicache": hicache, "no_radix": no_radix, "fix": "drop one of them"})
-    # A PD decode server runs without the radix cache: SGLang sets disable_radix_cache itself
-    # before this check (0.5.23: unless --disaggregation-decode-enable-radix-cache).
+    # SGLang also sets disable_radix_cache itself before this check: on a PD decode server
+    # (0.5.23: unless --disaggregation-decode-enable-radix-cache), and with the dual-chunk
+    # attention backend (0.5.9; 0.5.23 has no such backend).
+    if s.get("attention_backend") == "dual_chunk_flash_attn":
+        backend = s.flag("attention_backend")
+        return Hit(("enable_hierarchical_cache", "attention_backend"), {
+            "hicache": hicache, "no_radix": f"{no_radix} (which {backend} dual_chunk_flash_attn sets)",
+            "fix": f"drop {hicache}, or use another {backend}"})
     keep = "disaggregation_decode_enable_radix_cache"
     if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
         return None
