@@ -85,6 +85,9 @@ CASES = [
     # DWDP sets attention DP, the DP LM head and 'none' a2a before these handlers run
     *product_cases("ep-dispatch-needs-a2a", NEW, {"--tp-size": 2, "--moe-a2a-backend": "deepep"},
                    {"--dwdp-size": [None, 2], "--ep-dispatch-algorithm": ["static"]}),
+    # Waterfill switches the a2a backend to deepep before the dispatch check (found by the mixed corpus)
+    *product_cases("ep-dispatch-needs-a2a", NEW, {"--tp-size": 2},
+                   {"--enable-waterfill": [None, True], "--dwdp-size": [None, 2], "--ep-dispatch-algorithm": ["static", "lp"]}),
     *product_cases("tp-lm-head-a2a", NEW, {"--tp-size": 2}, {"--dwdp-size": [2], "--enable-tp-lm-head-all-to-all": [True]}),
     *product_cases("moe-dp-sizes", NEW, {"--tp-size": 2, "--moe-dp-size": 2}, {"--dwdp-size": [None, 2]}),
     *product_cases("attn-cp-sizes", NEW, {"--tp-size": 2, "--attn-cp-size": 2}, {"--dwdp-size": [None, 2]}),

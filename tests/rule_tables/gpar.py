@@ -84,6 +84,7 @@ ROWS: list[Row] = [
     (NEW, ["--attn-dp-size", "1"], {}, []),
     (NEW, ["--ep-dispatch-algorithm", "static"], {}, ["X054"]),
     (NEW, ["--ep-dispatch-algorithm", "dynamic"], {}, []),
+    (NEW, ["--ep-dispatch-algorithm", "static", "--enable-waterfill"], {}, []),
     (NEW, ["--ep-dispatch-algorithm", "static", "--moe-a2a-backend", "deepep", "--tp-size", "2"], {}, []),
     ("0.5.9", ["--ep-dispatch-algorithm", "static"], {}, []),
     (NEW, ["--shared-experts-tp-size", "3", "--tp-size", "2"], {}, ["X055"]),

@@ -94,6 +94,8 @@ def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = s.get("ep_dispatch_algorithm")
     if not s.has("ep_join_mode") or algo not in ("static", "lp") or a2a_of(s) not in (None, "none"):
         return None  # 0.5.23's handle_eplb_and_dispatch (the pin has the elastic-EP flags)
+    if s.get("enable_waterfill", False):
+        return None  # _a2a_backend_overrides switches the backend to deepep for Waterfill, DWDP or not
     return Hit(("ep_dispatch_algorithm",), {"dispatch": s.flag("ep_dispatch_algorithm"), "algo": algo,
                                             "a2a": s.flag("moe_a2a_backend")})
 
