@@ -165,6 +165,10 @@ CASES = [
     *product_cases("cuda-graph-config-values", NEW, {},
                    {"--cuda-graph-config": ['{"prefill": {"backend": "bogus"}}', '{"decode": {"backend": "FULL"}}',
                                             '{"prefill": {"backend": "full"}}', '{"prefill": {"max_context_size": 0}}']}),
+    # FlashInfer a2a topology: attention DP across every TP rank (found by the mixed corpus)
+    *product_cases("flashinfer-a2a-topology", NEW, {"--moe-a2a-backend": "flashinfer"},
+                   {"--tp-size|--attn-dp-size": [(None, None), (2, None), (2, 2), (4, 2), (4, 4)],
+                    "--moe-runner-backend": ["flashinfer_cutlass", "flashinfer_trtllm_routed"]}),
     # load_format ipc_cache: not a --load-format choice, so gen's flag check (F003) and argparse refuse it
     _one("flag-check", "load-format-ipc-cache", NEW, {"--load-format": "ipc_cache"}),
 ]

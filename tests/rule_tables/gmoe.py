@@ -8,6 +8,7 @@ A2A_FI = ["--moe-a2a-backend", "flashinfer", "--tp-size", "2", "--attn-dp-size",
 SPEC = ["--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "/m/d", "--speculative-num-steps", "3",
         "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
 
+FI_RUNNER = ["--moe-a2a-backend", "flashinfer", "--moe-runner-backend", "flashinfer_cutlass"]
 ROWS: list[Row] = [
     # moe-runner-quant (X059)
     ("0.5.9", ["--moe-runner-backend", "flashinfer_cutlass", "--quantization", "fp8"], {}, ["X059"]),
@@ -106,4 +107,9 @@ ROWS: list[Row] = [
     ("0.5.23", ["--cuda-graph-prefill-max-context", "0"], {}, ["X236"]),
     ("0.5.23", ["--cuda-graph-config", '{"prefill": {"backend": "bogus"}}'], {}, ["X236"]),
     ("0.5.23", ["--cuda-graph-config", '{"prefill": {"backend": "full"}}'], {}, []),
+    # flashinfer-a2a-topology (X238)
+    ("0.5.23", FI_RUNNER + ["--tp-size", "4", "--attn-dp-size", "4"], {}, []),
+    ("0.5.23", FI_RUNNER + ["--tp-size", "4", "--attn-dp-size", "2"], {}, ["X238"]),
+    ("0.5.23", FI_RUNNER + ["--tp-size", "4"], {}, ["X238"]),
+    ("0.5.23", FI_RUNNER + ["--tp-size", "4", "--enable-layernorm-sp"], {}, []),
 ]

@@ -321,3 +321,24 @@ def _expert_pack_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if not errors:
         return None
     return Hit(("load_format",), {"detail": "; ".join(errors), "format": s.flag("load_format")})
+
+
+@predicate("flashinfer-a2a-topology")
+def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
+    """handle_a2a_moe's _flashinfer_a2a_topology_is_supported (0.5.23).
+
+    FlashInfer all-to-all needs attention DP across every TP rank. The one exception is a
+    Muse Spark checkpoint with layernorm SP at TP4/EP4 or TP8/EP8 (the a2a backend sets
+    ep = tp): that depends on the model, so gen stays silent on that layout.
+    """
+    if not s.has("attn_dp_size") or _a2a_backend(s) != "flashinfer":
+        return None
+    tp = int_setting(s, "tp_size", 1)
+    enabled, size, _ = dp_attention(s)
+    if enabled and size == tp:
+        return None
+    if s.get("enable_layernorm_sp", False) and not enabled and tp in (4, 8):
+        return None  # Muse Spark prefill sequence parallelism may allow it
+    return Hit(("moe_a2a_backend", "attn_dp_size"), {
+        "a2a": s.flag("moe_a2a_backend"), "attn_dp": s.flag("attn_dp_size"), "tp": s.flag("tp_size"),
+        "tp_value": tp, "attn_dp_value": size if enabled else 1})
