@@ -167,15 +167,21 @@ def _args(pin: str, f: dict[str, Any]) -> tuple[list[Arg], dict[str, str]]:
     return out, env
 
 
-def _gen_side(catalog: Catalog, index: int, f: dict[str, Any]) -> Case:
-    args, env = _args(catalog.pin, f)
+def _gen_outcome(catalog: Catalog, args: list[Arg], env: dict[str, str]
+                 ) -> tuple[list[str], tuple[Finding, ...], tuple[str, ...]]:
+    """gen's verdict on flags: the error codes that count, every finding, the rendered argv."""
     diags = Diagnostics()
     groups = check_args(catalog, args, diags)
     settings = settings_from_words(catalog, [(g.action, g.words, g.pos) for g in groups], env)
     findings = tuple(evaluate(settings, load_rules(rules_path(catalog))))
     errors = [d.code for d in diags.items if d.is_error]
     errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
-    argv = tuple(w for g in groups for w in g.words)
+    return errors, findings, tuple(w for g in groups for w in g.words)
+
+
+def _gen_side(catalog: Catalog, index: int, f: dict[str, Any]) -> Case:
+    args, env = _args(catalog.pin, f)
+    errors, findings, argv = _gen_outcome(catalog, args, env)
     return Case(f"{catalog.pin}#{index}", f, argv, env, tuple(errors), findings)
 
 
@@ -199,13 +205,7 @@ def _word_gen_side(catalog: Catalog, case: WordCase) -> Case:
     where = Position(f"differential_cases:{case.name}")
     args = [Arg(flag, tuple(v) if isinstance(v, list) else v, where) for flag, v in case.flags]
     env = dict(case.env)
-    diags = Diagnostics()
-    groups = check_args(catalog, args, diags)
-    settings = settings_from_words(catalog, [(g.action, g.words, g.pos) for g in groups], env)
-    findings = tuple(evaluate(settings, load_rules(rules_path(catalog))))
-    errors = [d.code for d in diags.items if d.is_error]
-    errors += [x.rule.code for x in findings if x.rule.severity is Severity.ERROR and x.rule.enforced == "args"]
-    argv = tuple(w for g in groups for w in g.words)
+    errors, findings, argv = _gen_outcome(catalog, args, env)
     if case.rule == FLAG_CHECK or (case.rule == MIXED and any(c.startswith("F") for c in errors)):
         argv = _written_words(case)  # gen renders no refused value; SGLang must see it to refuse it too
     return Case(f"{catalog.pin}~{case.name}", case.fields(), argv, env, tuple(errors), findings)
