@@ -60,13 +60,20 @@ def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
     cp = int_setting(s, "attn_cp_size", 1)
     name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
-    detail = _first_broken([
-        (tp % moe_dp != 0, f"{tp_name} {tp} is not divisible by {name} {moe_dp}"),
-        (ep * moe_dp > tp, f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}"),
-        (pp > 1, f"{s.flag('pp_size')} {pp} > 1 with {name} > 1"),
-        (ep > 1 and ep * moe_dp != tp, f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}"),
-        (newer and cp != moe_dp, f"{name} {moe_dp} > 1 needs {s.flag('attn_cp_size')} equal to it (got {cp})"),
-    ])
-    if detail is None:
+    cp_name = s.flag("attn_cp_size")
+    # (broken?, SGLang's assertion, the fix for that assertion)
+    checks = [
+        (tp % moe_dp != 0, f"{tp_name} {tp} is not divisible by {name} {moe_dp}",
+         f"set {name} to a divisor of {tp_name} {tp}, or drop {name}"),
+        (ep * moe_dp > tp, f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}",
+         f"lower {ep_name} or {name} so that {ep_name} x {name} is at most {tp_name} {tp}"),
+        (pp > 1, f"{s.flag('pp_size')} {pp} > 1 with {name} > 1", f"drop {s.flag('pp_size')} or {name}"),
+        (ep > 1 and ep * moe_dp != tp, f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}",
+         f"choose {ep_name} and {name} so that {ep_name} x {name} equals {tp_name} {tp}"),
+        (newer and cp != moe_dp, f"{name} {moe_dp} > 1 needs {cp_name} equal to it (got {cp})",
+         f"set {cp_name} {moe_dp} (equal to {name}), or drop {name}"),
+    ]
+    broken = next(((text, fix) for bad, text, fix in checks if bad), None)
+    if broken is None:
         return None
-    return Hit(("moe_dp_size", "tp_size"), {"detail": detail, "moe_dp": name})
+    return Hit(("moe_dp_size", "tp_size"), {"detail": broken[0], "moe_dp": name, "fix": broken[1]})
