@@ -13,11 +13,16 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def _hit(checks: list[tuple[bool, str, tuple[str, ...]]], **fields: str) -> Hit | None:
-    """The first broken check (broken?, SGLang's words, settings to blame) as a Hit, plus message fields."""
-    for broken, text, blame in checks:
+def _hit(checks: list[tuple[bool, str, tuple[str, ...]]] | list[tuple[bool, str, tuple[str, ...], str]],
+         **fields: str) -> Hit | None:
+    """The first broken check as a Hit, plus message fields.
+
+    A check is (broken?, SGLang's words, settings to blame) or, for rules whose fix template is
+    "{fix}", (broken?, SGLang's words, settings to blame, the fix for that check).
+    """
+    for broken, text, blame, *fix in checks:
         if broken:
-            return Hit(blame, {"detail": text, **fields})
+            return Hit(blame, {"detail": text, **fields, **({"fix": fix[0]} if fix else {})})
     return None
 
 
@@ -26,18 +31,24 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     dwdp, tp = int_setting(s, "dwdp_size", 1), int_setting(s, "tp_size", 1)
     if not s.has("dwdp_size") or dwdp <= 1:
         return None  # SGLang's handle_dwdp returns for dwdp_size <= 1
-    name = s.flag("dwdp_size")
+    name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
+    drop = f", or drop {name}"
     return _hit([
-        (dwdp != tp, f"{name} ({dwdp}) must equal {s.flag('tp_size')} ({tp})", ("dwdp_size", "tp_size")),
+        (dwdp != tp, f"{name} ({dwdp}) must equal {tp_name} ({tp})", ("dwdp_size", "tp_size"),
+         f"set {name} {tp} (equal to {tp_name}), or {tp_name} {dwdp}"),
         (s.get("disaggregation_mode", "null") not in ("null", "prefill"),
-         f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", ("disaggregation_mode", "dwdp_size")),
+         f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", ("disaggregation_mode", "dwdp_size"),
+         f"set {s.flag('disaggregation_mode')} null or prefill{drop}"),
         (bool(s.get("enable_eplb", False)), f"EPLB dynamic migration ({s.flag('enable_eplb')}) conflicts with "
-                                            "static DWDP partitioning", ("enable_eplb", "dwdp_size")),
+                                            "static DWDP partitioning", ("enable_eplb", "dwdp_size"),
+         f"drop {s.flag('enable_eplb')}{drop}"),
         (s.get("speculative_algorithm") is not None, "DWDP does not support speculative decoding (MTP/draft workers)",
-         ("speculative_algorithm", "dwdp_size")),
-        (int_setting(s, "pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size")),
+         ("speculative_algorithm", "dwdp_size"), f"drop {s.flag('speculative_algorithm')}{drop}"),
+        (int_setting(s, "pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size"),
+         f"set {s.flag('pp_size')} 1{drop}"),
         (bool(s.get("enable_two_batch_overlap", False)), "DWDP's prefetch event protocol does not support two-batch "
-         f"overlap ({s.flag('enable_two_batch_overlap')})", ("enable_two_batch_overlap", "dwdp_size")),
+         f"overlap ({s.flag('enable_two_batch_overlap')})", ("enable_two_batch_overlap", "dwdp_size"),
+         f"drop {s.flag('enable_two_batch_overlap')}{drop}"),
     ], dwdp=name)
 
 
@@ -46,20 +57,20 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("dcp_size"):
         return None
     dcp, backend, replicate = int_setting(s, "dcp_size", 1), s.get("dcp_comm_backend"), s.get("dcp_replicate_q_proj")
-    name = s.flag("dcp_size")
+    name, prefill, comm, rep = (s.flag("dcp_size"), s.flag("enable_prefill_cp"), s.flag("dcp_comm_backend"),
+                                s.flag("dcp_replicate_q_proj"))
     # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
     return _hit([
-        (dcp < 1, f"{name} must be >= 1, but got {dcp}", ("dcp_size",)),
-        (dcp > 1 and bool(s.get("enable_prefill_cp", False)), f"{name} > 1 does not support "
-                                                               f"{s.flag('enable_prefill_cp')}",
-         ("dcp_size", "enable_prefill_cp")),
-        (backend in ("a2a", "fi_a2a") and dcp <= 1, f"{s.flag('dcp_comm_backend')} {backend} requires {name} > 1, but "
-                                                    f"got {dcp}", ("dcp_comm_backend", "dcp_size")),
-        (bool(replicate) and dcp <= 1, f"{s.flag('dcp_replicate_q_proj')} requires {name} > 1",
-         ("dcp_replicate_q_proj", "dcp_size")),
+        (dcp < 1, f"{name} must be >= 1, but got {dcp}", ("dcp_size",), f"set {name} to 1 or more"),
+        (dcp > 1 and bool(s.get("enable_prefill_cp", False)), f"{name} > 1 does not support {prefill}",
+         ("dcp_size", "enable_prefill_cp"), f"drop {prefill}, or set {name} 1"),
+        (backend in ("a2a", "fi_a2a") and dcp <= 1, f"{comm} {backend} requires {name} > 1, but got {dcp}",
+         ("dcp_comm_backend", "dcp_size"), f"set {name} > 1, or drop {comm} {backend}"),
+        (bool(replicate) and dcp <= 1, f"{rep} requires {name} > 1", ("dcp_replicate_q_proj", "dcp_size"),
+         f"set {name} > 1, or drop {rep}"),
         (bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"),
-         f"{s.flag('dcp_replicate_q_proj')} only applies to the a2a/fi_a2a DCP communication backend; got "
-         f"{s.flag('dcp_comm_backend')} {backend}", ("dcp_replicate_q_proj", "dcp_comm_backend")),
+         f"{rep} only applies to the a2a/fi_a2a DCP communication backend; got {comm} {backend}",
+         ("dcp_replicate_q_proj", "dcp_comm_backend"), f"set {comm} a2a or fi_a2a, or drop {rep}"),
     ], dcp=name)
 
 
