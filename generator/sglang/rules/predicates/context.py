@@ -71,7 +71,7 @@ def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
         (ep > 1 and ep * moe_dp != tp, f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}",
          f"choose {ep_name} and {name} so that {ep_name} x {name} equals {tp_name} {tp}"),
         (newer and cp != moe_dp, f"{name} {moe_dp} > 1 needs {cp_name} equal to it (got {cp})",
-         f"set {cp_name} {moe_dp} (equal to {name}), or drop {name}"),
+         f"set {cp_name} {moe_dp} to match {name}, or drop {name}"),
     ]
     broken = next(((text, fix) for bad, text, fix in checks if bad), None)
     if broken is None:

@@ -35,7 +35,7 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     drop = f", or drop {name}"
     return _hit([
         (dwdp != tp, f"{name} ({dwdp}) must equal {tp_name} ({tp})", ("dwdp_size", "tp_size"),
-         f"set {name} {tp} (equal to {tp_name}), or {tp_name} {dwdp}"),
+         f"set {name} {tp} to match {tp_name}, or {tp_name} {dwdp}"),
         (s.get("disaggregation_mode", "null") not in ("null", "prefill"),
          f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", ("disaggregation_mode", "dwdp_size"),
          f"set {s.flag('disaggregation_mode')} null or prefill{drop}"),

@@ -25,6 +25,11 @@ def first_broken(checks: list[tuple[bool, str]]) -> str | None:
     return next((text for broken, text in checks if broken), None)
 
 
+def first_broken_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
+    """(text, fix) of the first broken check (broken?, text, fix), in the order SGLang makes them."""
+    return next(((text, fix) for broken, text, fix in checks if broken), None)
+
+
 def _int_or_none(s: Settings, name: str) -> int | None:
     value = s.get(name) if s.has(name) else None
     return value if isinstance(value, int) else None

@@ -98,11 +98,12 @@ def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> str | None
     loaded = s.get("max_loaded_loras")
     if not isinstance(loaded, int):
         return None
+    loaded_name, batch_name = s.flag("max_loaded_loras"), s.flag("max_loras_per_batch")
     return _first([
-        (loaded < per_batch, f"max_loaded_loras should be greater than or equal to max_loras_per_batch. "
-                             f"max_loaded_loras={loaded}, max_loras_per_batch={per_batch}"),
-        (len(paths) > loaded, f"The number of LoRA paths should not exceed max_loaded_loras. "
-                              f"max_loaded_loras={loaded}, lora_paths={len(paths)}"),
+        (loaded < per_batch, f"{loaded_name} {loaded} is less than {batch_name} {per_batch} (SGLang: "
+                             "'max_loaded_loras should be greater than or equal to max_loras_per_batch')"),
+        (len(paths) > loaded, f"{len(paths)} adapters in {s.flag('lora_paths')} exceed {loaded_name} {loaded} "
+                              "(SGLang: 'The number of LoRA paths should not exceed max_loaded_loras')"),
     ])
 
 
@@ -136,7 +137,7 @@ def _lora_args(s: Settings, rule: RuleSpec) -> Hit | None:
     per_batch = int_setting(s, "max_loras_per_batch", 8)
     detail = _json_path_problem(paths)
     if detail is None and per_batch <= 0:
-        detail = "max_loras_per_batch must be positive"
+        detail = f"{s.flag('max_loras_per_batch')} must be positive, got {per_batch}"
     if detail is None and lora_enabled(s):
         detail = _enabled_problem(s, per_batch, paths)
     if detail is None:

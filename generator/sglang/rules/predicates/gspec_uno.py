@@ -8,7 +8,7 @@ bundled in the target) are left to their coverage waivers.
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention, int_setting
-from generator.sglang.rules.predicates.gspec import first_broken
+from generator.sglang.rules.predicates.gspec import first_broken, first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -98,23 +98,26 @@ def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
                 "speculative_num_steps", "uno_lora_path", "speculative_draft_model_path"), {"detail": detail})
 
 
-def _dspark_dp(s: Settings) -> str | None:
-    """DSPARK with DP attention (a device other than NPU): LM-head DP, the a2a backends, no CP."""
+def _dspark_dp(s: Settings) -> tuple[str, str] | None:
+    """DSPARK with DP attention (a device other than NPU): LM-head DP, the a2a backends, no CP; (text, fix)."""
     on, size, _ = dp_attention(s)
     if not on or size <= 1:
         return None
     npu = str(s.get("device") or "").startswith("npu")
     a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
     cp = int_setting(s, "attn_cp_size", 1)
-    return first_broken([
-        (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}"),
+    a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
+    return first_broken_fix([
+        (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}",
+         f"add {s.flag('enable_dp_lm_head')}"),
         (not npu and a2a not in ("none", "megamoe", "mori"),
-         f"DSpark with dp attention supports moe_a2a_backend 'none' (built-in TP MoE), 'megamoe', or 'mori', "
-         f"got {a2a!r}"),
-        (cp > 1, f"DSpark with dp attention does not support context parallel (attn_cp_size={cp})"),
+         f"DSpark with dp attention supports {a2a_flag} none (built-in TP MoE), megamoe or mori, got {a2a!r}",
+         f"set {a2a_flag} none, megamoe or mori"),
+        (cp > 1, f"DSpark with dp attention does not support context parallel ({s.flag('attn_cp_size')} {cp})",
+         f"set {s.flag('attn_cp_size')} 1"),
         (not npu and spec_a2a is not None and spec_a2a != a2a,
-         f"DSpark ignores {s.flag('speculative_moe_a2a_backend')}; with dp attention it must match the target "
-         f"moe_a2a_backend={a2a!r} (got {spec_a2a!r})"),
+         f"DSpark ignores {spec_a2a_flag}; with dp attention it must match the target {a2a_flag} {a2a!r} "
+         f"(got {spec_a2a!r})", f"drop {spec_a2a_flag}, or set it to {a2a}"),
     ])
 
 
@@ -124,17 +127,21 @@ def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     block, draft = _opt_int(s, "speculative_dspark_block_size"), _opt_int(s, "speculative_num_draft_tokens")
     block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
-    detail = _dspark_dp(s) or first_broken([
+    pp_flag = s.flag("pp_size")
+    broken = _dspark_dp(s) or first_broken_fix([
         (int_setting(s, "pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
-         "DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require pp_size == 1"),
-        (block is not None and block <= 0, f"DSpark requires {block_flag} to be positive, got {block}"),
+         f"DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require {pp_flag} 1",
+         f"set {pp_flag} 1, or run this as a {s.flag('disaggregation_mode')} prefill server"),
+        (block is not None and block <= 0, f"DSpark requires {block_flag} (gamma) to be positive, got {block}",
+         f"set {block_flag} to 1 or more"),
         (block is not None and block > 0 and draft is not None and draft != block + 1,
-         f"DSpark speculative_num_draft_tokens must equal gamma + 1 (= {(block or 0) + 1} for gamma={block}), "
-         f"but got {draft_flag} {draft}"),
+         f"DSpark {draft_flag} must equal gamma + 1 (= {(block or 0) + 1} for {block_flag} {block}), "
+         f"but got {draft_flag} {draft}", f"set {draft_flag} {(block or 0) + 1}, or drop it"),
         (block is None and draft is not None and draft < 2,
-         f"DSpark speculative_num_draft_tokens must be >= 2 (= gamma + 1), got {draft}"),
+         f"DSpark {draft_flag} must be >= 2 (= gamma + 1, gamma being {block_flag}), got {draft}",
+         f"set {draft_flag} 2 or more, or drop it"),
     ])
-    if detail is None:
+    if broken is None:
         return None
     return Hit(("speculative_dspark_block_size", "speculative_num_draft_tokens", "enable_dp_lm_head",
-                "moe_a2a_backend", "pp_size"), {"detail": detail})
+                "moe_a2a_backend", "pp_size"), {"detail": broken[0], "fix": broken[1]})
