@@ -15,16 +15,16 @@ from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
-# A check: (broken?, SGLang's message, the settings to blame).
-Check = tuple[bool, str, tuple[str, ...]]
+# A check: (broken?, SGLang's message, the settings to blame, the fix for that check).
+Check = tuple[bool, str, tuple[str, ...], str]
 
 
 def _first(s: Settings, checks: list[Callable[[], Check]]) -> Hit | None:
     """The first broken check as a Hit; checks are thunks so a later one may assume the earlier held."""
     for thunk in checks:
-        broken, text, blame = thunk()
+        broken, text, blame, fix = thunk()
         if broken:
-            return Hit(blame, {"detail": text, "max_ep": s.flag("max_ep_size"), "tp": s.flag("tp_size")})
+            return Hit(blame, {"detail": text, "fix": fix, "max_ep": s.flag("max_ep_size"), "tp": s.flag("tp_size")})
     return None
 
 
@@ -73,7 +73,8 @@ def _eplb_algorithm(s: Settings) -> Check:
     text = (f"elastic EP with {s.flag('enable_eplb')} requires {s.flag('eplb_algorithm')} 'auto' or "
             f"{' / '.join(repr(a) for a in allowed)} (got {algo!r})")
     return (elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed, text,
-            ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"))
+            ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"),
+            f"set {s.flag('eplb_algorithm')} auto or {' or '.join(allowed)}, or drop {s.flag('enable_eplb')}")
 
 
 def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
@@ -83,26 +84,31 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     backend = s.flag("elastic_ep_backend")
     return [
         lambda: (on and int_setting(s, "pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
-                 ("pp_size", "elastic_ep_backend")),
+                 ("pp_size", "elastic_ep_backend"), f"set {s.flag('pp_size')} 1, or drop {backend}"),
         lambda: (mode is not None and not on, f"{s.flag('ep_join_mode')} requires {backend} to be set",
-                 ("ep_join_mode",)),
+                 ("ep_join_mode",), f"add {backend}, or drop {s.flag('ep_join_mode')}"),
         lambda: (mode == "scale" and int_setting(s, "node_rank", 0) != 1,
                  f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
-                 f"(got {int_setting(s, 'node_rank', 0)})", ("ep_join_mode", "node_rank")),
+                 f"(got {int_setting(s, 'node_rank', 0)})", ("ep_join_mode", "node_rank"),
+                 f"set {s.flag('node_rank')} 1 on the joining group"),
         lambda: (mode == "scale" and offset <= 0,
                  f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
-                 f"effective EP size (got {offset})", ("ep_join_mode", "ep_join_rank_offset")),
+                 f"effective EP size (got {offset})", ("ep_join_mode", "ep_join_rank_offset"),
+                 f"set {s.flag('ep_join_rank_offset')} to the running deployment's EP size"),
         lambda: (offset != 0 and mode != "scale",
                  f"{s.flag('ep_join_rank_offset')} is only valid with {s.flag('ep_join_mode')} scale",
-                 ("ep_join_rank_offset",)),
-        lambda: (offset < 0, "elastic EP join rank offset must be >= 0", ("ep_join_rank_offset",)),
+                 ("ep_join_rank_offset",), f"add {s.flag('ep_join_mode')} scale, or drop {s.flag('ep_join_rank_offset')}"),
+        lambda: (offset < 0, "elastic EP join rank offset must be >= 0", ("ep_join_rank_offset",),
+                 f"set {s.flag('ep_join_rank_offset')} to 0 or more"),
         lambda: (max_ep is not None and not on, f"{s.flag('max_ep_size')} requires {backend} to be set",
-                 ("max_ep_size",)),
+                 ("max_ep_size",), f"add {backend}, or drop {s.flag('max_ep_size')}"),
         lambda: (max_ep is not None and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
-                 ("max_ep_size",)),
+                 ("max_ep_size",), f"set {s.flag('max_ep_size')} to 1 or more"),
         lambda: (opt_int(s, "elastic_ep_initial_size") is not None and not scaling_active(s),
                  f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
-                 f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",)),
+                 f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",),
+                 f"drop {s.flag('elastic_ep_initial_size')}, or add {backend} with {s.flag('max_ep_size')} "
+                 f"above {s.flag('tp_size')}"),
     ]
 
 
@@ -129,7 +135,8 @@ def _topology(s: Settings) -> Check:
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
         return True, (f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
-                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame
+                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame, \
+            f"make {s.flag('attn_dp_size')} x {s.flag('attn_cp_size')} divide {s.flag('tp_size')}"
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), int_setting(s, "max_ep_size", 0)),
              (s.flag("elastic_ep_initial_size"), opt_int(s, "elastic_ep_initial_size") or tp)]
@@ -137,8 +144,9 @@ def _topology(s: Settings) -> Check:
         sizes.append((s.flag("ep_join_rank_offset"), int_setting(s, "ep_join_rank_offset", 0)))
     for name, size in sizes:
         if size <= 0 or size % replica:
-            return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame
-    return False, "", blame
+            return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame, \
+                f"set {name} to a multiple of {replica}"
+    return False, "", blame, ""
 
 
 def _join_checks(s: Settings) -> list[Callable[[], Check]]:
@@ -149,19 +157,23 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     if s.get("ep_join_mode") != "scale":
         return [lambda: (initial is not None and initial != tp,
                          f"the primary {init_flag} must equal its launch-time TP size ({tp}), got {initial}",
-                         ("elastic_ep_initial_size", "tp_size"))]
+                         ("elastic_ep_initial_size", "tp_size"), f"set {init_flag} {tp}, or drop it")]
     return [
         lambda: (initial is None, f"elastic EP scale joiners require {init_flag} set to the primary "
-                                  "deployment's launch-time EP size", ("ep_join_mode",)),
+                                  "deployment's launch-time EP size", ("ep_join_mode",),
+                 f"add {init_flag} with the primary's launch-time EP size"),
         lambda: (initial > offset, f"{init_flag} cannot exceed the current EP size (initial={initial}, "
-                                   f"current={offset})", ("elastic_ep_initial_size", "ep_join_rank_offset")),
+                                   f"current={offset})", ("elastic_ep_initial_size", "ep_join_rank_offset"),
+                 f"set {init_flag} at most {s.flag('ep_join_rank_offset')} {offset}"),
         lambda: (offset + tp > max_ep, f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
                                        f"(join_target={offset + tp}, max_ep_size={max_ep})",
-                 ("ep_join_rank_offset", "max_ep_size")),
+                 ("ep_join_rank_offset", "max_ep_size"),
+                 f"raise {s.flag('max_ep_size')} to {offset + tp} or more, or lower {s.flag('ep_join_rank_offset')}"),
         lambda: (tp == 1 and s.get("moe_dense_tp_size") != 1,
                  f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1",
-                 ("moe_dense_tp_size",)),
-        lambda: (initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",)),
+                 ("moe_dense_tp_size",), f"set {s.flag('moe_dense_tp_size')} 1"),
+        lambda: (initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",),
+                 f"set {init_flag} to 1 or more"),
     ]
 
 
@@ -203,27 +215,34 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     return [
         lambda: _topology(s),
         lambda: (attn_tp > 1 and dense != 1, f"elastic EP scale-up with attention TP greater than one requires "
-                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", ("moe_dense_tp_size",)),
+                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", ("moe_dense_tp_size",),
+                 f"set {s.flag('moe_dense_tp_size')} 1"),
         lambda: (isinstance(timeout, (int, float)) and timeout <= 0,
-                 f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",)),
+                 f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",),
+                 f"set {s.flag('elastic_ep_scale_timeout')} above 0, or drop it"),
         lambda: (int_setting(s, "tokenizer_worker_num", 1) != 1,
                  f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1",
-                 ("tokenizer_worker_num",)),
+                 ("tokenizer_worker_num",), f"set {s.flag('tokenizer_worker_num')} 1, or drop it"),
         lambda: (bool(s.get("use_ray", False)), f"elastic EP runtime scale-up does not support {s.flag('use_ray')}",
-                 ("use_ray",)),
+                 ("use_ray",), f"drop {s.flag('use_ray')}"),
         lambda: (bool(s.get("enable_elastic_expert_backup", False)), "elastic EP runtime scale-up does not support "
-                 f"{s.flag('enable_elastic_expert_backup')}", ("enable_elastic_expert_backup",)),
+                 f"{s.flag('enable_elastic_expert_backup')}", ("enable_elastic_expert_backup",),
+                 f"drop {s.flag('enable_elastic_expert_backup')}"),
         *_join_checks(s),
         lambda: (_load_balance(s) != "round_robin", f"elastic EP scale-up requires {s.flag('load_balance_method')} "
-                 f"round_robin (got {_load_balance(s)})", ("load_balance_method",)),
+                 f"round_robin (got {_load_balance(s)})", ("load_balance_method",),
+                 f"set {s.flag('load_balance_method')} round_robin"),
         lambda: (backend != "mooncake", f"elastic EP runtime scale-up requires {s.flag('elastic_ep_backend')} "
-                 f"mooncake (got {backend})", ("elastic_ep_backend",)),
+                 f"mooncake (got {backend})", ("elastic_ep_backend",), f"set {s.flag('elastic_ep_backend')} mooncake"),
         lambda: (attn_tp % max(dcp, 1) != 0, f"elastic EP scale-up requires {s.flag('dcp_size')} to divide the "
-                 f"fixed attention TP width (got dcp_size={dcp}, attn_tp_size={attn_tp})", ("dcp_size",)),
+                 f"fixed attention TP width (got {s.flag('dcp_size')} {dcp}, attention TP width {attn_tp})", ("dcp_size",),
+                 f"set {s.flag('dcp_size')} to a divisor of the attention TP width {attn_tp}, or drop it"),
         lambda: (decode not in (None, "disabled", "full"), "elastic EP runtime scale-up supports decode CUDA graph "
-                 f"backend 'full' or 'disabled' (got {decode!r})", ("cuda_graph_backend_decode",)),
+                 f"backend 'full' or 'disabled' (got {decode!r})", ("cuda_graph_backend_decode",),
+                 f"set {s.flag('cuda_graph_backend_decode')} full or disabled"),
         lambda: (prefill not in (None, "disabled"), "elastic EP runtime scale-up requires prefill CUDA graph to be "
-                 f"disabled (got {prefill!r})", ("cuda_graph_backend_prefill",)),
+                 f"disabled (got {prefill!r})", ("cuda_graph_backend_prefill",),
+                 f"set {s.flag('cuda_graph_backend_prefill')} disabled"),
     ]
 
 
@@ -239,16 +258,17 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
         lambda: (not attn_dp, f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})",
-                 ("attn_dp_size", "max_ep_size")),
+                 ("attn_dp_size", "max_ep_size"), f"add {s.flag('attn_dp_size')} > 1"),
         lambda: (not lm_head, f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}",
-                 ("enable_dp_lm_head", "max_ep_size")),
-        lambda: (cp != 1, f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", ("attn_cp_size",)),
+                 ("enable_dp_lm_head", "max_ep_size"), f"add {s.flag('enable_dp_lm_head')}"),
+        lambda: (cp != 1, f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", ("attn_cp_size",),
+                 f"set {s.flag('attn_cp_size')} 1"),
         lambda: (moe_dp != 1, f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})",
-                 ("moe_dp_size",)),
-        lambda: (ep != tp, f"elastic EP scale-up requires ep_size == tp_size (got ep_size={ep}, tp_size={tp})",
-                 ("ep_size", "tp_size")),
+                 ("moe_dp_size",), f"set {s.flag('moe_dp_size')} 1"),
+        lambda: (ep != tp, f"elastic EP scale-up requires {s.flag('ep_size')} equal to {s.flag('tp_size')} "
+                           f"(got {ep} and {tp})", ("ep_size", "tp_size"), f"set {s.flag('ep_size')} {tp}"),
         lambda: (a2a != "nixl", f"elastic EP scale-up requires {s.flag('moe_a2a_backend')} nixl (got {a2a})",
-                 ("moe_a2a_backend",)),
+                 ("moe_a2a_backend",), f"set {s.flag('moe_a2a_backend')} nixl"),
     ]
 
 
@@ -275,5 +295,5 @@ def _elastic_ep_graph_recapture(s: Settings, rule: RuleSpec) -> Hit | None:
         if s.get(name) not in (None, False, []):
             return Hit((name, "max_ep_size"), {"detail": f"elastic EP CUDA graph recapture does not support {what} "
                                                          f"({s.flag(name)})",
-                                               "decode": s.flag("disable_decode_cuda_graph")})
+                                               "decode": s.flag("disable_decode_cuda_graph"), "flag": s.flag(name)})
     return None
