@@ -45,6 +45,11 @@ def _first(checks: list[tuple[bool, str]]) -> str | None:
     return next((text for broken, text in checks if broken), None)
 
 
+def _first_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
+    """(text, fix) of the first broken (broken?, text, fix) check."""
+    return next(((text, fix) for broken, text, fix in checks if broken), None)
+
+
 def _env_on(s: Settings, name: str, words: tuple[str, ...] = _TRUE) -> bool:
     return s.env.get(name, "").strip().lower() in words
 
@@ -111,12 +116,17 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("moe_runner_backend", "quantization", "ep_size"), {"detail": detail, "runner": r})
 
 
-def _a2a_checks_old(s: Settings) -> list[tuple[bool, str]]:
+# A check of handle_a2a_moe: (broken?, SGLang's words, the fix for it).
+Checks = list[tuple[bool, str, str]]
+
+
+def _a2a_checks_old(s: Settings) -> Checks:
     if s.get("moe_a2a_backend", "none") != "flashinfer":
         return []
+    r = s.flag("moe_runner_backend")
     return [(runner_0_5_9(s) != "flashinfer_cutlass",
-             f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {s.flag('moe_runner_backend')} "
-             f"flashinfer_cutlass, got '{runner_0_5_9(s)}'")]
+             f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {r} flashinfer_cutlass, got "
+             f"'{runner_0_5_9(s)}'", f"set {r} flashinfer_cutlass")]
 
 
 def _a2a_backend(s: Settings) -> str:
@@ -128,7 +138,7 @@ def _a2a_backend(s: Settings) -> str:
     return a2a
 
 
-def _dispatch_checks(s: Settings, runner: str) -> list[tuple[bool, str]]:
+def _dispatch_checks(s: Settings, runner: str) -> Checks:
     """handle_flashinfer_a2a_dispatch_type, after the trtllm -> trtllm_routed rewrite."""
     given, quant = s.get("flashinfer_a2a_dispatch_type"), s.get("quantization")
     if given is None:
@@ -138,15 +148,15 @@ def _dispatch_checks(s: Settings, runner: str) -> list[tuple[bool, str]]:
     kind = "mxfp8" if given == "auto" and quant == "mxfp8" else given
     routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" else runner
     return [(w4a16 and given in ("auto", "nvfp4"),
-             f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}"),
+             f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}",
+             f"set {d} bf16, or unset SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"),
             ("SGLANG_MOE_NVFP4_DISPATCH" in s.env,
-             f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}"),
-            (kind == "mxfp8" and quant != "mxfp8", f"{d} mxfp8 requires {q} mxfp8"),
+             f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}",
+             f"unset SGLANG_MOE_NVFP4_DISPATCH, or drop {d}"),
+            (kind == "mxfp8" and quant != "mxfp8", f"{d} mxfp8 requires {q} mxfp8", f"set {q} mxfp8, or change {d}"),
             (kind == "mxfp8" and routed != "flashinfer_trtllm_routed",
-             f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'")]
-
-
-Checks = list[tuple[bool, str]]
+             f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'",
+             f"set {r} flashinfer_trtllm_routed or flashinfer_trtllm")]
 
 
 def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
@@ -155,16 +165,18 @@ def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
     return [(not (dp_on and attn_dp == tp),
              f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
-             f"{s.flag('tp_size')} {tp}"),
+             f"{s.flag('tp_size')} {tp}", f"add {s.flag('attn_dp_size')} {tp} to match {s.flag('tp_size')}"),
             (mega_runner != "flashinfer_megamoe",
-             f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'")]
+             f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'",
+             f"set {r} flashinfer_megamoe or auto")]
 
 
 def _deepep_checks(s: Settings, runner: str) -> Checks:
     if runner != "flashinfer_cutedsl" or s.get("deepep_mode", "auto") != "normal":
         return []
     return [(True, f"{s.flag('moe_runner_backend')} flashinfer_cutedsl with {s.flag('moe_a2a_backend')} deepep "
-                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal")]
+                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal",
+             f"set {s.flag('deepep_mode')} low_latency or auto")]
 
 
 def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
@@ -172,15 +184,17 @@ def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
     overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
     return [
         (runner not in ("auto", "deep_gemm"),
-         f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'"),
-        (overlap, f"{a} deepep_v2 has no two-batch/single-batch overlap: drop {s.flag('enable_two_batch_overlap')} "
-                  f"and {s.flag('enable_single_batch_overlap')}"),
+         f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'",
+         f"set {s.flag('moe_runner_backend')} deep_gemm or auto"),
+        (overlap, f"{a} deepep_v2 has no two-batch/single-batch overlap",
+         f"drop {s.flag('enable_two_batch_overlap')} and {s.flag('enable_single_batch_overlap')}"),
         # waterfill (which enforces the fusion) moves deepep_v2 to deepep before this
         (bool(s.get("enforce_shared_experts_fusion")),
-         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})"),
+         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})",
+         f"drop {s.flag('enforce_shared_experts_fusion')}"),
         (s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1,
          f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
-         f"{s.flag('nnodes')} {nnodes}; use hybrid")]
+         f"{s.flag('nnodes')} {nnodes}", f"set {s.flag('deepep_v2_mode')} hybrid")]
 
 
 def _flashinfer_checks(s: Settings, runner: str) -> Checks:
@@ -191,16 +205,20 @@ def _flashinfer_checks(s: Settings, runner: str) -> Checks:
     return _dispatch_checks(s, runner) + [
         (routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides,
          f"{s.flag('moe_a2a_backend')} flashinfer is supported with {s.flag('moe_runner_backend')} "
-         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'")]
+         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'",
+         f"set {s.flag('moe_runner_backend')} to one of {', '.join(_FLASHINFER_A2A_RUNNERS)}")]
 
 
 def _pplx_checks(s: Settings, runner: str) -> Checks:
     a, attn_dp = s.flag("moe_a2a_backend"), dp_attention(s)[1]
     return [(s.get("deepep_mode", "auto") == "normal",
-             f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal"),
-            (attn_dp < 2, f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)"),
+             f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal",
+             f"set {s.flag('deepep_mode')} low_latency or auto"),
+            (attn_dp < 2, f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)",
+             f"add {s.flag('attn_dp_size')} 2 or more"),
             (runner not in ("deep_gemm", "auto"),
-             f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'")]
+             f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'",
+             f"set {s.flag('moe_runner_backend')} deep_gemm or auto")]
 
 
 # handle_a2a_moe's per-backend checks, in its order (flashinfer_megamoe, deepep, deepep_v2, flashinfer, pplx)
@@ -212,7 +230,8 @@ def _a2a_checks_new(s: Settings) -> Checks:
     a2a, dispatch = _a2a_backend(s), s.get("flashinfer_a2a_dispatch_type")
     if a2a != "flashinfer" and dispatch not in (None, "auto"):
         return [(True, f"{s.flag('flashinfer_a2a_dispatch_type')} requires {s.flag('moe_a2a_backend')} flashinfer, "
-                       f"got '{a2a}'")]
+                       f"got '{a2a}'", f"set {s.flag('moe_a2a_backend')} flashinfer, or drop "
+                                       f"{s.flag('flashinfer_a2a_dispatch_type')}")]
     builder = _A2A_CHECKS.get(a2a)
     return builder(s, runner_0_5_23(s)) if builder is not None else []
 
@@ -220,11 +239,13 @@ def _a2a_checks_new(s: Settings) -> Checks:
 @predicate("moe-a2a-backend")
 def _moe_a2a_backend(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
-    detail = _first(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
-    if detail is None:
+    broken = _first_fix(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
+    if broken is None:
         return None
+    a2a = s.flag("moe_a2a_backend")
+    fix = broken[1] if a2a in broken[1] else f"{broken[1]}, or change {a2a}"
     return Hit(("moe_a2a_backend", "moe_runner_backend", "flashinfer_a2a_dispatch_type"),
-               {"detail": detail, "a2a": s.flag("moe_a2a_backend")})
+               {"detail": broken[0], "fix": fix, "a2a": a2a})
 
 
 @predicate("deepep-v2-draft")
