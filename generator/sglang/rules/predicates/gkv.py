@@ -16,16 +16,17 @@ from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
-# One check: (broken, settings to blame, SGLang's words). Words None mean "another rule
-# reports this check": SGLang stops there, so this rule stays silent.
-Check = tuple[bool, tuple[str, ...], "str | None"]
+# One check: (broken, settings to blame, SGLang's words), or with a fourth item, the fix for
+# that check (message field "fix", for rules whose fix template is "{fix}"). Words None mean
+# "another rule reports this check": SGLang stops there, so this rule stays silent.
+Check = "tuple[bool, tuple[str, ...], str | None] | tuple[bool, tuple[str, ...], str | None, str]"
 
 
 def first_hit(checks: Sequence[Check], **extra: Any) -> Hit | None:
     """The Hit of the first broken check (SGLang raises at the first), or None."""
-    for broken, blame, words in checks:
+    for broken, blame, words, *fix in checks:
         if broken:
-            return None if words is None else Hit(blame, {"detail": words, **extra})
+            return None if words is None else Hit(blame, {"detail": words, **extra, **({"fix": fix[0]} if fix else {})})
     return None
 
 
@@ -62,10 +63,12 @@ def _tlru_checks(s: Settings) -> list[Check]:
     return [
         (threshold < 0 or estimate < 0, policy,
          f"--radix-eviction-policy tlru requires non-negative 'threshold' and 'next_prompt_estimate' in "
-         f"{s.flag('radix_eviction_policy_config')}, got {threshold} and {estimate}"),
+         f"{s.flag('radix_eviction_policy_config')}, got {threshold} and {estimate}",
+         f"give 'threshold' and 'next_prompt_estimate' values of 0 or more in {s.flag('radix_eviction_policy_config')}"),
         (threshold <= estimate, policy,
          f"--radix-eviction-policy tlru needs 'threshold' greater than 'next_prompt_estimate' in "
-         f"{s.flag('radix_eviction_policy_config')}, got {threshold} <= {estimate}"),
+         f"{s.flag('radix_eviction_policy_config')}, got {threshold} <= {estimate}",
+         f"raise 'threshold' above 'next_prompt_estimate' in {s.flag('radix_eviction_policy_config')}"),
     ]
 
 
@@ -86,11 +89,15 @@ def _host_pool_checks(s: Settings) -> list[Check]:
     flag = f"{s.flag(backup)}=host_pool"
     return [
         (s.get("disaggregation_mode") != "decode", (backup, "disaggregation_mode"),
-         f"{flag} is only supported on a PD decode server"),
-        (int_setting(s, "dcp_size", 1) > 1, (backup, "dcp_size"), f"{flag} does not support --dcp-size > 1"),
+         f"{flag} is only supported on a PD decode server",
+         f"set {s.flag('disaggregation_mode')} decode, or drop the host_pool backup ({s.flag(backup)} host_pool, "
+         f"or {s.flag('disaggregation_decode_host_receive_threshold')} below 1)"),
+        (int_setting(s, "dcp_size", 1) > 1, (backup, "dcp_size"), f"{flag} does not support {s.flag('dcp_size')} > 1",
+         f"set {s.flag('dcp_size')} 1, or use another {s.flag(backup)}"),
         (flag_on(s, "enable_priority_scheduling") and not flag_on(s, "disable_priority_preemption"),
          (backup, "enable_priority_scheduling"),
-         f"{flag} requires {s.flag('disable_priority_preemption')} when priority scheduling is enabled"),
+         f"{flag} requires {s.flag('disable_priority_preemption')} when priority scheduling is enabled",
+         f"add {s.flag('disable_priority_preemption')}, or drop {s.flag('enable_priority_scheduling')}"),
     ]
 
 
@@ -99,17 +106,22 @@ def _offload_checks(s: Settings) -> list[Check]:
     if not flag_on(s, offload):
         return []
     decode = s.get("disaggregation_mode") == "decode"
+    name = s.flag(offload)
     checks: list[Check] = [(not decode, (offload, "disaggregation_mode"),
-                            f"{s.flag(offload)} is only supported for decode side")]
+                            f"{name} is only supported for decode side",
+                            f"drop {name}, or set {s.flag('disaggregation_mode')} decode")]
     if not s.at_least(0, 5, 23):
         return checks + [(env_true(s, "SGLANG_ENABLE_SPEC_V2"), (offload, "SGLANG_ENABLE_SPEC_V2"),
-                          "Spec v2 (SGLANG_ENABLE_SPEC_V2) and decode offload kv cache are incompatible")]
+                          "Spec v2 (SGLANG_ENABLE_SPEC_V2) and decode offload kv cache are incompatible",
+                          f"unset SGLANG_ENABLE_SPEC_V2, or drop {name}")]
     return checks + [
         (s.get("hicache_storage_backend") is None, (offload, "hicache_storage_backend"),
-         f"{s.flag(offload)} is only supported when {s.flag('hicache_storage_backend')} is provided"),
+         f"{name} is only supported when {s.flag('hicache_storage_backend')} is provided",
+         f"add {s.flag('hicache_storage_backend')}, or drop {name}"),
         (retraction_backup(s) == "host_pool", (offload, "disaggregation_decode_retraction_backup"),
-         f"{s.flag(offload)} and {s.flag('disaggregation_decode_retraction_backup')}=host_pool are mutually "
-         "exclusive: both build a decode host pool"),
+         f"{name} and {s.flag('disaggregation_decode_retraction_backup')}=host_pool are mutually "
+         "exclusive: both build a decode host pool",
+         f"drop {name}, or the host_pool retraction backup"),
     ]
 
 
@@ -117,9 +129,11 @@ def _swa_checks(s: Settings) -> list[Check]:
     ratio, tails = s.get("swa_full_tokens_ratio"), s.get("swa_prefix_tails") if s.has("swa_prefix_tails") else None
     return [
         (_number(ratio) and not 0 < ratio <= 1.0, ("swa_full_tokens_ratio",),
-         f"{s.flag('swa_full_tokens_ratio')} should be in range (0, 1.0], got {ratio}"),
+         f"{s.flag('swa_full_tokens_ratio')} should be in range (0, 1.0], got {ratio}",
+         f"set {s.flag('swa_full_tokens_ratio')} above 0 and at most 1.0"),
         (isinstance(tails, int) and tails < 0, ("swa_prefix_tails",),
-         f"{s.flag('swa_prefix_tails')} should be a non-negative integer, got {tails}"),
+         f"{s.flag('swa_prefix_tails')} should be a non-negative integer, got {tails}",
+         f"set {s.flag('swa_prefix_tails')} to 0 or more"),
     ]
 
 
@@ -144,7 +158,7 @@ def _lmcache_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     if not flag_on(s, "enable_lmcache"):
         return None
     lm = s.flag("enable_lmcache")
-    if any(broken for broken, _, _ in _cache_checks(s)):
+    if any(check[0] for check in _cache_checks(s)):
         return None  # SGLang raises at an earlier check of the handler (kv-cache-compat, hicache-needs-radix)
     return first_hit([
         (flag_on(s, "enable_hierarchical_cache"), ("enable_lmcache", "enable_hierarchical_cache"),
@@ -224,21 +238,25 @@ def _mamba_state_args(s: Settings, rule: RuleSpec) -> Hit | None:
     int8 = flag_on(s, "enable_int8_mamba_checkpoint")
     i8 = s.flag("enable_int8_mamba_checkpoint")
     return first_hit([
-        (rounds < 0, ("mamba_cache_philox_rounds",), f"{s.flag('mamba_cache_philox_rounds')} must be non-negative"),
+        (rounds < 0, ("mamba_cache_philox_rounds",), f"{s.flag('mamba_cache_philox_rounds')} must be non-negative",
+         f"set {s.flag('mamba_cache_philox_rounds')} to 0 or more"),
         (states == 0 or states < -1, ("mamba_max_states_per_path",),
-         f"{s.flag('mamba_max_states_per_path')} must be -1 (unlimited) or a positive integer, got {states}"),
+         f"{s.flag('mamba_max_states_per_path')} must be -1 (unlimited) or a positive integer, got {states}",
+         f"set {s.flag('mamba_max_states_per_path')} -1 or a positive number"),
         (flag_on(s, "enable_mamba_cache_stochastic_rounding") and s.get("mamba_ssm_dtype") != "float16",
          ("enable_mamba_cache_stochastic_rounding", "mamba_ssm_dtype"),
          f"stochastic rounding for the Mamba SSM cache requires {s.flag('mamba_ssm_dtype')} float16, "
-         f"got {s.get('mamba_ssm_dtype')!r}"),
+         f"got {s.get('mamba_ssm_dtype')!r}",
+         f"set {s.flag('mamba_ssm_dtype')} float16, or drop {s.flag('enable_mamba_cache_stochastic_rounding')}"),
         (int8 and flag_on(s, "enable_hierarchical_cache"), ("enable_int8_mamba_checkpoint", "enable_hierarchical_cache"),
          f"{i8} is not supported together with {s.flag('enable_hierarchical_cache')}: the host-offload path is "
-         "not int8-aware"),
+         "not int8-aware", f"drop {i8} or {s.flag('enable_hierarchical_cache')}"),
         (int8 and s.get("radix_cache_backend") is not None, ("enable_int8_mamba_checkpoint", "radix_cache_backend"),
          f"{i8} only supports the built-in mamba radix cache; {s.flag('radix_cache_backend')}="
-         f"{s.get('radix_cache_backend')!r} is not int8-aware"),
+         f"{s.get('radix_cache_backend')!r} is not int8-aware", f"drop {i8} or {s.flag('radix_cache_backend')}"),
         (int8 and flag_on(s, "enable_lmcache"), ("enable_int8_mamba_checkpoint", "enable_lmcache"),
-         f"{i8} is not supported together with {s.flag('enable_lmcache')}: LMCache is not int8-aware"),
+         f"{i8} is not supported together with {s.flag('enable_lmcache')}: LMCache is not int8-aware",
+         f"drop {i8} or {s.flag('enable_lmcache')}"),
     ])
 
 
