@@ -21,21 +21,27 @@ def _linker_checks(s: Settings) -> list[Check]:
     name = s.flag("enable_unified_cache_external_linker")
     return [
         (config is not None and not isinstance(config, dict), ("unified_cache_external_linker_config",),
-         f"{s.flag('unified_cache_external_linker_config')} must be a JSON object"),
+         f"{s.flag('unified_cache_external_linker_config')} must be a JSON object",
+         f"write {s.flag('unified_cache_external_linker_config')} as a JSON object ({{...}})"),
         (flag_on(s, "enable_linker_mla_dedup") and (
             not linker or s.get("unified_cache_external_linker_backend") != "mooncake"),
          ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"),
          f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
-         f"{s.flag('unified_cache_external_linker_backend')} mooncake)"),
+         f"{s.flag('unified_cache_external_linker_backend')} mooncake)",
+         f"add {name} with {s.flag('unified_cache_external_linker_backend')} mooncake, or drop "
+         f"{s.flag('enable_linker_mla_dedup')}"),
         (linker and (flag_on(s, "disable_radix_cache") or s.get("radix_cache_backend") is not None),
          ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"),
-         f"{name} requires the default UnifiedRadixCache with radix caching enabled"),
+         f"{name} requires the default UnifiedRadixCache with radix caching enabled",
+         f"drop {s.flag('disable_radix_cache')} and {s.flag('radix_cache_backend')}, or drop {name}"),
         (linker and flag_on(s, "enable_hierarchical_cache"),
          ("enable_unified_cache_external_linker", "enable_hierarchical_cache"),
-         f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive"),
+         f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive",
+         f"drop {name} or {s.flag('enable_hierarchical_cache')}"),
         (linker and s.get("hicache_storage_backend") is not None,
          ("enable_unified_cache_external_linker", "hicache_storage_backend"),
-         f"{name} does not use {s.flag('hicache_storage_backend')}"),
+         f"{name} does not use {s.flag('hicache_storage_backend')}",
+         f"drop {s.flag('hicache_storage_backend')}, or drop {name}"),
     ]
 
 
@@ -58,26 +64,33 @@ def _hicache_checks(s: Settings) -> list[Check]:
     layout = _resolved_layout(s) if isinstance(threshold, (int, float)) and threshold < 1 else None
     hicache = flag_on(s, "enable_hierarchical_cache")
     dcp = hicache and int_setting(s, "dcp_size", 1) > 1
-    mode_flag = s.flag("hicache_host_memory_mode")
+    mode_flag, storage_flag, dcp_flag = s.flag("hicache_host_memory_mode"), s.flag("hicache_storage_backend"), \
+        s.flag("dcp_size")
     return [
         (mode == "buffer_only" and storage is None, ("hicache_host_memory_mode", "hicache_storage_backend"),
          f"{mode_flag} buffer_only requires a storage backend ({s.flag('hicache_storage_backend')}): host memory "
-         "is only a staging buffer"),
+         "is only a staging buffer", f"add {storage_flag}, or drop {mode_flag} buffer_only"),
         (mode == "buffer_only" and decode, ("hicache_host_memory_mode", "disaggregation_mode"),
-         f"{mode_flag} buffer_only is not supported on decode instances"),
+         f"{mode_flag} buffer_only is not supported on decode instances", f"drop {mode_flag} buffer_only"),
         (layout not in (None, "layer_first"), ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"),
          f"the resolved HiCache storage layout '{layout}' (for {s.flag('hicache_storage_backend')} {storage}) "
          f"cannot share the layer_first decode host pool used by KV transfer "
-         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)"),
+         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)",
+         f"drop {s.flag('hicache_io_backend')} {s.get('hicache_io_backend')} (the layout then stays layer_first), or "
+         f"set {s.flag('disaggregation_decode_host_receive_threshold')} 1"),
         (dcp and storage is not None and mode == "buffer_only", ("enable_hierarchical_cache", "dcp_size"),
-         "HiCache L3 with DCP does not support buffer_only host memory"),
+         "HiCache L3 with DCP does not support buffer_only host memory",
+         f"drop {mode_flag} buffer_only, or set {dcp_flag} 1"),
         (dcp and algorithm(s) not in (None, "DSPARK"), ("enable_hierarchical_cache", "dcp_size",
                                                          "speculative_algorithm"),
-         f"HiCache with {s.flag('dcp_size')} > 1 only supports DSPARK speculative decoding"),
+         f"HiCache with {dcp_flag} > 1 only supports DSPARK speculative decoding",
+         f"set {s.flag('speculative_algorithm')} DSPARK or drop it, or set {dcp_flag} 1"),
         (dcp and flag_on(s, "enable_lmcache"), ("enable_lmcache", "dcp_size"),
-         f"{s.flag('enable_lmcache')} with {s.flag('dcp_size')} > 1 is not supported"),
+         f"{s.flag('enable_lmcache')} with {dcp_flag} > 1 is not supported",
+         f"drop {s.flag('enable_lmcache')}, or set {dcp_flag} 1"),
         (dcp and flag_on(s, "enable_hisparse"), ("enable_hisparse", "dcp_size"),
-         f"{s.flag('enable_hisparse')} with {s.flag('dcp_size')} > 1 is not supported"),
+         f"{s.flag('enable_hisparse')} with {dcp_flag} > 1 is not supported",
+         f"drop {s.flag('enable_hisparse')}, or set {dcp_flag} 1"),
     ]
 
 
@@ -88,7 +101,8 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
     fraction = s.get("hicache_host_memory_fraction")
     checks: list[Check] = [
         (isinstance(fraction, (int, float)) and not 0 < fraction <= 1, ("hicache_host_memory_fraction",),
-         f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}"),
+         f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}",
+         f"set {s.flag('hicache_host_memory_fraction')} above 0 and at most 1"),
         *_linker_checks(s),
         (flag_on(s, "enable_unified_cache_external_linker"), (), None),  # SGLang returns here
     ]
@@ -109,13 +123,14 @@ def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
     topk = s.get("speculative_eagle_topk") or 1
     return first_hit([
         (not flag_on(s, "disable_radix_cache"), ("enable_hisparse", "disable_radix_cache"),
-         f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}"),
+         f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}",
+         f"add {s.flag('disable_radix_cache')}"),
         (flag_on(s, "enable_mixed_chunk"), ("enable_hisparse", "enable_mixed_chunk"),
-         f"{name} does not support {s.flag('enable_mixed_chunk')} yet"),
+         f"{name} does not support {s.flag('enable_mixed_chunk')} yet", f"drop {s.flag('enable_mixed_chunk')}"),
         (spec and topk != 1, ("enable_hisparse", "speculative_eagle_topk"),
          f"the minimal HiSparse spec integration supports linear speculation only; use "
-         f"{s.flag('speculative_eagle_topk')} 1"),
+         f"{s.flag('speculative_eagle_topk')} 1", f"set {s.flag('speculative_eagle_topk')} 1"),
         (spec and flag_on(s, "speculative_adaptive"), ("enable_hisparse", "speculative_adaptive"),
          f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
-         "not supported"),
-    ])
+         "not supported", f"drop {s.flag('speculative_adaptive')}"),
+    ], hisparse=name)
