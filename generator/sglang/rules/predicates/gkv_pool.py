@@ -142,7 +142,23 @@ def _unified_memory_pool(s: Settings, rule: RuleSpec) -> Hit | None:
     checks = [fp4, *_page_major_checks(s)]
     if flag_on(s, "enable_unified_memory"):
         checks += [*_pd_checks(s, um), *_spec_checks(s, um), *_pool_tail_checks(s, um)]
-    return first_hit(checks)
+    hit = first_hit(checks)
+    return None if hit is None else Hit(hit.blame, {**hit.fields, "fix": _pool_fix(s, hit.blame)})
+
+
+def _pool_fix(s: Settings, blame: tuple[str, ...]) -> str:
+    """The fix of a unified-memory check: change the setting it blames after the pool flag, or drop the pool."""
+    um, layout = s.flag("enable_unified_memory"), s.flag("enable_page_major_kv_layout")
+    if blame == ("enable_page_major_kv_layout",):
+        return f"add {um}, or drop {layout}"
+    other = blame[1]
+    if other.isupper():  # an environment variable
+        change = f"unset {other}"
+    elif s.get(other) is True:  # a switch the pool does not support
+        change = f"drop {s.flag(other)}"
+    else:
+        change = f"change {s.flag(other)} to a value the message allows"
+    return f"{change}, or drop {um} (and {layout})"
 
 
 _NOT_SHARDABLE_SPEC = frozenset({"EAGLE3", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"})  # never SGLang's EAGLE
