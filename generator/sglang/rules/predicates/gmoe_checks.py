@@ -29,44 +29,63 @@ def _hit(blame: tuple[str, ...], detail: str | None) -> Hit | None:
     return None if detail is None else Hit(blame, {"detail": detail})
 
 
+def _fix_hit(blame: tuple[str, ...], checks: list[tuple[bool, str, str]], **extra: str) -> Hit | None:
+    """The first broken (broken?, SGLang's words, fix) check as a Hit with fields detail, fix and ``extra``."""
+    broken = next(((text, fix) for bad, text, fix in checks if bad), None)
+    return None if broken is None else Hit(blame, {"detail": broken[0], "fix": broken[1], **extra})
+
+
 @predicate("aux-hidden-state-capture")
 def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
     ids = s.get("return_aux_hidden_state_layer_ids")
     flag, ids_flag = s.flag("enable_return_aux_hidden_states"), s.flag("return_aux_hidden_state_layer_ids")
     if not s.get("enable_return_aux_hidden_states"):
-        return _hit(("return_aux_hidden_state_layer_ids",),
-                    f"{ids_flag} requires {flag}" if ids is not None else None)
+        return _fix_hit(("return_aux_hidden_state_layer_ids",),
+                        [(ids is not None, f"{ids_flag} requires {flag}", f"add {flag}, or drop {ids_flag}")])
     raw = s.get("speculative_algorithm")
     method = str(raw or "").upper()
     layers = [i for i in ids if isinstance(i, int)] if isinstance(ids, list) else None
-    detail = _first([
+    algo_flag, draft_flag = s.flag("speculative_algorithm"), s.flag("speculative_draft_model_path")
+    return _fix_hit(("enable_return_aux_hidden_states", "speculative_algorithm"), [
         (method not in _AUX_METHODS,
-         f"{flag} needs {s.flag('speculative_algorithm')} EAGLE3, DFLASH or DSPARK to name the capture "
-         f"convention, got {raw!r}"),
+         f"{flag} needs {algo_flag} EAGLE3, DFLASH or DSPARK to name the capture convention, got {raw!r}",
+         f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
         (s.get("speculative_draft_model_path") is not None,
-         f"{flag} captures without a draft; drop {s.flag('speculative_draft_model_path')}"),
-        (int_setting(s, "pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1"),
-        (method != "EAGLE3" and not layers, f"{flag} with {method} requires {ids_flag}"),
-        (layers is not None and any(i < 0 for i in layers), f"{ids_flag} must be non-negative, got {layers}"),
-        (layers is not None and len(set(layers)) != len(layers), f"{ids_flag} must not repeat a layer, got {layers}"),
+         f"{flag} captures without a draft; drop {draft_flag}", f"drop {draft_flag}, or drop {flag}"),
+        (int_setting(s, "pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1",
+         f"set {s.flag('pp_size')} 1, or drop {flag}"),
+        (method != "EAGLE3" and not layers, f"{flag} with {method} requires {ids_flag}",
+         f"add {ids_flag} with the layer ids to capture"),
+        (layers is not None and any(i < 0 for i in layers), f"{ids_flag} must be non-negative, got {layers}",
+         f"give {ids_flag} layer ids of 0 or more"),
+        (layers is not None and len(set(layers)) != len(layers), f"{ids_flag} must not repeat a layer, got {layers}",
+         f"name each layer once in {ids_flag}"),
     ])
-    return _hit(("enable_return_aux_hidden_states", "speculative_algorithm"), detail)
 
 
-def _pp_spec_checks(s: Settings, algo: str) -> list[tuple[bool, str]]:
+def _pp_spec_checks(s: Settings, algo: str) -> list[tuple[bool, str, str]]:
     mode, prefill = s.get("disaggregation_mode", "null"), f"{s.flag('disaggregation_mode')} prefill"
+    algo_flag, mode_flag = s.flag("speculative_algorithm"), s.flag("disaggregation_mode")
     if algo == "DSPARK":
-        return [(mode != "prefill", f"pipeline-parallel DSPARK requires {prefill}")]
+        return [(mode != "prefill", f"pipeline-parallel DSPARK requires {prefill}",
+                 f"run this as a {prefill} server, or drop {algo_flag}")]
+    multi = s.flag("enable_multi_layer_eagle")
     checks = [(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")),
                f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
-               + (f" with {s.flag('enable_multi_layer_eagle')}" if s.get("enable_multi_layer_eagle") else ""))]
+               + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""),
+               f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
     if env_true(s, "SGLANG_ENABLE_PP_SPEC"):
         return checks + [
-            (mode != "null", f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('disaggregation_mode')} {mode}"),
+            (mode != "null", f"SGLANG_ENABLE_PP_SPEC is not compatible with {mode_flag} {mode}",
+             f"drop {mode_flag}, or unset SGLANG_ENABLE_PP_SPEC"),
             (bool(s.get("speculative_adaptive")),
-             f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('speculative_adaptive')}"),
-            (dp_attention(s)[0], f"SGLANG_ENABLE_PP_SPEC is not compatible with attention DP ({dp_attention(s)[2]})")]
-    return checks + [(mode != "prefill", f"PP + speculative decoding is only supported on prefill nodes ({prefill})")]
+             f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('speculative_adaptive')}",
+             f"drop {s.flag('speculative_adaptive')}, or unset SGLANG_ENABLE_PP_SPEC"),
+            (dp_attention(s)[0], f"SGLANG_ENABLE_PP_SPEC is not compatible with attention DP ({dp_attention(s)[2]})",
+             f"drop {dp_attention(s)[2]}, or unset SGLANG_ENABLE_PP_SPEC")]
+    return checks + [(mode != "prefill", f"PP + speculative decoding is only supported on prefill nodes ({prefill})",
+                      f"run this as a {prefill} server"
+                      + (", set SGLANG_ENABLE_PP_SPEC=1" if mode == "null" else "") + f", or drop {algo_flag}")]
 
 
 @predicate("pp-compat")
@@ -77,8 +96,9 @@ def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     # DFLASH is refused before, by its own handler (rule spec-pp)
     checks = _pp_spec_checks(s, algo) if algo not in (None, "DFLASH") else []
     checks.append((s.get("min_free_slots_delay") is not None,
-                   f"{s.flag('min_free_slots_delay')} is not supported with pipeline parallelism"))
-    return _hit(("pp_size", "speculative_algorithm", "min_free_slots_delay"), _first(checks))
+                   f"{s.flag('min_free_slots_delay')} is not supported with pipeline parallelism",
+                   f"drop {s.flag('min_free_slots_delay')}"))
+    return _fix_hit(("pp_size", "speculative_algorithm", "min_free_slots_delay"), checks, pp=s.flag("pp_size"))
 
 
 def _ib_device_problem(value: str) -> str | None:
