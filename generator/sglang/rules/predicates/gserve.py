@@ -24,6 +24,12 @@ def first_broken(checks: list[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, 
     return next(((text, blame) for broken, text, blame in checks if broken), None)
 
 
+def fix_hit(checks: list[tuple[bool, str, tuple[str, ...], str]]) -> Hit | None:
+    """A Hit with fields ``detail`` and ``fix`` for the first broken (broken?, words, blame, fix) check, or None."""
+    found = next(((text, blame, fix) for broken, text, blame, fix in checks if broken), None)
+    return None if found is None else Hit(found[1], {"detail": found[0], "fix": found[2]})
+
+
 def hit_of(found: tuple[str, tuple[str, ...]] | None) -> Hit | None:
     """A Hit with the field ``detail`` for the first broken check, or None."""
     if found is None:
@@ -190,14 +196,17 @@ def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
     limits = json_setting(s, "limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
     bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
     prefs = json_setting(s, "preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
-    return hit_of(first_broken([
+    return fix_hit([
         (kwargs not in (None, _UNPARSED) and not isinstance(kwargs, dict),
-         f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", ("default_chat_template_kwargs",)),
+         f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", ("default_chat_template_kwargs",),
+         f"write {s.flag('default_chat_template_kwargs')} as a JSON object ({{...}})"),
         (bool(bad), f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
-                    f"(allowed: image, video, audio)", ("limit_mm_data_per_request",)),
+                    f"(allowed: image, video, audio)", ("limit_mm_data_per_request",),
+         f"use only the keys image, video and audio in {s.flag('limit_mm_data_per_request')}"),
         (isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs,
-         f"watermark is not supported in {s.flag('preferred_sampling_params')}", ("preferred_sampling_params",)),
-    ]))
+         f"watermark is not supported in {s.flag('preferred_sampling_params')}", ("preferred_sampling_params",),
+         f"remove watermark from {s.flag('preferred_sampling_params')}"),
+    ])
 
 
 @predicate("tokenizer-batching")

@@ -10,7 +10,7 @@ backend itself (by GPU or model) the predicate stays silent rather than guess.
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import env_true
-from generator.sglang.rules.predicates.gserve import first_broken, hit_of
+from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -49,27 +49,34 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
     length = s.get("linear_replayssm_cache_len", 16)
     topk = s.get("speculative_eagle_topk")
     f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
-    return hit_of(first_broken([
-        (explicit == "flashkda", f"{f('linear_attn_decode_backend')} flashkda is not supported: FlashKDA is "
-                                 f"prefill-only", ("linear_attn_decode_backend",)),
+    dec = f("linear_attn_decode_backend")
+    return fix_hit([
+        (explicit == "flashkda", f"{dec} flashkda is not supported: FlashKDA is prefill-only",
+         ("linear_attn_decode_backend",), f"set {dec} triton (or another decode backend)"),
         (replay and decode not in ("triton", "helion"),
          f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend")),
+         ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"),
+         f"set {dec} triton or helion, or drop {r}"),
         (replay and extra, f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
-                           f"'{s.get('mamba_radix_cache_strategy')}'", ("enable_linear_replayssm", "mamba_radix_cache_strategy")),
+                           f"'{s.get('mamba_radix_cache_strategy')}'", ("enable_linear_replayssm", "mamba_radix_cache_strategy"),
+         f"set {f('mamba_radix_cache_strategy')} no_buffer, or drop {r}"),
         (replay and mode != "null", f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})",
-         ("enable_linear_replayssm", "disaggregation_mode")),
+         ("enable_linear_replayssm", "disaggregation_mode"), f"drop {r} on PD servers"),
         (replay and isinstance(length, int) and length < 1,
-         f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", ("linear_replayssm_cache_len",)),
+         f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", ("linear_replayssm_cache_len",),
+         f"set {f('linear_replayssm_cache_len')} to 1 or more"),
         (spec and topk not in (None, 1), f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
-                                         f"None or 1), got {topk}", ("enable_linear_replayssm_spec", "speculative_eagle_topk")),
+                                         f"None or 1), got {topk}", ("enable_linear_replayssm_spec", "speculative_eagle_topk"),
+         f"set {f('speculative_eagle_topk')} 1, or drop {rs}"),
         (spec and decode not in ("triton", "flashinfer"),
          f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend")),
+         ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"),
+         f"set {dec} triton or flashinfer, or drop {rs}"),
         (spec and mode == "prefill", f"{rs} is not supported on a PD prefill server",
-         ("enable_linear_replayssm_spec", "disaggregation_mode")),
-        (spec and replay, f"{rs} and {r} are mutually exclusive", ("enable_linear_replayssm_spec", "enable_linear_replayssm")),
-    ]))
+         ("enable_linear_replayssm_spec", "disaggregation_mode"), f"drop {rs} on the prefill server"),
+        (spec and replay, f"{rs} and {r} are mutually exclusive", ("enable_linear_replayssm_spec", "enable_linear_replayssm"),
+         f"drop {rs} or {r}"),
+    ])
 
 
 @predicate("mis-flashinfer")

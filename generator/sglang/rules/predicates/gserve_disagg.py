@@ -8,7 +8,7 @@ SGLang's order and words.
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import dp_attention, env_true, int_setting
-from generator.sglang.rules.predicates.gserve import first_broken, hit_of
+from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -81,28 +81,33 @@ def _pd_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     radix = bool(s.get("disaggregation_decode_enable_radix_cache", False))
     f, tname = s.flag, s.flag("disaggregation_decode_host_receive_threshold")
     unsupported = _role_switch_unsupported(s) if switch and mode in ("prefill", "decode") else []
-    return hit_of(first_broken([
-        (not 0 <= threshold <= 1, f"{tname} must be between 0 and 1", ("disaggregation_decode_host_receive_threshold",)),
+    radix_flag, transfer = f("disaggregation_decode_enable_radix_cache"), f("disaggregation_transfer_backend")
+    return fix_hit([
+        (not 0 <= threshold <= 1, f"{tname} must be between 0 and 1", ("disaggregation_decode_host_receive_threshold",),
+         f"set {tname} between 0 and 1"),
         (threshold < 1 and (hisparse or switch),
          f"decode host receive ({tname} {threshold} < 1) does not yet support {f('enable_hisparse')} or "
-         f"{f('enable_pd_role_switch')}", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch")),
+         f"{f('enable_pd_role_switch')}", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"),
+         f"set {tname} 1, or drop {f('enable_hisparse') if hisparse else f('enable_pd_role_switch')}"),
         (threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor",
          f"decode host KV buffering ({tname} {threshold} < 1) requires "
          f"{f('disaggregation_decode_retraction_backup')} host_pool, not cpu_tensor",
-         ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup")),
+         ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"),
+         f"set {f('disaggregation_decode_retraction_backup')} host_pool, or {tname} 1"),
         (mode == "decode" and radix and hisparse,
-         f"{f('disaggregation_decode_enable_radix_cache')} is incompatible with {f('enable_hisparse')}",
-         ("disaggregation_decode_enable_radix_cache", "enable_hisparse")),
+         f"{radix_flag} is incompatible with {f('enable_hisparse')}",
+         ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), f"drop {radix_flag} or {f('enable_hisparse')}"),
         (mode == "decode" and radix and backend == "fake",
-         f"{f('disaggregation_decode_enable_radix_cache')} is incompatible with "
-         f"{f('disaggregation_transfer_backend')} fake",
-         ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend")),
+         f"{radix_flag} is incompatible with {transfer} fake",
+         ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"),
+         f"drop {radix_flag}, or use another {transfer}"),
         (mode == "prefill" and backend == "fake",
-         f"a prefill server does not support 'fake' as {f('disaggregation_transfer_backend')} (AssertionError)",
-         ("disaggregation_transfer_backend", "disaggregation_mode")),
+         f"a prefill server does not support 'fake' as {transfer} (AssertionError)",
+         ("disaggregation_transfer_backend", "disaggregation_mode"), f"use another {transfer} than fake"),
         (bool(unsupported), f"{f('enable_pd_role_switch')} does not rebuild role-specific state for: "
-                            f"{', '.join(unsupported)}", ("enable_pd_role_switch",)),
-    ]))
+                            f"{', '.join(unsupported)}", ("enable_pd_role_switch",),
+         f"drop {f('enable_pd_role_switch')}, or the features listed"),
+    ])
 
 
 def _prefill_complete_unsupported(s: Settings) -> list[str]:
