@@ -307,30 +307,32 @@ def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
                 "a2a": s.flag("moe_a2a_backend"), "q": s.flag("quantization")})
 
 
-def _expert_pack_errors(s: Settings) -> list[str]:
-    errors: list[str] = []
+def _expert_pack_errors(s: Settings) -> list[tuple[str, str]]:
+    """SGLang's expert_pack errors (it reports them all at once), each with its fix."""
+    errors: list[tuple[str, str]] = []
     dp_on, attn_dp, _ = dp_attention(s)
     sizes = (("tp_size", int_setting(s, "tp_size", 1)), ("dp_size", int_setting(s, "dp_size", 1)),
              ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", int_setting(s, "ep_size", 1)))
     for name, size in sizes:
         if size != 1 and s.has(name):
-            errors.append(f"{s.flag(name)} must be 1, got {size}")
+            errors.append((f"{s.flag(name)} must be 1, got {size}", f"set {s.flag(name)} 1"))
     for name in ("enforce_shared_experts_fusion", "enable_waterfill"):
         if s.get(name):
-            errors.append(f"{s.flag(name)} is incompatible with expert_pack")
+            errors.append((f"{s.flag(name)} is incompatible with expert_pack", f"drop {s.flag(name)}"))
     for phase in ("decode", "prefill"):
         backend = s.get(f"cuda_graph_backend_{phase}")
         if backend not in (None, "disabled"):
-            errors.append(f"the {phase} CUDA graph backend must be disabled, got {backend!r}")
-    extra = s.get("model_loader_extra_config", "{}")
+            errors.append((f"the {phase} CUDA graph backend must be disabled, got {backend!r}",
+                           f"set {s.flag(f'cuda_graph_backend_{phase}')} disabled"))
+    extra, name = s.get("model_loader_extra_config", "{}"), s.flag("model_loader_extra_config")
     if isinstance(extra, str):
         try:
             extra = json.loads(extra)
         except ValueError:
-            errors.append(f"{s.flag('model_loader_extra_config')} must be valid JSON")
+            errors.append((f"{name} must be valid JSON", f"write {name} as a JSON object"))
             extra = {}
     if not isinstance(extra, dict):
-        errors.append(f"{s.flag('model_loader_extra_config')} must be a JSON object")
+        errors.append((f"{name} must be a JSON object", f"write {name} as a JSON object"))
     return errors
 
 
@@ -341,7 +343,8 @@ def _expert_pack_args(s: Settings, rule: RuleSpec) -> Hit | None:
     errors = _expert_pack_errors(s)
     if not errors:
         return None
-    return Hit(("load_format",), {"detail": "; ".join(errors), "format": s.flag("load_format")})
+    return Hit(("load_format",), {"detail": "; ".join(e for e, _ in errors), "fix": "; ".join(f for _, f in errors),
+                                  "format": s.flag("load_format")})
 
 
 @predicate("flashinfer-a2a-topology")
