@@ -39,24 +39,25 @@ def _int_or_none(s: Settings, name: str) -> int | None:
 def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)
     window, sink = _int_or_none(s, "speculative_draft_window_size"), _int_or_none(s, "speculative_draft_sink_size")
-    detail = first_broken([
+    radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
+                               s.flag("speculative_use_block_verification"))
+    win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
+    broken = first_broken_fix([
         (s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
          and algo not in _RADIX_DECODE_ALGORITHMS,
-         f"{s.flag('disaggregation_decode_enable_radix_cache')} is incompatible with speculative decoding "
-         f"({s.flag('speculative_algorithm')} {algo})"),
+         f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})",
+         f"drop {radix}, or use {algo_flag} {', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))}"),
         (bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS,
-         f"{s.flag('speculative_use_block_verification')} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK "
-         f"(got {algo})"),
-        (window is not None and window <= 0,
-         f"{s.flag('speculative_draft_window_size')} must be positive, got {window}"),
-        (sink is not None and sink < 0, f"{s.flag('speculative_draft_sink_size')} must be non-negative, got {sink}"),
-        (sink is not None and window is None,
-         f"{s.flag('speculative_draft_sink_size')} requires {s.flag('speculative_draft_window_size')}"),
+         f"{block} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK (got {algo})", f"drop {block}"),
+        (window is not None and window <= 0, f"{win_flag} must be positive, got {window}",
+         f"set {win_flag} to 1 or more"),
+        (sink is not None and sink < 0, f"{sink_flag} must be non-negative, got {sink}", f"set {sink_flag} to 0 or more"),
+        (sink is not None and window is None, f"{sink_flag} requires {win_flag}", f"add {win_flag}, or drop {sink_flag}"),
     ])
-    if detail is None:
+    if broken is None:
         return None
     return Hit(("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), {"detail": detail})
+                "disaggregation_decode_enable_radix_cache"), {"detail": broken[0], "fix": broken[1]})
 
 
 def rejection_sampling(s: Settings) -> bool:
@@ -75,7 +76,7 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
     name = s.flag("speculative_use_rejection_sampling")
     detail = first_broken([
         (algo not in ("EAGLE", "EAGLE3"),
-         f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not speculative_algorithm={algo} "
+         f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
          "(NotImplementedError)"),
         (isinstance(topk, int) and topk != 1, f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
         (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
@@ -101,8 +102,8 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
                       f"(got {budget}; its default is 0)"),
         (max_tokens <= 0, f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
                           f"{path} is set (got {max_tokens})"),
-        (budget > draft - 1, f"speculative_ngram_external_sam_budget must be less than or equal to "
-                             f"speculative_num_draft_tokens - 1 ({draft - 1}); got {budget}"),
+        (budget > draft - 1, f"{s.flag('speculative_ngram_external_sam_budget')} must be at most "
+                             f"{s.flag('speculative_num_draft_tokens')} - 1 ({draft - 1}); got {budget}"),
     ])
     if detail is None:
         return None
@@ -123,22 +124,27 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     dp_on = dp_attention(s)[0] and s.get("device") != "npu"
     block, draft = _int_or_none(s, "speculative_dflash_block_size"), _int_or_none(s, "speculative_num_draft_tokens")
     window, tokens = _int_or_none(s, "speculative_draft_window_size"), _dflash_draft_tokens(s)
-    block_flag = s.flag("speculative_dflash_block_size")
-    detail = first_broken([
-        (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}"),
-        (dp_on and int_setting(s, "attn_cp_size", 1) != 1, "DFLASH with dp attention does not support context parallel"),
-        (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}"),
+    block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
+    win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
+    broken = first_broken_fix([
+        (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}",
+         f"add {s.flag('enable_dp_lm_head')}"),
+        (dp_on and int_setting(s, "attn_cp_size", 1) != 1,
+         f"DFLASH with dp attention does not support context parallel ({cp_flag} {int_setting(s, 'attn_cp_size', 1)})",
+         f"set {cp_flag} 1"),
+        (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}",
+         f"set {block_flag} to 1 or more"),
         (block is not None and block > 0 and draft is not None and draft != block,
-         f"Both {s.flag('speculative_num_draft_tokens')} and {block_flag} are set but they differ "
-         f"({draft} and {block}). For DFLASH they must match"),
+         f"Both {draft_flag} and {block_flag} are set but they differ ({draft} and {block}). For DFLASH they must match",
+         f"set {draft_flag} {block}, or drop one of the two"),
         (window is not None and tokens is not None and window < tokens,
-         f"{s.flag('speculative_draft_window_size')} must be >= {s.flag('speculative_num_draft_tokens')} "
-         f"(block_size). window_size={window}, block_size={tokens}"),
+         f"{win_flag} must be >= the DFLASH block size ({block_flag if block is not None else draft_flag}); "
+         f"got {window} and {tokens}", f"set {win_flag} {tokens} or more"),
     ])
-    if detail is None:
+    if broken is None:
         return None
     return Hit(("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), {"detail": detail})
+                "enable_dp_lm_head", "attn_cp_size"), {"detail": broken[0], "fix": broken[1]})
 
 
 @predicate("spec-moe-runner-trtllm")
