@@ -8,7 +8,7 @@ bundled in the target) are left to their coverage waivers.
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention, int_setting
-from generator.sglang.rules.predicates.gspec import first_broken, first_broken_fix
+from generator.sglang.rules.predicates.gspec import first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -19,14 +19,15 @@ def _opt_int(s: Settings, name: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _uno_tree(s: Settings, q: int, k: int) -> str | None:
-    """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1."""
-    steps = _opt_int(s, "speculative_num_steps")
+def _uno_tree(s: Settings, q: int, k: int) -> tuple[str, str] | None:
+    """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1; (text, fix)."""
+    steps, steps_flag = _opt_int(s, "speculative_num_steps"), s.flag("speculative_num_steps")
+    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
     if steps is None:
-        return (f"UNO tree mode requires {s.flag('speculative_num_steps')} so its draft width F can be "
-                "derived as speculative_num_steps + 1")
+        return (f"UNO tree mode requires {steps_flag} so its draft width F can be derived as {steps_flag} + 1",
+                f"add {steps_flag}, or set {k_flag} 1")
     if steps < 1:
-        return f"UNO tree mode requires {s.flag('speculative_num_steps')} to be positive, got {steps}"
+        return (f"UNO tree mode requires {steps_flag} to be positive, got {steps}", f"set {steps_flag} to 1 or more")
     f = steps + 1
     capacity = nodes = 1
     for _ in range(steps):
@@ -35,18 +36,26 @@ def _uno_tree(s: Settings, q: int, k: int) -> str | None:
         if capacity >= q:
             break
     parent = k * max(steps - 1, 0) + 1
-    return first_broken([
-        (q < f, f"UNO tree mode requires Q >= F; got Q={q}, F={f}"),
-        (q > 128, f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q}"),
-        (q * k > 2048, f"UNO tree mode currently supports Q*K <= 2048; got Q*K={q}*{k}={q * k}"),
+    widths = f"change {q_flag} (Q), {steps_flag} (F - 1) or {k_flag} (K)"
+    return first_broken_fix([
+        (q < f, f"UNO tree mode requires Q >= F; got Q={q} ({q_flag}), F={f} ({steps_flag} + 1)",
+         f"raise {q_flag} to {f} or more, or lower {steps_flag}"),
+        (q > 128, f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q} ({q_flag})",
+         f"set {q_flag} 128 or less"),
+        (q * k > 2048, f"UNO tree mode currently supports Q*K <= 2048; got Q*K={q}*{k}={q * k} ({q_flag} x {k_flag})",
+         f"lower {q_flag} or {k_flag}"),
         (q > capacity, f"UNO tree mode cannot build the requested Q from F and K: Q={q} exceeds "
-                       f"capacity={capacity} for F={f}, K={k}"),
+                       f"capacity={capacity} for F={f}, K={k}", widths),
         (q - 1 > parent, f"UNO tree mode cannot represent the requested Q in EAGLE's parent-list ABI: "
-                         f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}"),
-        (bool(s.get("enable_pdmux")), "UNO tree mode does not yet support PDMux"),
-        (bool(s.get("enable_two_batch_overlap")), "UNO tree mode does not yet support two-batch overlap"),
+                         f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}", widths),
+        (bool(s.get("enable_pdmux")), "UNO tree mode does not yet support PDMux",
+         f"drop {s.flag('enable_pdmux')}, or set {k_flag} 1"),
+        (bool(s.get("enable_two_batch_overlap")), "UNO tree mode does not yet support two-batch overlap",
+         f"drop {s.flag('enable_two_batch_overlap')}, or set {k_flag} 1"),
         (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
-         "UNO tree mode reuses EAGLE target-only sampling and requires both speculative accept thresholds to be 1.0"),
+         "UNO tree mode reuses EAGLE target-only sampling and requires both speculative accept thresholds to be 1.0",
+         f"set {s.flag('speculative_accept_threshold_single')} and {s.flag('speculative_accept_threshold_acc')} "
+         "1.0, or drop them"),
     ])
 
 
@@ -56,18 +65,25 @@ def _uno_backends(s: Settings) -> tuple[str | None, str | None]:
     return s.get("prefill_attention_backend") or both, s.get("decode_attention_backend") or both
 
 
-def _uno_rest(s: Settings) -> str | None:
-    """The checks after the widths: parallelism, LoRA, rejection sampling, FA3."""
+def _uno_rest(s: Settings) -> tuple[str, str] | None:
+    """The checks after the widths: parallelism, LoRA, rejection sampling, FA3; (text, fix)."""
     prefill, decode = _uno_backends(s)
-    return first_broken([
-        ((int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)) != (1, 1), "UNO requires TP=PP=1"),
+    tp, pp = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    rejection = s.flag("speculative_use_rejection_sampling")
+    return first_broken_fix([
+        ((tp, pp) != (1, 1), f"UNO requires TP=PP=1 (got {s.flag('tp_size')} {tp}, {s.flag('pp_size')} {pp})",
+         f"set {s.flag('tp_size')} 1 and {s.flag('pp_size')} 1"),
         (dp_attention(s)[0] or int_setting(s, "attn_cp_size", 1) != 1,
-         "UNO does not support DP attention or context parallelism"),
-        (bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "UNO does not support public Multi-LoRA serving"),
+         "UNO does not support DP attention or context parallelism",
+         f"drop attention DP ({s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')}) "
+         f"and {s.flag('attn_cp_size')}"),
+        (bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "UNO does not support public Multi-LoRA serving",
+         f"drop {s.flag('enable_lora')} and {s.flag('lora_paths')} (UNO's adapter goes in {s.flag('uno_lora_path')})"),
         (bool(s.get("speculative_use_rejection_sampling")),
-         f"UNO manages its own stochastic verification and does not use {s.flag('speculative_use_rejection_sampling')}"),
+         f"UNO manages its own stochastic verification and does not use {rejection}", f"drop {rejection}"),
         (prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"),
-         f"UNO requires FA3 for both prefill and decode attention; got prefill={prefill!r}, decode={decode!r}"),
+         f"UNO requires FA3 for both prefill and decode attention; got prefill={prefill!r}, decode={decode!r}",
+         f"set {s.flag('attention_backend')} fa3 (and no other prefill/decode attention backend)"),
     ])
 
 
@@ -77,25 +93,29 @@ def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     q, topk = s.get("speculative_num_draft_tokens"), s.get("speculative_eagle_topk")
     k = topk if isinstance(topk, int) else 1
-    detail = first_broken([
+    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
+    draft, det, strict = (s.flag("speculative_draft_model_path"), s.flag("enable_deterministic_inference"),
+                          s.flag("enable_strict_thinking"))
+    broken = first_broken_fix([
         (s.get("speculative_draft_model_path") is not None,
-         f"UNO reuses the target model and does not accept {s.flag('speculative_draft_model_path')}"),
-        (s.get("uno_lora_path") is None, f"UNO requires {s.flag('uno_lora_path')}"),
-        (bool(s.get("enable_deterministic_inference")),
-         f"UNO does not support {s.flag('enable_deterministic_inference')}"),
-        (bool(s.get("enable_strict_thinking")), f"UNO does not support {s.flag('enable_strict_thinking')}"),
+         f"UNO reuses the target model and does not accept {draft}", f"drop {draft}"),
+        (s.get("uno_lora_path") is None, f"UNO requires {s.flag('uno_lora_path')}",
+         f"add {s.flag('uno_lora_path')} with the UNO adapter"),
+        (bool(s.get("enable_deterministic_inference")), f"UNO does not support {det}", f"drop {det}"),
+        (bool(s.get("enable_strict_thinking")), f"UNO does not support {strict}", f"drop {strict}"),
         (not isinstance(q, int) or q < 1,
-         f"UNO requires {s.flag('speculative_num_draft_tokens')} to be a positive integer denoting the linear "
-         "width or tree verify width Q"),
-        (k < 1, f"UNO requires {s.flag('speculative_eagle_topk')} to be at least 1, got {k}"),
+         f"UNO requires {q_flag} to be a positive integer denoting the linear width or tree verify width Q",
+         f"set {q_flag} to 1 or more"),
+        (k < 1, f"UNO requires {k_flag} to be at least 1, got {k}", f"set {k_flag} to 1 or more"),
     ])
-    if detail is None and isinstance(q, int) and k > 1:
-        detail = _uno_tree(s, q, k)
-    detail = detail or _uno_rest(s)
-    if detail is None:
+    if broken is None and isinstance(q, int) and k > 1:
+        broken = _uno_tree(s, q, k)
+    broken = broken or _uno_rest(s)
+    if broken is None:
         return None
     return Hit(("speculative_algorithm", "speculative_num_draft_tokens", "speculative_eagle_topk",
-                "speculative_num_steps", "uno_lora_path", "speculative_draft_model_path"), {"detail": detail})
+                "speculative_num_steps", "uno_lora_path", "speculative_draft_model_path"),
+               {"detail": broken[0], "fix": broken[1]})
 
 
 def _dspark_dp(s: Settings) -> tuple[str, str] | None:
