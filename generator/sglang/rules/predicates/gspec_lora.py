@@ -13,6 +13,7 @@ from typing import Any
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
 from generator.sglang.rules.predicates.gspec import first_broken as _first
+from generator.sglang.rules.predicates.gspec import first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -62,24 +63,30 @@ def v2_mode_problem(s: Settings, option: str) -> str | None:
     return None if mode is None else f"{option} does not yet support {mode}"
 
 
-def _spec_problem(s: Settings) -> str | None:
-    """LoRA with speculative decoding (0.5.9: NGRAM only; 0.5.23: check_lora_speculative_compatibility)."""
-    algo = algorithm(s)
+def _spec_problem(s: Settings) -> tuple[str, str] | None:
+    """LoRA with speculative decoding (0.5.9: NGRAM only; 0.5.23: check_lora_speculative_compatibility); (text, fix)."""
+    algo, algo_flag = algorithm(s), s.flag("speculative_algorithm")
     if algo in ("NGRAM", None):
         return None
     if not s.at_least(0, 5, 23):
-        return "Currently LoRA is only compatible with NGRAM speculative decoding (ValueError)"
+        return ("Currently LoRA is only compatible with NGRAM speculative decoding (ValueError)",
+                f"use {algo_flag} NGRAM, or drop {algo_flag}")
     if algo not in _LORA_SPEC_ALGORITHMS:
         return ("LoRA is only compatible with NGRAM, EAGLE, NEXTN, EAGLE3, DFLASH, or DSPARK "
-                f"speculative decoding, not {algo}")
+                f"speculative decoding, not {algo}", f"use {algo_flag} NGRAM, EAGLE, NEXTN, EAGLE3, DFLASH or DSPARK")
     ragged = s.env.get("SGLANG_RAGGED_VERIFY_MODE", "static")
     prefix = "LoRA with EAGLE/NEXTN/EAGLE3 speculative decoding "
-    return _first([
-        (algo == "DSPARK" and ragged != "static", prefix + f"does not support SGLANG_RAGGED_VERIFY_MODE={ragged!r}"),
-        (bool(s.get("speculative_adaptive")), prefix + f"does not support {s.flag('speculative_adaptive')}"),
+    runner, spec_runner = s.flag("moe_runner_backend"), s.flag("speculative_moe_runner_backend")
+    return first_broken_fix([
+        (algo == "DSPARK" and ragged != "static", prefix + f"does not support SGLANG_RAGGED_VERIFY_MODE={ragged!r}",
+         "unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)"),
+        (bool(s.get("speculative_adaptive")), prefix + f"does not support {s.flag('speculative_adaptive')}",
+         f"drop {s.flag('speculative_adaptive')}"),
         ("experimental_sgl_trtllm" in (s.get("moe_runner_backend"), s.get("speculative_moe_runner_backend")),
-         prefix + "does not support the experimental_sgl_trtllm MoE runner"),
-        (env_true(s, "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"), prefix + "does not support SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1"),
+         prefix + "does not support the experimental_sgl_trtllm MoE runner",
+         f"use another {runner} / {spec_runner} than experimental_sgl_trtllm"),
+        (env_true(s, "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"), prefix + "does not support SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1",
+         "unset SGLANG_ENABLE_OVERLAP_PLAN_STREAM"),
     ])
 
 
@@ -93,41 +100,50 @@ def _overlap_problem(s: Settings, per_batch: int) -> str | None:
             f"{s.flag('max_loras_per_batch')}: {limit}")
 
 
-def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> str | None:
-    """--max-loaded-loras against the batch's adapters and the initial paths."""
+def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str, str] | None:
+    """--max-loaded-loras against the batch's adapters and the initial paths; (text, fix)."""
     loaded = s.get("max_loaded_loras")
     if not isinstance(loaded, int):
         return None
     loaded_name, batch_name = s.flag("max_loaded_loras"), s.flag("max_loras_per_batch")
-    return _first([
+    return first_broken_fix([
         (loaded < per_batch, f"{loaded_name} {loaded} is less than {batch_name} {per_batch} (SGLang: "
-                             "'max_loaded_loras should be greater than or equal to max_loras_per_batch')"),
+                             "'max_loaded_loras should be greater than or equal to max_loras_per_batch')",
+         f"raise {loaded_name} to {per_batch} or more, or lower {batch_name}"),
         (len(paths) > loaded, f"{len(paths)} adapters in {s.flag('lora_paths')} exceed {loaded_name} {loaded} "
-                              "(SGLang: 'The number of LoRA paths should not exceed max_loaded_loras')"),
+                              "(SGLang: 'The number of LoRA paths should not exceed max_loaded_loras')",
+         f"raise {loaded_name} to {len(paths)} or more, or list fewer {s.flag('lora_paths')}"),
     ])
 
 
-def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> str | None:
-    """The checks check_lora_server_args makes once LoRA is on, in its order."""
+def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str, str] | None:
+    """The checks check_lora_server_args makes once LoRA is on, in its order; (text, fix)."""
+    backend = s.flag("lora_backend")
     if s.at_least(0, 5, 23) and s.get("lora_backend") == "triton_v2" \
             and not str(s.get("moe_runner_backend", "auto")).startswith("lora"):
-        problem = v2_mode_problem(s, f"{s.flag('lora_backend')} triton_v2")
+        problem = v2_mode_problem(s, f"{backend} triton_v2")
         if problem:
-            return problem
+            return problem, f"use another {backend} than triton_v2, or turn that feature off"
     modules = s.get("lora_target_modules") or []
     modules = modules if isinstance(modules, list) else [modules]
     threshold = s.get("lora_drain_wait_threshold", 0.0) if s.has("lora_drain_wait_threshold") else 0.0
-    return _first([
-        (_overlap_problem(s, per_batch) is not None, _overlap_problem(s, per_batch) or ""),
-        (_spec_problem(s) is not None, _spec_problem(s) or ""),
+    overlap, spec, loaded = _overlap_problem(s, per_batch), _spec_problem(s), _loaded_problem(s, per_batch, paths)
+    rank, targets = s.flag("max_lora_rank"), s.flag("lora_target_modules")
+    return first_broken_fix([
+        (overlap is not None, overlap or "", f"lower {s.flag('max_loaded_loras')} to {per_batch * 2} or less, or drop "
+                                             f"{s.flag('enable_lora_overlap_loading')}"),
+        (spec is not None, spec[0] if spec else "", spec[1] if spec else ""),
         ("all" in modules and len(set(modules)) != 1,
-         "If 'all' is specified in --lora-target-modules, it should be the only module specified."),
+         "If 'all' is specified in --lora-target-modules, it should be the only module specified.",
+         f"give {targets} all alone, or list the modules without all"),
         (not paths and not (s.get("max_lora_rank") and modules),
          "When no initial --lora-paths is provided, you need to specify both --max-lora-rank and "
-         "--lora-target-modules for LoRA initialization."),
-        (_loaded_problem(s, per_batch, paths) is not None, _loaded_problem(s, per_batch, paths) or ""),
+         "--lora-target-modules for LoRA initialization.",
+         f"add {s.flag('lora_paths')}, or both {rank} and {targets}"),
+        (loaded is not None, loaded[0] if loaded else "", loaded[1] if loaded else ""),
         (isinstance(threshold, (int, float)) and threshold < 0.0,
-         f"{s.flag('lora_drain_wait_threshold')} must be non-negative."),
+         f"{s.flag('lora_drain_wait_threshold')} must be non-negative.",
+         f"set {s.flag('lora_drain_wait_threshold')} to 0 or more"),
     ])
 
 
@@ -135,15 +151,20 @@ def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> str | Non
 def _lora_args(s: Settings, rule: RuleSpec) -> Hit | None:
     paths = _paths(s)
     per_batch = int_setting(s, "max_loras_per_batch", 8)
-    detail = _json_path_problem(paths)
-    if detail is None and per_batch <= 0:
-        detail = f"{s.flag('max_loras_per_batch')} must be positive, got {per_batch}"
-    if detail is None and lora_enabled(s):
-        detail = _enabled_problem(s, per_batch, paths)
-    if detail is None:
+    json_problem = _json_path_problem(paths)
+    broken: tuple[str, str] | None = None
+    if json_problem is not None:
+        broken = (json_problem, f"write each {s.flag('lora_paths')} adapter as name=path or as a JSON object with "
+                                "lora_name and lora_path")
+    elif per_batch <= 0:
+        broken = (f"{s.flag('max_loras_per_batch')} must be positive, got {per_batch}",
+                  f"set {s.flag('max_loras_per_batch')} to 1 or more")
+    elif lora_enabled(s):
+        broken = _enabled_problem(s, per_batch, paths)
+    if broken is None:
         return None
     return Hit(("lora_paths", "max_loras_per_batch", "max_loaded_loras", "enable_lora", "lora_target_modules",
-                "speculative_algorithm"), {"detail": detail})
+                "speculative_algorithm"), {"detail": broken[0], "fix": broken[1]})
 
 
 @predicate("lora-moe-runner")
