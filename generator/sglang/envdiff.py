@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.sglang.envcheck import PREFIXES, EnvCatalog
+from generator.sglang.flaghistory import changed_section
 
 
 def _shown(value: Any) -> str:
@@ -48,10 +49,5 @@ def format_env_diff(a: EnvCatalog, b: EnvCatalog) -> str:
         lines.append(f"Added ({len(added)}):")
         lines += [f"  + {name} ({b.variables[name].type})" for name in added]
         lines.append("")
-    if changed:
-        lines.append(f"Changed ({len(changed)}):")
-        for name, notes in changed:
-            lines.append(f"  * {name}")
-            lines += [f"      {n}" for n in notes]
-        lines.append("")
+    lines += changed_section(changed)
     return "\n".join(lines)

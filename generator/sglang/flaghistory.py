@@ -164,10 +164,16 @@ def format_history_diff(history: History, a: str, b: str) -> str:
         lines.append(f"Added ({len(new)}):")
         lines += [f"  + {name}" for name in new]
         lines.append("")
-    if changed:
-        lines.append(f"Changed ({len(changed)}):")
-        for name, notes in changed:
-            lines.append(f"  * {name}")
-            lines += [f"      {n}" for n in notes]
-        lines.append("")
+    lines += changed_section(changed)
     return "\n".join(lines)
+
+
+def changed_section(changed: list[tuple[str, list[str]]]) -> list[str]:
+    """The "Changed (N):" block of a diff report (flags or variables), empty when nothing changed."""
+    if not changed:
+        return []
+    lines = [f"Changed ({len(changed)}):"]
+    for name, notes in changed:
+        lines.append(f"  * {name}")
+        lines += [f"      {n}" for n in notes]
+    return lines + [""]

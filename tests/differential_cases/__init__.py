@@ -54,10 +54,8 @@ def product_cases(rule: str, pins: Sequence[str], base: Mapping[str, FlagValue],
         flags = dict(base)
         for key, value in zip(keys, combo):
             names = key.split("|")
-            values = value if len(names) > 1 else (value,)
-            for flag, one in zip(names, values if values is not None else (None,) * len(names)):
-                if one is not None:
-                    flags[flag] = one
+            values = (value,) if len(names) == 1 else value or (None,) * len(names)
+            flags.update((flag, one) for flag, one in zip(names, values) if one is not None)
         label = ",".join(f"{k}={v}" for k, v in zip(keys, combo))
         out.append(WordCase(rule, f"{rule}[{label}]", tuple(pins), tuple(flags.items()),
                             tuple(sorted((env or {}).items()))))

@@ -16,7 +16,7 @@ from typing import Any
 
 from generator.sglang.catalog import Catalog
 from generator.sglang.rules.registry import PREDICATES
-from generator.sglang.rules.settings import Settings, defaults_of
+from generator.sglang.rules.settings import Settings, catalog_memo, defaults_of
 from generator.sglang.rules.spec import RuleSpec
 
 # The keys a predicate read on defaults: (value/written dests, environment names).
@@ -74,17 +74,12 @@ class _Index:
 
 
 # id(catalog) -> its index
-_INDEXES: dict[int, _Index] = {}
+_INDEXES: dict[int, tuple[Catalog, _Index]] = {}
 _UNSEEN = object()
 
 
 def _index(catalog: Catalog) -> _Index:
-    index = _INDEXES.get(id(catalog))
-    if index is None or index.catalog is not catalog:
-        if len(_INDEXES) > 64:
-            _INDEXES.clear()
-        index = _INDEXES[id(catalog)] = _Index(catalog)
-    return index
+    return catalog_memo(_INDEXES, catalog, _Index)
 
 
 def skippable(settings: Settings, rule: RuleSpec) -> bool:

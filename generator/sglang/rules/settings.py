@@ -7,7 +7,7 @@ defaults), so a predicate asks for ``tp_size`` and gets SGLang's own value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from generator.errors import Position
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
@@ -26,7 +26,7 @@ class Settings:
     written: Mapping[str, Position | None]  # dests the manifest set (position when known)
     env: Mapping[str, str]
     env_pos: Mapping[str, Position] = field(default_factory=dict)
-    # name -> the pin's dest, shared by every Settings of one catalog (see _catalog_cache):
+    # name -> the pin's dest, shared by every Settings of one catalog (see _CatalogState):
     # predicates ask for the same few names on every service.
     _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # True when every value not in ``written`` is the catalog's default (settings_from_words
@@ -36,7 +36,7 @@ class Settings:
     @property
     def version(self) -> tuple[int, ...] | None:
         """The pin's release number."""
-        return _version(self.catalog)
+        return _state(self.catalog).version
 
     def at_least(self, *release: int) -> bool:
         """True when the pin is this release or newer."""
@@ -115,61 +115,69 @@ def _default(action: Action) -> Any:
     return None if isinstance(default, dict) and "repr" in default else default
 
 
-# id(catalog) -> (catalog, its defaults): a catalog is immutable, and computing the
-# defaults of its ~330 actions per service was a fifth of a cold check.
-_DEFAULTS: dict[int, tuple[Catalog, dict[str, Any]]] = {}
-# id(catalog) -> (catalog, name -> dest, release number). The dest a name resolves to
-# depends only on the catalog (its actions and defaults) and its flag tables, both
-# immutable once loaded: resolving per service cost a third of evaluating the rules.
-_PER_CATALOG: dict[int, tuple[Catalog, dict[str, str], tuple[int, ...] | None]] = {}
+_T = TypeVar("_T")
 
 
-def _catalog_cache(catalog: Catalog) -> tuple[Catalog, dict[str, str], tuple[int, ...] | None]:
-    cached = _PER_CATALOG.get(id(catalog))
+def catalog_memo(table: dict[int, tuple[Catalog, _T]], catalog: Catalog, build: Callable[[Catalog], _T]) -> _T:
+    """``build(catalog)``, computed once per loaded catalog and kept in ``table``.
+
+    A loaded catalog is immutable and shared (load_catalog caches it), so what derives from
+    it alone can be kept by its identity; the identity check guards against a reused id.
+    """
+    cached = table.get(id(catalog))
     if cached is None or cached[0] is not catalog:
-        if len(_PER_CATALOG) > 64:
-            _PER_CATALOG.clear()
-        cached = (catalog, {}, version_key(catalog.version))
-        _PER_CATALOG[id(catalog)] = cached
-    return cached
+        if len(table) > 64:
+            table.clear()
+        cached = table[id(catalog)] = (catalog, build(catalog))
+    return cached[1]
 
 
-def _version(catalog: Catalog) -> tuple[int, ...] | None:
-    return _catalog_cache(catalog)[2]
+@dataclass(frozen=True)
+class _CatalogState:
+    """What every Settings of one catalog shares: its defaults, name -> dest, release number.
+
+    Computing the defaults of ~330 actions per service was a fifth of a cold check, and
+    resolving names per service a third of evaluating the rules.
+    """
+
+    defaults: dict[str, Any]
+    dests: dict[str, str]
+    version: tuple[int, ...] | None
 
 
-def _defaults(catalog: Catalog) -> dict[str, Any]:
-    """SGLang's default of every setting of ``catalog`` (dest -> value)."""
-    cached = _DEFAULTS.get(id(catalog))
-    if cached is not None and cached[0] is catalog:
-        return cached[1]
+_STATE: dict[int, tuple[Catalog, _CatalogState]] = {}
+
+
+def _build_state(catalog: Catalog) -> _CatalogState:
     values: dict[str, Any] = {}
     for action in catalog.actions:
         if action.kind not in ("help", "version") and action.dest not in values:
             live = catalog.by_dest(action.dest)
             values[action.dest] = _default(live if live is not None else action)
-    if len(_DEFAULTS) > 64:
-        _DEFAULTS.clear()
-    _DEFAULTS[id(catalog)] = (catalog, values)
-    return values
+    return _CatalogState(values, {}, version_key(catalog.version))
+
+
+def _state(catalog: Catalog) -> _CatalogState:
+    return catalog_memo(_STATE, catalog, _build_state)
 
 
 def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequence[str], Position | None]],
                         env: Mapping[str, str], env_pos: Mapping[str, Position] | None = None) -> Settings:
     """Settings from rendered flag groups (action, words, where written) and an environment."""
-    values = dict(_defaults(catalog))
+    state = _state(catalog)
+    values = dict(state.defaults)
     written: dict[str, Position | None] = {}
     for action, words, pos in groups:
         if not words:
             continue  # a switch turned off: SGLang keeps its default
         values[action.dest] = parse_value(action, words)
         written[action.dest] = pos
-    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), _catalog_cache(catalog)[1], plain=True)
+    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), state.dests, plain=True)
 
 
 def defaults_of(catalog: Catalog) -> Mapping[str, Any]:
     """SGLang's default of every setting of ``catalog`` (shared; do not modify)."""
-    return _defaults(catalog)
+    return _state(catalog).defaults
 
 
 def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
