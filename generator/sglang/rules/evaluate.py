@@ -37,7 +37,7 @@ class _Fields(dict):  # type: ignore[type-arg]
         return "{" + key + "}"
 
 
-# (id(rules), version) -> (rules, [(rule, predicate)] of that version): the same rules
+# (id(rules), version) -> (rules, the rules of that version): the same rules
 # list is evaluated for every service of a pin, so its version filter is computed once.
 _APPLICABLE: dict[tuple[int, tuple[int, ...] | None], tuple[Sequence[RuleSpec], list[RuleSpec]]] = {}
 
@@ -108,9 +108,7 @@ def _with_dropped_tool_parser(settings: Settings, placement: Any) -> Settings:
                 written = (value if "=" not in flag else flag.split("=", 1)[1], owner.pos("args", flag, key=True))
     if written is None:
         return settings
-    dest = settings.dest("tool_call_parser")
-    return Settings(settings.catalog, {**settings.values, dest: written[0]},
-                    {**settings.written, dest: written[1]}, settings.env, settings.env_pos)
+    return settings.with_written({settings.dest("tool_call_parser"): written})
 
 
 # What a rule sees for a flag given through ``secret_args``: set, value unknown to gen.
@@ -124,16 +122,13 @@ def _with_secret_args(settings: Settings, placement: Any) -> Settings:
     with the native gRPC server, ``--ssl-keyfile-password`` without SSL files) must fire.
     """
     service = placement.service
-    values, written = dict(settings.values), dict(settings.written)
+    changes: dict[str, tuple[Any, Position | None]] = {}
     for i, flag in enumerate(getattr(service, "secret_args", ())):
         action = settings.catalog.by_option(flag)
-        if action is None or not action.takes_value or action.dest in written:
+        if action is None or not action.takes_value or action.dest in settings.written or action.dest in changes:
             continue  # the secrets check reports it (K003)
-        values[action.dest] = SECRET_PLACEHOLDER
-        written[action.dest] = service.pos("secret_args", i)
-    if len(written) == len(settings.written):
-        return settings
-    return Settings(settings.catalog, values, written, settings.env, settings.env_pos)
+        changes[action.dest] = (SECRET_PLACEHOLDER, service.pos("secret_args", i))
+    return settings.with_written(changes)
 
 
 def sglang_numa_flag(argv: Any, service: Any) -> tuple[list[int] | None, Position]:

@@ -6,6 +6,7 @@ defaults), so a predicate asks for ``tp_size`` and gets SGLang's own value.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
@@ -72,6 +73,16 @@ class Settings:
         """The pin's option string for a setting, for messages."""
         action = self.catalog.by_dest(self.dest(name))
         return action.canonical if action is not None else "--" + name.replace("_", "-")
+
+    def with_written(self, changes: Mapping[str, tuple[Any, Position | None]]) -> "Settings":
+        """These settings with more dests written (dest -> (value, where)); self when none.
+
+        Every changed value is also marked written, so a plain Settings stays plain.
+        """
+        if not changes:
+            return self
+        return dataclasses.replace(self, values={**self.values, **{d: v for d, (v, _) in changes.items()}},
+                                   written={**self.written, **{d: p for d, (_, p) in changes.items()}})
 
     def pos(self, names: Iterable[str]) -> Position | None:
         """Where the first of ``names`` (dests or environment variables) was written."""
