@@ -77,15 +77,35 @@ def _environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        # jinja2 would stat a template on every get_template and include (13 per host);
+        # _fresh_environment asks the same question once per host instead.
+        auto_reload=False,
     )
     env.filters.update(JINJA_FILTERS)
     return env
 
 
+def _fresh_environment(templates: Path) -> jinja2.Environment:
+    """The environment of ``templates``, its compiled templates dropped when one changed on disk.
+
+    jinja2's own check (``auto_reload``), the file's mtime, asked once per host rather than
+    per file rendered: a template edited between two renders is read again, as before.
+    """
+    env = _environment(templates)
+    if env.cache and not all(t.is_up_to_date for t in list(env.cache.values())):
+        env.cache.clear()
+    return env
+
+
 def render_template(templates: Path, name: str, context: dict[str, Any]) -> str:
     """Render one template; errors name the template file and line."""
+    return _render(_fresh_environment(templates), name, context)
+
+
+def _render(env: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
+    """:func:`render_template` with an environment already checked for changed files."""
     try:
-        return _environment(templates).get_template(name).render(**context)
+        return env.get_template(name).render(**context)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"templates/{exc.name or name}:{exc.lineno}: template error: {exc.message}") from exc
     except jinja2.TemplateNotFound as exc:
@@ -147,8 +167,8 @@ def health_address(listen: str) -> str:
     return f"[{listen}]" if ":" in listen else listen
 
 
-def _context(host: Host, catalog: Catalog, ps: PlannedService) -> dict[str, Any]:
-    """The template variables of one service."""
+def _context(host: Host, catalog: Catalog, ps: PlannedService, home_paths: Sequence[str]) -> dict[str, Any]:
+    """The template variables of one service; ``home_paths`` is :func:`home_install_paths` of ``host``."""
     p, svc, model = ps.placement, ps.placement.service, ps.placement.model
     peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
     return {
@@ -169,7 +189,7 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService) -> dict[str, Any]
         "python": host.sglang.python,
         "model_root": host.model_root,
         "user": host.sglang.user,
-        "bind_read_only_paths": home_install_paths(host),
+        "bind_read_only_paths": list(home_paths),
         "service_name": svc.unit.removesuffix(".service"),
     }
 
@@ -179,15 +199,16 @@ def render_host(planned: PlannedHost, templates: Path) -> HostRender:
     host, catalog = planned.host, planned.catalog
     files: list[RenderedFile] = []
     rendered: list[RenderedService] = []
+    env = _fresh_environment(templates)  # templates changed on disk are read again, checked once per host
+    home_paths = home_install_paths(host)  # the same for every service of the host
     for ps in planned.services:
         name = ps.placement.service.name
-        context = _context(host, catalog, ps)
-        files.append(RenderedFile(unit_path(name), render_template(templates, "sglang.service.j2", context)))
-        files.append(RenderedFile(env_path(name), render_template(templates, "sglang.env.j2", context)))
+        context = _context(host, catalog, ps, home_paths)
+        files.append(RenderedFile(unit_path(name), _render(env, "sglang.service.j2", context)))
+        files.append(RenderedFile(env_path(name), _render(env, "sglang.env.j2", context)))
         rendered.append(RenderedService(ps.placement, ps.argv, unit_path(name), env_path(name), ps.environment))
     if planned.services:
         wait_head = header(host, [host.doc.path], catalog)
-        files.append(RenderedFile(WAIT_READY, render_template(templates, "sglang-wait-ready.py.j2",
-                                                              {"header": wait_head})))
+        files.append(RenderedFile(WAIT_READY, _render(env, "sglang-wait-ready.py.j2", {"header": wait_head})))
     tree = HostTree(host.name, tuple(sorted(files, key=lambda f: f.relpath)))
     return HostRender(host, catalog, tree, tuple(rendered))
