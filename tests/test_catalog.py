@@ -159,6 +159,23 @@ def test_known_pins_order(tmp_path: Path) -> None:
     assert known_pins(tmp_path) == ["0.5.9", "0.5.15", "0.5.23", "git-" + "a" * 40]
 
 
+def test_known_pins_lists_what_glob_lists(tmp_path: Path) -> None:
+    """One scandir gives what ``glob("*.json")`` gave: any entry type, companions left out."""
+    import re
+
+    folder = catalogs_dir(tmp_path)
+    folder.mkdir(parents=True)
+    for name in ("0.5.9.json", "0.5.9.env.json", "0.5.9.checks.json", ".json", ".0.5.1.json",
+                 "0.6.JSON", "0.5.10.json.bak", "git-" + "b" * 40 + ".json", "x y.json"):
+        (folder / name).write_text("{}")
+    (folder / "0.7.json").mkdir()  # a folder named like a catalog: glob listed it too
+    (folder / "0.8.json").symlink_to(folder / "0.5.9.json")
+    pin_re = re.compile(r"^(?:\d+(?:\.\d+)*(?:[.+-][0-9A-Za-z.+-]+)?|git-[0-9a-f]{40})$")
+    by_glob = {p.stem for p in folder.glob("*.json")
+               if pin_re.match(p.stem) and not p.stem.endswith((".env", ".checks"))}
+    assert set(known_pins(tmp_path)) == by_glob == {"0.5.9", "0.7", "0.8", "git-" + "b" * 40}
+
+
 def test_missing_catalog_says_how_to_capture(tmp_path: Path) -> None:
     catalog_from_parser(small_parser(), "0.5.9", root=tmp_path)
     with pytest.raises(CatalogMissingError) as info:

@@ -22,9 +22,9 @@ from generator.plan import cluster
 from generator.plan.argv import build_argv
 from generator.plan.placement import defer_numa_to_sglang, place_host
 from generator.plan.services import PlannedHost, PlannedService, service_environment
-from generator.sglang.catalog import Catalog, known_pins, load_catalog
+from generator.sglang.catalog import Catalog, FlagTables, known_pins, load_catalog, load_flag_tables
 from generator.sglang.envcheck import check_service_env
-from generator.sglang.rules import check_rules, sglang_numa_flag
+from generator.sglang.rules import RuleSpec, catalog_rules, check_rules, sglang_numa_flag
 
 
 def _catalogs(root: Path, host_pos: Position, pin: str, diags: Diagnostics,
@@ -70,10 +70,14 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         return None
     catalog, others = found
     planned: list[PlannedService] = []
+    tables: FlagTables | None = None  # the flag tables and rules: read once per host, when needed
+    rules: tuple[RuleSpec, ...] | None = None
     for p in placements:
-        argv = build_argv(p, host.sglang.python, catalog, diags, others)
+        tables = tables if tables is not None else load_flag_tables(catalog.source_file)
+        argv = build_argv(p, host.sglang.python, catalog, diags, others, tables)
         environment = service_environment(p)
-        check_rules(catalog, p, argv, environment, diags)
+        rules = rules if rules is not None else catalog_rules(catalog)
+        check_rules(catalog, p, argv, environment, diags, rules)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
         argv = check_and_add_config(catalog, argv, p, diags)  # no secrets in args/env; secret_args

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from generator.sglang.catalog import Catalog
+from generator.sglang.catalog import Catalog, FlagTables
 from generator.errors import Diagnostics
 from generator.sglang.flags import Arg, CheckedArg, check_args
 from generator.plan.placement import Placement
@@ -101,8 +101,11 @@ def _quantization_note(p: Placement, catalog: Catalog, diags: Diagnostics) -> No
 
 
 def build_argv(p: Placement, python: str, catalog: Catalog, diags: Diagnostics,
-               other_catalogs: Sequence[Catalog] = ()) -> ServiceArgv:
-    """Checked argv for one placed service against the host's pinned catalog."""
-    groups = check_args(catalog, _structured(p) + _free_form(p), diags, other_catalogs)
+               other_catalogs: Sequence[Catalog] = (), tables: FlagTables | None = None) -> ServiceArgv:
+    """Checked argv for one placed service against the host's pinned catalog.
+
+    ``tables``: the catalog's flag tables, when the caller loaded them once for a host.
+    """
+    groups = check_args(catalog, _structured(p) + _free_form(p), diags, other_catalogs, tables)
     _quantization_note(p, catalog, diags)
     return ServiceArgv(program(python), groups)

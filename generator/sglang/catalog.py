@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,8 +206,14 @@ def known_pins(repo_root: Path) -> list[str]:
     folder = catalogs_dir(repo_root)
     if not folder.is_dir():
         return []
-    pins = [p.stem for p in folder.glob("*.json")
-            if _PIN_RE.match(p.stem) and not p.stem.endswith(COMPANION_SUFFIXES)]
+    # What folder.glob("*.json") lists (any entry, in the same order), from one scandir:
+    # asked once per host, pathlib's glob cost a twentieth of a host's planning.
+    try:
+        with os.scandir(folder) as entries:
+            stems = [e.name[:-5] for e in entries if e.name.endswith(".json")]
+    except OSError:
+        return []
+    pins = [stem for stem in stems if _PIN_RE.match(stem) and not stem.endswith(COMPANION_SUFFIXES)]
     return sorted(pins, key=_version_key)
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from generator.errors import Diagnostics
-from generator.sglang.catalog import Catalog
+from generator.sglang.catalog import Action, Catalog, FlagTables
 from generator.sglang.flags.args import Arg, ArgValue, CheckedArg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.deprecation import undeprecate
+from generator.sglang.flags.kept import arg_key, kept_checks
 from generator.sglang.flags.resolve import resolve
 from generator.sglang.flags.text import who
 from generator.sglang.flags.values import render
@@ -36,39 +37,62 @@ __all__ = ["Arg", "ArgValue", "CheckedArg", "check_args"]
 
 
 def check_args(catalog: Catalog, args: Sequence[Arg], diags: Diagnostics,
-               other_catalogs: Sequence[Catalog] = ()) -> tuple[CheckedArg, ...]:
+               other_catalogs: Sequence[Catalog] = (), tables: FlagTables | None = None) -> tuple[CheckedArg, ...]:
     """Resolve ``args`` against ``catalog``; return canonical argv groups in input order.
 
     Every finding is recorded in ``diags``; a flag with an error is left out of the
     result. ``other_catalogs`` (the other committed pins) let an unknown flag be
-    reported as removed or renamed instead of merely unknown.
+    reported as removed or renamed instead of merely unknown. ``tables``: the catalog's
+    flag tables when the caller has loaded them already (once per host).
     """
-    ctx = Context(catalog, diags, other_catalogs)
+    ctx = Context(catalog, diags, other_catalogs, tables)
+    kept = kept_checks(catalog, ctx.others, ctx.tables)
     first_by_dest: dict[str, Arg] = {}
     out: list[CheckedArg] = []
     for arg in args:
-        resolved = resolve(ctx, arg)
-        if resolved is None:
+        key = arg_key(arg)
+        answer = kept.answers.get(key) if key is not None else None
+        if answer is None:
+            before = len(diags.items)
+            answer = _check(ctx, arg, first_by_dest)
+            if answer is not None and key is not None and len(diags.items) == before:
+                kept.keep(key, *answer)  # nothing to report: the same answer at any position
+        elif _given_twice(diags, answer[0], arg, first_by_dest):
             continue
-        # A structured field's dest means little to the reader of a flag message: name the flag.
-        label = resolved.action.canonical if arg.by_dest else arg.name
-        resolved = undeprecate(ctx, resolved, label, arg.pos)
-        if resolved is None:
-            continue
-        action = resolved.action
-        if action.kind not in ("append", "count"):
-            # argparse keeps the last occurrence silently; two writers of one setting is a bug.
-            first = first_by_dest.get(action.dest)
-            if first is not None:
-                if first.name == arg.name and first.by_dest == arg.by_dest:
-                    text = f"{who(arg)} is given twice, first at {first.pos}; keep one"
-                else:
-                    text = (f"{who(arg)} sets '{action.canonical}' again: {who(first)} "
-                            f"already set it at {first.pos}; keep one")
-                diags.error(arg.pos, "F008", text)
-                continue
-            first_by_dest[action.dest] = arg
-        words = render(diags, resolved, label, arg.pos, ctx.tables.synonyms)
-        if words is not None:
-            out.append(CheckedArg(action, words, arg.pos))
+        if answer is not None:
+            out.append(CheckedArg(answer[0], answer[1], arg.pos))
     return tuple(out)
+
+
+def _check(ctx: Context, arg: Arg, first_by_dest: dict[str, Arg]) -> tuple[Action, tuple[str, ...]] | None:
+    """Check one flag: its action and argv words, or None after a finding that drops it."""
+    resolved = resolve(ctx, arg)
+    if resolved is None:
+        return None
+    # A structured field's dest means little to the reader of a flag message: name the flag.
+    label = resolved.action.canonical if arg.by_dest else arg.name
+    resolved = undeprecate(ctx, resolved, label, arg.pos)
+    if resolved is None:
+        return None
+    if _given_twice(ctx.diags, resolved.action, arg, first_by_dest):
+        return None
+    words = render(ctx.diags, resolved, label, arg.pos, ctx.tables.synonyms)
+    return None if words is None else (resolved.action, words)
+
+
+def _given_twice(diags: Diagnostics, action: Action, arg: Arg, first_by_dest: dict[str, Arg]) -> bool:
+    """F008 when another flag of this service already set ``action``'s dest (else remember it)."""
+    if action.kind in ("append", "count"):
+        return False
+    # argparse keeps the last occurrence silently; two writers of one setting is a bug.
+    first = first_by_dest.get(action.dest)
+    if first is None:
+        first_by_dest[action.dest] = arg
+        return False
+    if first.name == arg.name and first.by_dest == arg.by_dest:
+        text = f"{who(arg)} is given twice, first at {first.pos}; keep one"
+    else:
+        text = (f"{who(arg)} sets '{action.canonical}' again: {who(first)} "
+                f"already set it at {first.pos}; keep one")
+    diags.error(arg.pos, "F008", text)
+    return True

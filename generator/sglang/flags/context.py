@@ -15,11 +15,13 @@ from generator.sglang.catalog import Action, Catalog, FlagTables, load_flag_tabl
 class Context:
     """The catalog, the other committed pins, the flag tables and the findings so far."""
 
-    def __init__(self, catalog: Catalog, diags: Diagnostics, others: Sequence[Catalog]):
+    def __init__(self, catalog: Catalog, diags: Diagnostics, others: Sequence[Catalog],
+                 tables: FlagTables | None = None):
         self.catalog = catalog
         self.diags = diags
         self.others = [c for c in others if c.pin != catalog.pin]
-        self.tables: FlagTables = load_flag_tables(catalog.source_file)
+        # The caller's tables when it loaded them for a whole host (one stat per table file).
+        self.tables: FlagTables = tables if tables is not None else load_flag_tables(catalog.source_file)
 
     def dest_action(self, catalog: Catalog, dest: str) -> Action | None:
         """The action for ``dest`` in ``catalog``, trying the dest's other names across pins."""

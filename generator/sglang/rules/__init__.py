@@ -13,7 +13,7 @@ rule, by topic), ``evaluate`` (running them; :func:`evaluate` is pure).
 """
 
 from generator.sglang.rules import predicates  # noqa: F401  (registers every predicate)
-from generator.sglang.rules.evaluate import Finding, check_rules, evaluate, sglang_numa_flag
+from generator.sglang.rules.evaluate import Finding, catalog_rules, check_rules, evaluate, sglang_numa_flag
 from generator.sglang.rules.load import RULES_FILE, load_rules, rules_path
 from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention
 from generator.sglang.rules.predicates.parallel import dist_init_addr_ok
@@ -24,7 +24,7 @@ from generator.sglang.rules.spec import RuleSpec, RulesFormatError, VersionRange
 
 __all__ = [
     "EAGLE_FAMILY", "PREDICATES", "RULES_FILE", "Finding", "Hit", "Predicate", "RuleSpec",
-    "RulesFormatError", "Settings", "VersionRange", "algorithm", "check_rules",
+    "RulesFormatError", "Settings", "VersionRange", "algorithm", "catalog_rules", "check_rules",
     "dist_init_addr_ok", "dp_attention", "evaluate", "load_rules", "parse_value", "predicate",
     "rules_path", "settings_from_argv", "settings_from_words", "sglang_numa_flag",
 ]

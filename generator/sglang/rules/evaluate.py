@@ -68,11 +68,13 @@ def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
 
 
 def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequence[tuple[str, str]],
-                diags: Diagnostics) -> None:
+                diags: Diagnostics, rules: Sequence[RuleSpec] | None = None) -> None:
     """Run every rule on one rendered service; record findings in ``diags``.
 
     ``placement`` is the service's Placement (for positions of its model and service
-    manifests), ``argv`` its checked ServiceArgv, ``environment`` the rendered variables.
+    manifests), ``argv`` its checked ServiceArgv, ``environment`` the rendered variables;
+    ``rules`` the catalog's rules when the caller loaded them once for a host
+    (:func:`catalog_rules`).
     """
     model, service = placement.model, placement.service
     env_pos: dict[str, Position] = {}
@@ -85,9 +87,14 @@ def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequen
     settings = _with_dropped_tool_parser(settings, placement)
     settings = _with_secret_args(settings, placement)
     fallback = service.pos("model")
-    for finding in evaluate(settings, load_rules(rules_path(catalog))):
+    for finding in evaluate(settings, rules if rules is not None else catalog_rules(catalog)):
         record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning
         record(finding.pos or fallback, finding.rule.code, finding.message, finding.fix)
+
+
+def catalog_rules(catalog: Catalog) -> tuple[RuleSpec, ...]:
+    """The rules for ``catalog``: catalogs/rules.yaml beside its flag tables, loaded (cached on its mtime)."""
+    return load_rules(rules_path(catalog))
 
 
 def _with_dropped_tool_parser(settings: Settings, placement: Any) -> Settings:

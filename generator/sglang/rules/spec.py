@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -42,11 +43,18 @@ class VersionRange:
             return True
         if version is None:
             return False
-        ops: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
-            ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            "<": lambda a, b: a < b, "==": lambda a, b: a == b,
-        }
-        return all(ops[op](version, bound) for op, bound in self.bounds)
+        return all(_OPS[op](version, bound) for op, bound in self.bounds)
+
+
+_OPS: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+    ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b, "==": lambda a, b: a == b,
+}
+
+
+# Versioned parameters are looked up by every service a rule runs on: each range text is
+# parsed once. typed: True and 1 are equal keys but different texts ("True" is refused).
+_parse_range = functools.lru_cache(maxsize=1024, typed=True)(VersionRange.parse)
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,6 @@ class RuleSpec:
         table = self.params.get(name) or {}
         found = None
         for text, value in table.items():
-            if VersionRange.parse(text).contains(version):
+            if _parse_range(text).contains(version):
                 found = value
         return found
