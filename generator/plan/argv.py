@@ -9,11 +9,12 @@ problem reported at its line and column.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from generator.sglang.catalog import Catalog, FlagTables
 from generator.errors import Diagnostics
 from generator.sglang.flags import Arg, CheckedArg, check_args
+from generator.load.resolve import Model
 from generator.plan.placement import Placement
 
 
@@ -30,33 +31,43 @@ class ServiceArgv:
         return self.program + tuple(w for g in self.groups for w in g.words)
 
 
-def _structured(p: Placement) -> list[Arg]:
-    """Arguments from structured fields, in a fixed order so diffs stay stable."""
-    m, s = p.model, p.service
-    out: list[Arg] = []
-
+def _adder(out: list[Arg]) -> Callable[..., None]:
+    """``add(dest, value, owner, *path)``: append a structured Arg unless the value is unset."""
     def add(dest: str, value: Any, owner: Any, *path: Any) -> None:
         if value is not None and value is not False:
             out.append(Arg(dest, value, owner.pos(*path), by_dest=True))
+    return add
 
+
+@dataclass(frozen=True)
+class _ModelArgs:
+    """A model's own arguments, the same for every service of it: three structured runs
+    (around the service's listen and cluster fields) and its free-form flags."""
+
+    head: tuple[Arg, ...]
+    parallel: tuple[Arg, ...]
+    tail: tuple[Arg, ...]
+    free: tuple[tuple[str, Arg], ...]
+
+
+def _model_args(m: Model) -> _ModelArgs:
+    """The Args of model ``m``, built once per loaded model (a frozen object shared by its services)."""
+    head: list[Arg] = []
+    add = _adder(head)
     add("model_path", m.weights.path, m, "weights", "path")
     add("served_model_name", m.served_model_name, m, "served_model_name")
     add("trust_remote_code", m.trust_remote_code or None, m, "trust_remote_code")
     add("dtype", m.dtype, m, "dtype")
     add("context_length", m.context_length, m, "context_length")
-    add("host", s.listen, s, "listen")
-    add("port", s.port, s, "port")
+    parallel: list[Arg] = []
+    add = _adder(parallel)
     add("tp_size", m.tp if m.tp != 1 else None, m, "parallel", "tp")
     add("pp_size", m.pp if m.pp != 1 else None, m, "parallel", "pp")
     add("dp_size", m.dp if m.dp != 1 else None, m, "parallel", "dp")
     add("ep_size", m.ep, m, "parallel", "ep")
     add("enable_dp_attention", m.dp_attention or None, m, "parallel", "dp_attention")
-    if p.cluster is not None:
-        # Derived per node from the model's multinode list and rank 0's inventory; positioned
-        # at this host's service so each node's findings are reported once, in its own file.
-        add("nnodes", p.cluster.nnodes, s, "model")
-        add("node_rank", p.cluster.rank, s, "model")
-        add("dist_init_addr", p.cluster.dist_init_addr, s, "model")
+    tail: list[Arg] = []
+    add = _adder(tail)
     add("mem_fraction_static", m.mem_fraction_static, m, "memory", "mem_fraction_static")
     if m.speculative:
         sp = m.speculative
@@ -67,16 +78,52 @@ def _structured(p: Placement) -> list[Arg]:
         add("speculative_num_draft_tokens", sp.num_draft_tokens, m, "speculative", "num_draft_tokens")
     add("reasoning_parser", m.reasoning_parser, m, "parsers", "reasoning")
     add("tool_call_parser", m.tool_call_parser, m, "parsers", "tool_call")
+    return _ModelArgs(tuple(head), tuple(parallel), tuple(tail), tuple(_written(m, m.args)))
+
+
+# id(model) -> (model, its args); the entry holds the model, so its id stays its own.
+_MODELS: dict[int, tuple[Model, _ModelArgs]] = {}
+
+
+def _kept_model_args(m: Model) -> _ModelArgs:
+    found = _MODELS.get(id(m))
+    if found is None or found[0] is not m:
+        if len(_MODELS) > 1024:
+            _MODELS.clear()
+        found = _MODELS[id(m)] = (m, _model_args(m))
+    return found[1]
+
+
+def _structured(p: Placement) -> list[Arg]:
+    """Arguments from structured fields, in a fixed order so diffs stay stable."""
+    s = p.service
+    model = _kept_model_args(p.model)
+    out = list(model.head)
+    add = _adder(out)
+    add("host", s.listen, s, "listen")
+    add("port", s.port, s, "port")
+    out += model.parallel
+    if p.cluster is not None:
+        # Derived per node from the model's multinode list and rank 0's inventory; positioned
+        # at this host's service so each node's findings are reported once, in its own file.
+        add("nnodes", p.cluster.nnodes, s, "model")
+        add("node_rank", p.cluster.rank, s, "model")
+        add("dist_init_addr", p.cluster.dist_init_addr, s, "model")
+    out += model.tail
     return out
+
+
+def _written(owner: Any, items: Any) -> list[tuple[str, Arg]]:
+    """One owner's free-form flags as (flag, Arg), a YAML list as a tuple."""
+    return [(flag, Arg(flag, tuple(value) if isinstance(value, list) else value, owner.pos("args", flag, key=True)))
+            for flag, value in items]
 
 
 def _free_form(p: Placement) -> list[Arg]:
     """Free-form flags: the service's own override the model's for the same written flag."""
-    merged: dict[str, Arg] = {}
-    for owner, items in ((p.model, p.model.args), (p.service, p.service.args)):
-        for flag, value in items:
-            v = tuple(value) if isinstance(value, list) else value
-            merged[flag] = Arg(flag, v, owner.pos("args", flag, key=True))
+    merged: dict[str, Arg] = dict(_kept_model_args(p.model).free)
+    for flag, arg in _written(p.service, p.service.args):
+        merged[flag] = arg
     return list(merged.values())
 
 
