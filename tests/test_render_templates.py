@@ -46,3 +46,25 @@ def test_the_sandbox_still_refuses_internals(tmp_path: Path) -> None:
     _write(tmp_path / "list.j2", "{{ items.append(1) }}", 1)
     with pytest.raises(TemplateError):
         render_template(tmp_path, "list.j2", {"items": []})
+
+
+def test_the_unit_context_carries_what_the_template_used_to_assemble() -> None:
+    """description, cpus and numa_node are the placement's own values (golden output unchanged);
+    a placement without NUMA nodes leaves numa_node undefined rather than inventing one."""
+    import dataclasses
+
+    from generator.emit.render import _context, home_install_paths
+    from generator.pipeline.fleet import run
+    from generator.plan.services import PlannedService
+
+    root = Path(__file__).resolve().parent.parent
+    result = run(root, ["llm-two"])
+    [host_render] = result.renders
+    svc = host_render.services[0]
+    p = svc.placement
+    planned = PlannedService(p, svc.argv, svc.environment)
+    ctx = _context(host_render.host, host_render.catalog, planned, home_install_paths(host_render.host))
+    assert ctx["description"] == f"SGLang {p.service.name}: {p.model.name} on GPUs {p.cuda_visible_devices}"
+    assert ctx["cpus"] == p.cpus and p.cpus and ctx["numa_node"] == p.numa_nodes[0]
+    bare = PlannedService(dataclasses.replace(p, numa_nodes=()), svc.argv, svc.environment)
+    assert "numa_node" not in _context(host_render.host, host_render.catalog, bare, [])

@@ -171,7 +171,14 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService, home_paths: Seque
     """The template variables of one service; ``home_paths`` is :func:`home_install_paths` of ``host``."""
     p, svc, model = ps.placement, ps.placement.service, ps.placement.model
     peers = list(p.cluster.peers) if p.cluster else []  # rank 0's address comes from its inventory
-    return {
+    # Values the unit template used to assemble from attributes: each attribute read in the
+    # sandbox is checked for safety, which was a tenth of rendering. The same text reaches
+    # the same filters (description | unit_string, cpus | cpu_list, numa_node | cpu_list).
+    derived: dict[str, Any] = {"description": f"SGLang {svc.name}: {model.name} on GPUs {p.cuda_visible_devices}",
+                               "cpus": p.cpus}
+    if p.numa_nodes:  # else left undefined: StrictUndefined refuses its use, as before
+        derived["numa_node"] = p.numa_nodes[0]
+    return derived | {
         "header": header(host, [host.doc.path, model.doc.path, *peers], catalog),
         "host": host,
         "service": svc,
