@@ -174,13 +174,18 @@ def _check_paths(host: Host, svc: ServiceSpec, model: Model, diags: Diagnostics)
     if model.speculative and model.speculative.draft_model_path:
         checkpoints.append((model.speculative.draft_model_path,
                             model.pos("speculative", "draft_model_path")))
-    # Any other string an operator wrote (free-form flags, environment) may name a path too.
-    others = [(text, owner.pos(key, name))
+    # Any other string an operator wrote (free-form flags, environment) may name a path too;
+    # its position is looked up only when it may be a finding (most strings are none).
+    others = [(text, owner, key, name)
               for owner, key, items in ((model, "args", model.args), (svc, "args", svc.args),
                                         (model, "env", model.env), (svc, "env", svc.env))
               for name, value in items for text in _strings(value)]
-    for text, pos in checkpoints + others:
+    texts = {text for text, _ in checkpoints}
+    for text, known, at in [(t, p, None) for t, p in checkpoints] + [(t, None, (o, k, n)) for t, o, k, n in others]:
         retired = next((r for r in host.retired if _under(text, r)), None)
+        if retired is None and text not in texts:
+            continue  # neither finding can apply
+        pos = known if at is None else at[0].pos(at[1], at[2])
         if retired is not None:
             diags.error(pos, "P008", f"'{text}' is on the retired volume {retired} of host "
                         f"'{host.name}' (service '{svc.name}')", f"move it under {host.model_root}")
@@ -201,6 +206,8 @@ def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
     pool = sum(g.memory_gb for g in gpus) * fraction
     weights = model.weights.size_gb / model.nnodes  # a multi-node replica splits them evenly
     kv = pool - weights
+    if kv > 0 and kv / len(gpus) >= THIN_KV_GB_PER_GPU:
+        return  # fits with room to spare: nothing to say (the usual case)
     where = placement.service.pos("model")
     share = f" ({weights:g} GB per node of {model.nnodes})" if model.nnodes > 1 else ""
     text = (f"{model.weights.size_gb:g} GB of weights{share} on {len(gpus)} GPU(s) "
@@ -256,18 +263,17 @@ def _take_explicit(ledger: _Ledger, svc: ServiceSpec, model: Model, diags: Diagn
     chosen: list[Gpu] = []
     for i, index in enumerate(svc.gpus):
         gpu = host.gpu(index)
-        pos = svc.pos("gpus", i)
         if gpu is None:
             known = ", ".join(str(g.index) for g in host.gpus)
-            diags.error(pos, "P001", f"GPU {index} is not in the inventory of host "
+            diags.error(svc.pos("gpus", i), "P001", f"GPU {index} is not in the inventory of host "
                         f"'{host.name}' (GPUs: {known})")
         elif index in vm_of:
-            diags.error(pos, "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
+            diags.error(svc.pos("gpus", i), "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
                         f"and cannot serve '{svc.name}'")
         elif index in owner:
-            diags.error(pos, "P003", f"GPU {index} is already used by service '{owner[index]}'")
+            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is already used by service '{owner[index]}'")
         elif gpu in chosen:
-            diags.error(pos, "P003", f"GPU {index} is listed twice")
+            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is listed twice")
         else:
             chosen.append(gpu)
     _check_gpu_count(svc, model, diags)
