@@ -308,7 +308,8 @@ def test_an_entry_swapped_after_the_folder_was_scanned_is_still_refused(tmp_path
     (O_NOFOLLOW) and the fstat after it must still refuse what was put there since."""
     out = _deployed(tmp_path)
     with OutputTree(out) as tree:
-        assert tree.scan(("h", "etc", "sglang"))["a"] is True
+        listing = tree.scan(("h", "etc", "sglang"))
+        assert listing["a"] is True
         managed = out / "h/etc/sglang/a"
         managed.unlink()
         if kind == "symlink":
@@ -318,7 +319,7 @@ def test_an_entry_swapped_after_the_folder_was_scanned_is_still_refused(tmp_path
         else:
             managed.mkdir()
         with pytest.raises(UnsafeOutputError, match="^output/h/etc/sglang/a is a "):
-            tree.read(("h", "etc", "sglang", "a"), listed=True)
+            tree.read_listed(("h", "etc", "sglang"), "a", listing)
 
 
 @pytest.mark.parametrize("size", [0, 1, 4095, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 20])
@@ -328,4 +329,4 @@ def test_read_returns_every_byte_of_any_size(tmp_path: Path, size: int) -> None:
     (tmp_path / "f").write_bytes(data)
     with OutputTree(tmp_path) as tree:
         assert tree.read(("f",)) == data
-        assert tree.read(("f",), listed=True) == data
+        assert tree.read_listed((), "f", tree.scan(())) == data

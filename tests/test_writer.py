@@ -139,3 +139,54 @@ def test_a_file_that_is_not_utf8_is_updated_not_unchanged(tmp_path: Path) -> Non
     apply(out, plan(out, tree))
     (out / "h/etc/a").write_bytes(HEAD.encode() + b"\xff\n")
     assert ("h/etc/a", "updated") in _actions(plan(out, tree))
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts fds through /proc")
+def test_plan_trees_is_each_tree_planned_in_turn_with_few_folders_open(tmp_path: Path) -> None:
+    """One output/ for a whole fleet: the same changes as a plan per tree, in tree order, and
+    each host's folders closed before the next host's, so a fleet never runs out of fds."""
+    from generator.emit import safe_fs
+    from generator.emit.writer import plan_trees
+
+    out = tmp_path / "output"
+    trees = [HostTree(f"h{i}", (RenderedFile("etc/a/b/c", HEAD + str(i)), RenderedFile("x", HEAD)))
+             for i in range(5)]
+    apply(out, plan_trees(out, trees[:3]))
+    (out / "h1/etc/a/b/c").write_text(HEAD + "edited")
+    expected = [c for t in trees for c in plan(out, t)]
+    assert _actions(expected)[:5] == [("h0/.gen-managed", "unchanged"), ("h0/etc/a/b/c", "unchanged"),
+                                      ("h0/x", "unchanged"), ("h1/.gen-managed", "unchanged"),
+                                      ("h1/etc/a/b/c", "updated")]
+    assert plan_trees(out, trees) == expected
+    peak = []
+    real_close = safe_fs.OutputTree.forget_below
+
+    def forget_below(self: safe_fs.OutputTree, top: str) -> None:
+        peak.append(_open_fds())
+        real_close(self, top)
+        peak.append(_open_fds())
+
+    before = _open_fds()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(safe_fs.OutputTree, "forget_below", forget_below)
+        plan_trees(out, trees)
+    assert _open_fds() == before
+    # after each host only output/ and its parent stay open; while one is planned, also its 4
+    # folders (h, etc, etc/a, etc/a/b); h3 and h4 are not in output/ yet
+    assert peak[1::2] == [before + 2] * 5
+    assert peak[0::2] == [before + 2 + 4] * 3 + [before + 2] * 2
+
+
+def test_the_managed_list_is_read_once_and_compared_as_read(tmp_path: Path) -> None:
+    """plan parses .gen-managed and compares those same bytes: an edited list is an update."""
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(etc__a="1\n")))
+    listed = out / "h" / MANAGED_LIST
+    listed.write_text(listed.read_text() + "etc/gone\n")
+    (out / "h/etc/gone").write_text("no header\n")  # gen's by the list: planned for removal
+    assert _actions(plan(out, _tree(etc__a="1\n"))) == [
+        ("h/.gen-managed", "updated"), ("h/etc/a", "unchanged"), ("h/etc/gone", "removed")]

@@ -49,9 +49,8 @@ class UnsafeOutputError(WriteError):
 
 def temp_name(name: str) -> str:
     """A fresh temp file name for ``name`` in gen's own pattern ``.<name>.XXXXXXXX.tmp``."""
-    # 40 random bits as 8 base32 letters (a-z, 2-7: what TEMP_RE accepts); one call per
-    # name, not eight (a first render names 10,000 temp files). os.urandom is what
-    # secrets.token_bytes returns, without importing secrets (hmac, random) on every run.
+    # 40 random bits as 8 base32 letters (a-z, 2-7: what TEMP_RE accepts), one call per name;
+    # os.urandom is secrets.token_bytes without importing secrets (hmac, random) every run.
     return f".{name}.{base64.b32encode(os.urandom(5)).decode('ascii').lower()}.tmp"
 
 
@@ -102,15 +101,14 @@ def syncfs(fd: int) -> bool:
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
-    """Every byte of the open regular file ``fd``, whose fstat said ``size``.
-
-    Asking for one byte more than ``size`` ends at end of file in one ``read``; only a
-    file that changed size meanwhile (or a short read) needs the loop to its end.
-    """
-    want = min(size + 1, _CHUNK)
-    data = os.read(fd, want)
-    if len(data) == size and size < want:
-        return data
+    """Every byte of the open regular file ``fd``, whose fstat said ``size``: one ``read`` of
+    one byte more ends at end of file; a file that changed size meanwhile loops to its end."""
+    if size < _CHUNK:  # every file gen writes: one read (no min(): this runs per file)
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+    else:
+        data = os.read(fd, _CHUNK)
     chunks = [data]
     while chunk := os.read(fd, _CHUNK):
         chunks.append(chunk)
@@ -133,12 +131,10 @@ def _not_regular(display: str, mode: int) -> UnsafeOutputError:
 
 
 def _kind(mode: int) -> str:
-    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"), (stat.S_ISREG, "a file")):
-        if test(mode):
-            return what
-    return "not a regular file"
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"),
+             (stat.S_ISREG, "a file"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
 class OutputTree:
@@ -154,8 +150,7 @@ class OutputTree:
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
-        # Folders found missing (only without ``create``): a first render plans thousands of
-        # files in folders that do not exist yet; each is looked up once, not once per file.
+        # Folders found missing (only without ``create``): looked up once, not once per file.
         self._missing: set[tuple[str, ...]] = set()
         self._parent_fd: int | None = None
 
@@ -228,6 +223,13 @@ class OutputTree:
             self._missing.add(parts)
         return fd
 
+    def forget_below(self, top: str) -> None:
+        """Close ``output/<top>``'s folder fds (and forget its missing ones): few fds stay open."""
+        for parts in [p for p in self._fds if p and p[0] == top]:
+            os.close(self._fds.pop(parts))
+        if self._missing:
+            self._missing = {p for p in self._missing if p[:1] != (top,)}
+
     def forget(self, parts: tuple[str, ...]) -> None:
         """Drop the cached fd of a folder that was removed."""
         fd = self._fds.pop(parts, None)
@@ -244,38 +246,55 @@ class OutputTree:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    def read(self, parts: tuple[str, ...], listed: bool = False) -> bytes | None:
-        """A regular file's bytes; None when missing; a symlink/FIFO/device is refused.
-
-        ``listed``: the caller has just seen the entry as a regular file in :meth:`scan` of
-        its folder, so the lstat is skipped (``O_NOFOLLOW`` and the fstat after opening
-        still refuse a link or anything but a regular file put there since).
-        """
+    def read(self, parts: tuple[str, ...]) -> bytes | None:
+        """A regular file's bytes; None when missing; a symlink/FIFO/device is refused."""
         parent = self.dir_fd(parts[:-1])
         if parent is None:
             return None
         name = parts[-1]
-        if not listed:
-            try:  # lstat first: a device is refused before it is ever opened
-                st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            except (FileNotFoundError, NotADirectoryError):
+        try:  # lstat first: a device is refused before it is ever opened
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            raise _symlink_error(self.display(parts), parent, name)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(self.display(parts), st.st_mode)
+        return self._read_in(parent, parts[:-1], name)
+
+    def read_listed(self, folder: tuple[str, ...], name: str, listing: dict[str, bool]) -> bytes | None:
+        """:meth:`read` of ``output/<folder>/<name>`` as ``listing`` (:meth:`scan` of ``folder``) shows it.
+
+        Not listed: None; listed as not a regular file: refused by :meth:`read`'s checks. A
+        regular file is opened without an lstat (``O_NOFOLLOW`` and the fstat after opening
+        still refuse what was put there since) and no path tuple is built: a plan's per-file path.
+        """
+        kind = listing.get(name)
+        if kind is None:
+            return None
+        parent = self._fds.get(folder) if kind else None  # scan opened it
+        if parent is None:
+            if not kind:
+                return self.read((*folder, name))
+            parent = self.dir_fd(folder)
+            if parent is None:
                 return None
-            if stat.S_ISLNK(st.st_mode):
-                raise _symlink_error(self.display(parts), parent, name)
-            if not stat.S_ISREG(st.st_mode):
-                raise _not_regular(self.display(parts), st.st_mode)
+        return self._read_in(parent, folder, name)
+
+    def _read_in(self, parent: int, folder: tuple[str, ...], name: str) -> bytes | None:
+        """Open ``name`` in the folder fd ``parent`` without following it; its bytes if regular."""
         try:
             fd = os.open(name, _READ_FLAGS, dir_fd=parent)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise _symlink_error(self.display(parts), parent, name) from None
-            raise WriteError(f"cannot read {self.display(parts)}: {exc.strerror}") from exc
+                raise _symlink_error(self.display((*folder, name)), parent, name) from None
+            raise WriteError(f"cannot read {self.display((*folder, name))}: {exc.strerror}") from exc
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):  # swapped since the lstat (or the listing)
-                raise _not_regular(self.display(parts), st.st_mode)
+                raise _not_regular(self.display((*folder, name)), st.st_mode)
             return _read_to_end(fd, st.st_size)
         finally:
             os.close(fd)

@@ -109,7 +109,12 @@ def _decode(data: bytes | None) -> str | None:
 
 def _read_managed(out: OutputTree, host: str) -> list[str]:
     """Paths listed in ``output/<host>/.gen-managed``; each must stay inside the host tree."""
-    text = _decode(out.read((host, MANAGED_LIST)))
+    return _managed_names(host, out.read((host, MANAGED_LIST)))
+
+
+def _managed_names(host: str, data: bytes | None) -> list[str]:
+    """The paths a ``.gen-managed`` list of ``data`` names (None: no list); each checked."""
+    text = _decode(data)
     if text is None:
         return []
     names = []
@@ -160,68 +165,90 @@ def _residue(out: OutputTree, host: str, owned: Iterable[str],
         if folder not in listings:
             listings[folder] = out.scan(folder)
         for entry in sorted(listings[folder]):
-            if is_temp_of(entry, names):
+            # the cheap test first: one folder entry in thousands is a temp file
+            if entry.endswith(".tmp") and is_temp_of(entry, names):
                 old = _decode(out.read((*folder, entry)))  # a planted link or FIFO is refused
                 if old is not None:
                     changes.append(Change("/".join((*folder, entry)), Action.REMOVED, old, None))
     return changes
 
 
+@functools.lru_cache(maxsize=4096)
+def _split(relpath: str) -> tuple[tuple[str, ...], str]:
+    """A relative path's folder components and file name, checked by :func:`_safe_rel`."""
+    return _safe_rel(relpath)[:-1], _safe_rel(relpath)[-1]
+
+
 def _read_listed(out: OutputTree, parts: tuple[str, ...],
                  listings: dict[tuple[str, ...], dict[str, bool]]) -> bytes | None:
-    """The bytes of ``output/<parts>`` (None: missing), its folder scanned once for all its files.
-
-    A name the listing shows as a regular file is opened straight away (the fstat after
-    opening still refuses anything else); anything else listed takes the full checks of
-    :meth:`OutputTree.read`, which refuse a link, FIFO, device or folder by name.
-    """
+    """The bytes of ``output/<parts>`` (None: missing), its folder scanned once for all its files."""
     folder = parts[:-1]
     listing = listings.get(folder)
     if listing is None:
         listing = listings[folder] = out.scan(folder)
-    kind = listing.get(parts[-1])
-    if kind is None:
-        return None
-    return out.read(parts, listed=kind)
-
-
-def _plan_file(out: OutputTree, host: str, f: RenderedFile, managed: set[str],
-               listings: dict[tuple[str, ...], dict[str, bool]]) -> Change:
-    data = _read_listed(out, (host, *_safe_rel(f.relpath)), listings)
-    display = f"{host}/{f.relpath}"
-    if data is None:
-        return Change(display, Action.CREATED, None, f.text, f.mode)
-    try:  # bytes against bytes: an unchanged file is never decoded
-        if data == f.text.encode("utf-8"):
-            return Change(display, Action.UNCHANGED, f.text, f.text, f.mode)
-    except UnicodeEncodeError:  # a text utf-8 cannot hold is never equal to a file's bytes
-        pass
-    old = _decode(data)
-    if f.relpath not in managed and f.relpath != MANAGED_LIST and not owns_header(old or ""):
-        raise WriteError(f"output/{display} exists but gen did not write it; "
-                         "move it away or delete it, then render again")
-    return Change(display, Action.UPDATED, old, f.text, f.mode)
+    return out.read_listed(folder, parts[-1], listing)
 
 
 def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
-    """:func:`plan` of one tree in an already opened ``output/``."""
+    """:func:`plan` of one tree in an opened ``output/``: each folder scanned once, each file
+    read once (the managed list's bytes are both parsed and compared). Runs per file of a fleet."""
     tree = tree.with_managed_list()
+    host = tree.host
     listings: dict[tuple[str, ...], dict[str, bool]] = {}
-    managed = set(_read_managed(out, tree.host))
-    changes = [_plan_file(out, tree.host, f, managed, listings) for f in tree.files]
+    managed_data = out.read((host, MANAGED_LIST))
+    managed = set(_managed_names(host, managed_data))
+    changes = []
+    for f in tree.files:
+        relpath, text = f.relpath, f.text
+        display = f"{host}/{relpath}"
+        if relpath == MANAGED_LIST:
+            data = managed_data
+        else:
+            sub, name = _split(relpath)
+            folder = (host, *sub)
+            listing = listings.get(folder)
+            if listing is None:
+                listing = listings[folder] = out.scan(folder)
+            data = out.read_listed(folder, name, listing)
+        if data is None:
+            changes.append(Change(display, Action.CREATED, None, text, f.mode))
+            continue
+        try:  # bytes against bytes: an unchanged file is never decoded
+            if data == text.encode("utf-8"):
+                changes.append(Change(display, Action.UNCHANGED, text, text, f.mode))
+                continue
+        except UnicodeEncodeError:  # a text utf-8 cannot hold is never equal to a file's bytes
+            pass
+        old = _decode(data)
+        if relpath not in managed and relpath != MANAGED_LIST and not owns_header(old or ""):
+            raise WriteError(f"output/{display} exists but gen did not write it; "
+                             "move it away or delete it, then render again")
+        changes.append(Change(display, Action.UPDATED, old, text, f.mode))
     rendered = {f.relpath for f in tree.files}
     for relpath in sorted(managed - rendered):
-        old = _decode(_read_listed(out, (tree.host, *_safe_rel(relpath)), listings))
+        old = _decode(_read_listed(out, (host, *_safe_rel(relpath)), listings))
         if old is not None:
-            changes.append(Change(f"{tree.host}/{relpath}", Action.REMOVED, old, None))
-    changes += _residue(out, tree.host, managed | rendered, listings)
+            changes.append(Change(f"{host}/{relpath}", Action.REMOVED, old, None))
+    changes += _residue(out, host, managed | rendered, listings)
     return sorted(changes, key=lambda c: c.path)
 
 
 def plan(output_root: Path, tree: HostTree) -> list[Change]:
     """Compare a rendered tree with ``output/<host>/``; reads only, writes nothing."""
-    with OutputTree(output_root) as out:  # one tree's folders open at a time, then closed
-        return _plan_tree(out, tree)
+    return plan_trees(output_root, [tree])
+
+
+def plan_trees(output_root: Path, trees: Iterable[HostTree]) -> list[Change]:
+    """:func:`plan` of each tree in turn (changes in tree order), ``output/`` opened once; each
+    host's folders are closed before the next host's are opened (a handful of fds, not 9,000)."""
+    changes: list[Change] = []
+    with OutputTree(output_root) as out:
+        for tree in trees:
+            try:
+                changes += _plan_tree(out, tree)
+            finally:
+                out.forget_below(tree.host)
+    return changes
 
 
 def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:

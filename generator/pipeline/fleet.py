@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.emit.writer import Action, Change, HostTree, plan, plan_orphans
+from generator.emit.writer import Action, Change, HostTree, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, host_file_index, source_files
@@ -323,8 +323,7 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
     result.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     if result.ok and pin is None:
         output = root / OUTPUT_DIR
-        for tree in result.trees:
-            result.changes.extend(plan(output, tree))
+        result.changes.extend(plan_trees(output, result.trees))
         if host_names is None:
             result.changes.extend(plan_orphans(output, by_name))
     return result
