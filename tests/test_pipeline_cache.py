@@ -37,20 +37,31 @@ def _entries(top: Path) -> list[Path]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    """An entry as {"header": ..., "payload": ...}."""
-    head, _, body = path.read_bytes().partition(b"\n")
-    return {"header": json.loads(head), "payload": json.loads(body)}
+    """An entry as {"header": ..., "payload": ..., "text": ...}."""
+    head, body, text = path.read_bytes().split(b"\n", 2)
+    return {"header": json.loads(head), "payload": json.loads(body), "text": text.decode()}
 
 
 def _write(path: Path, entry: dict[str, Any]) -> None:
     """Write an entry back the way the cache serializes it, digest untouched."""
     path.write_bytes(json.dumps(entry["header"]).encode() + b"\n"
-                     + json.dumps(entry["payload"], ensure_ascii=True, separators=(",", ":")).encode())
+                     + json.dumps(entry["payload"], ensure_ascii=True, separators=(",", ":")).encode()
+                     + b"\n" + entry["text"].encode())
 
 
-def _resign(path: Path, payload: Any) -> None:
+def _resign(path: Path, payload: Any, text: str = "") -> None:
     """Write ``payload`` with a matching digest, as someone who can write the folder could."""
-    path.write_bytes(render_cache.encode(path.stem, payload))
+    path.write_bytes(render_cache.encode(path.stem, payload, text))
+
+
+def _forged(path: Path) -> tuple[Any, str]:
+    """An entry's payload and text with a line added to its first file (lengths kept in step)."""
+    entry = _read(path)
+    payload, text = entry["payload"], entry["text"]
+    if isinstance(payload, dict) and payload.get("tree"):
+        payload["tree"]["files"][0][1] += len("ExecStartPre=/bin/id\n")
+        text = "ExecStartPre=/bin/id\n" + text
+    return payload, text
 
 
 def _same(a: RenderResult, b: RenderResult) -> None:
@@ -154,13 +165,14 @@ def test_a_forged_entry_with_a_matching_digest_is_still_checked_for_shape(repo_c
     render_fleet(repo_copy, None)
     uncached = render_fleet(repo_copy, None, use_cache=False)
     for path in _entries(cache):
-        payload = _read(path)["payload"]
+        entry = _read(path)
+        payload = entry["payload"]
         if isinstance(payload, dict) and payload.get("tree"):
             payload["tree"]["files"][0][0] = "../../etc/cron.d/evil"  # outside the host tree
             payload["tree"]["files"][1][2] = 0o104755  # not a permission mode
         elif isinstance(payload, dict):
             payload["surprise"] = 1
-        _resign(path, payload)
+        _resign(path, payload, entry["text"])
     _same(render_fleet(repo_copy, None), uncached)
 
 
@@ -192,10 +204,7 @@ def test_symlinked_entry_is_a_miss(repo_copy: Path, cache: Path, tmp_path: Path)
     elsewhere.mkdir()
     for i, path in enumerate(_entries(cache)):
         target = elsewhere / f"{i}.json"
-        payload = _read(path)["payload"]
-        if isinstance(payload, dict) and payload.get("tree"):
-            payload["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
-        target.write_bytes(render_cache.encode(path.stem, payload))
+        target.write_bytes(render_cache.encode(path.stem, *_forged(path)))
         path.unlink()
         path.symlink_to(target)
     _same(render_fleet(repo_copy, None), uncached)
@@ -237,10 +246,7 @@ def test_entry_owned_by_another_user_is_a_miss(repo_copy: Path, cache: Path) -> 
     render_fleet(repo_copy, None)
     uncached = render_fleet(repo_copy, None, use_cache=False)
     for path in _entries(cache):
-        payload = _read(path)["payload"]
-        if isinstance(payload, dict) and payload.get("tree"):
-            payload["tree"]["files"][0][1] += "ExecStartPre=/bin/id\n"
-        _resign(path, payload)
+        _resign(path, *_forged(path))
         os.chown(path, 65534, 65534)
     _same(render_fleet(repo_copy, None), uncached)
 
@@ -298,9 +304,9 @@ def test_an_entry_moved_to_another_hosts_key_is_a_miss(repo_copy: Path, cache: P
     hosts = [p for p in _entries(cache) if isinstance(_read(p)["payload"], dict)
              and "stem" in _read(p)["payload"]]
     assert len(hosts) == 4
-    payloads = [_read(p)["payload"] for p in hosts]
-    for path, payload in zip(hosts, payloads[1:] + payloads[:1]):
-        _resign(path, payload)
+    entries = [_read(p) for p in hosts]
+    for path, entry in zip(hosts, entries[1:] + entries[:1]):
+        _resign(path, entry["payload"], entry["text"])
     _same(render_fleet(repo_copy, None), uncached)
 
 

@@ -5,8 +5,9 @@ model manifest, the catalogs, the templates and gen itself (its source and the l
 that shape its output). The key hashes all of those (:func:`shared_key`, :func:`host_key`),
 so any edit anywhere misses the cache and renders afresh.
 
-The cache is untrusted storage: an entry is JSON (data only, never code): a first line
-naming the format, its own key and the SHA-256 of the payload bytes, then the payload.
+The cache is untrusted storage: an entry is data only, never code: a first JSON line
+naming the format, its own key and the SHA-256 of the rest, a JSON payload line, then the
+text of the host's files (UTF-8, the payload gives each file's length).
 :func:`load` re-checks the key and the digest before it parses the payload, and the
 caller checks the exact shape of every field; anything else is a miss. The folder is
 used only when it belongs to the current user and neither group nor others can write
@@ -32,7 +33,7 @@ from typing import Any
 
 from generator.load.files import read_file
 
-CACHE_FORMAT = "render-v3-json"  # bump when the entry layout changes
+CACHE_FORMAT = "render-v4-json+text"  # bump when the entry layout changes
 _LIBRARIES = ("jinja2", "ruamel.yaml", "ruamel.yaml.clib", "cerberus")
 _SHARED_FOLDERS = ("models", "catalogs", "templates")
 
@@ -230,9 +231,16 @@ def _digest(data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def encode(key: str, payload: Any) -> bytes:
-    """An entry's bytes: the header line (format, key, payload digest), then the payload."""
-    body = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
+def encode(key: str, payload: Any, text: str = "") -> bytes:
+    """An entry's bytes: the header line (format, key, digest), the payload line, then ``text``.
+
+    The payload is JSON escaped to ASCII, so it holds no raw newline and its line ends at
+    the first one. ``text`` (the host's files, one after another) is stored as UTF-8 as it
+    is, not as JSON strings: a warm run then parses a few KiB per host instead of every
+    file's escaped text. The digest covers both. A text UTF-8 cannot hold (a lone
+    surrogate) raises ValueError, as JSON that cannot be written does.
+    """
+    body = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode() + b"\n" + text.encode("utf-8")
     header = json.dumps({"format": CACHE_FORMAT, "key": key, "digest": _digest(body)}).encode()
     return header + b"\n" + body
 
@@ -240,32 +248,30 @@ def encode(key: str, payload: Any) -> bytes:
 _JSON = json.JSONDecoder()
 
 
-def decode(key: str, data: bytes) -> Any:
-    """The payload of an entry's bytes, or None unless the header and digest are exactly right.
-
-    An entry is ASCII (:func:`encode` escapes the rest), so it is decoded once and both
-    parts are parsed in place: no copy of a payload that holds a host's whole tree.
-    """
+def decode(key: str, data: bytes) -> tuple[Any, str] | None:
+    """The (payload, text) of an entry's bytes, or None unless the header, digest and both
+    parts are exactly what :func:`encode` writes (the text strict UTF-8)."""
     cut = data.find(b"\n")
-    if cut < 0:
+    end = data.find(b"\n", cut + 1) if cut >= 0 else -1
+    if end < 0:
         return None
     try:
-        text = data.decode("ascii")
-        header, end = _JSON.raw_decode(text)
-        if (end != cut or not isinstance(header, dict) or set(header) != {"format", "key", "digest"}
+        head = data[:end].decode("ascii")  # the header and payload lines only, not the text
+        header, stop = _JSON.raw_decode(head)
+        if (stop != cut or not isinstance(header, dict) or set(header) != {"format", "key", "digest"}
                 or header["format"] != CACHE_FORMAT or header["key"] != key
                 or header["digest"] != _digest(memoryview(data)[cut + 1:])):
             return None
-        payload, end = _JSON.raw_decode(text, cut + 1)
-        return payload if end == len(text) else None
+        payload, stop = _JSON.raw_decode(head, cut + 1)
+        return (payload, str(memoryview(data)[end + 1:], "utf-8")) if stop == end else None
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
 
 
-def load(folder: Path | None, key: str) -> Any:
-    """The payload stored under ``key``, or None (missing, not ours, corrupt, or tampered with).
+def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
+    """The (payload, text) stored under ``key``, or None (missing, not ours, corrupt, or tampered with).
 
-    Only the envelope is checked here (key, digest); the caller checks the payload's shape.
+    Only the envelope is checked here (key, digest, UTF-8); the caller checks the payload's shape.
     """
     if folder is None:
         return None
@@ -289,13 +295,13 @@ def load(folder: Path | None, key: str) -> Any:
     return decode(key, data)
 
 
-def store(folder: Path | None, key: str, payload: Any) -> None:
-    """Save a JSON payload under ``key`` atomically; a cache that cannot be written is skipped."""
+def store(folder: Path | None, key: str, payload: Any, text: str = "") -> None:
+    """Save a JSON payload and its text under ``key`` atomically; a cache that cannot be written is skipped."""
     if folder is None:
         return
     path = _entry_path(folder, key)
     try:
-        data = encode(key, payload)
+        data = encode(key, payload, text)
     except (TypeError, ValueError):
         return
     try:

@@ -198,8 +198,11 @@ def _string_lists(value: Any) -> bool:
         isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value.values())
 
 
-def _cached_models(root: Path, payload: Any) -> _Models | None:
-    """The models entry :func:`_models` stored, or None when it is not exactly that."""
+def _cached_models(root: Path, entry: tuple[Any, str] | None) -> _Models | None:
+    """The models entry :func:`_models` stored (it has no text), or None when it is not exactly that."""
+    if entry is None or entry[1]:
+        return None
+    payload = entry[0]
     if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone"}:
         return None
     diags, groups, alone = diagnostics_from_json(payload["diagnostics"]), payload["groups"], payload["alone"]
@@ -257,7 +260,7 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
         done = iter(computed)
         outcomes = [o if o is not None else next(done) for o in outcomes]
         for key, outcome in zip(keys, computed):
-            render_cache.store(cache, key, outcome_json(outcome))
+            render_cache.store(cache, key, *outcome_json(outcome))
     return [o for o in outcomes if o is not None], models
 
 
