@@ -11,7 +11,6 @@ import math
 import os
 import stat
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,6 +61,8 @@ def _exit_code_for(exc: Exception) -> ExitCode:
         return exc.exit_code
     # Anything else is a bug in gen: one clear line, the traceback only on request.
     if os.environ.get("GEN_DEBUG"):
+        import traceback  # a bug's report only: not imported on every run
+
         traceback.print_exception(exc)
     output.current().fail(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)")
     return ExitCode.INTERNAL

@@ -21,7 +21,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,10 +98,8 @@ def _safe_rel(relpath: str) -> tuple[str, ...]:
 
 
 def _decode(data: bytes | None) -> str | None:
-    if data is None:
-        return None
     try:
-        return data.decode("utf-8")
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         return "\ufffd(binary)"
 
@@ -310,6 +307,7 @@ def _sync_temps(out: OutputTree, temps: list[tuple[str, tuple[str, ...], Change]
     try:
         if not temps or out.sync_filesystems({parts[:-1] for _, parts, _ in temps}):
             return
+        from concurrent.futures import ThreadPoolExecutor  # without syncfs only: not on every run
         with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(temps))) as pool:
             list(pool.map(lambda t: out.fsync_entry(t[1][:-1], t[0]), temps))
     except OSError as exc:  # a writeback error: nothing is replaced (the caller removes the temps)
@@ -321,6 +319,7 @@ def _sync_folders(out: OutputTree, folders: set[tuple[str, ...]]) -> None:
     try:
         if not folders or out.sync_filesystems(folders):
             return
+        from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=min(_SYNC_THREADS, len(folders))) as pool:
             list(pool.map(out.fsync_entry, sorted(folders)))
     except OSError as exc:
