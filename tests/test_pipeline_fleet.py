@@ -181,3 +181,55 @@ def test_collector_threshold_raised_for_the_host_loop_only(fleet_repo: Path,
     with pytest.raises(RuntimeError):
         run(fleet_repo, None)
     assert gc.get_threshold() == before
+
+
+def test_the_collector_pauses_for_cache_reads_and_the_plan_only(fleet_repo: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading cached outcomes and planning make no cyclic garbage: the collector is off for
+    them, on (at the raised threshold) while hosts are processed, and as it was afterwards,
+    also when the plan raised; a caller that turned it off keeps it off."""
+    import gc
+
+    seen: dict[str, list[bool]] = {"load": [], "plan": [], "process": []}
+    real_load, real_plan, real_chunk = pipeline.render_cache.load, pipeline.plan_trees, pipeline._process_chunk
+
+    def load(*args: object) -> object:
+        seen["load"].append(gc.isenabled())
+        return real_load(*args)
+
+    def plan(*args: object) -> object:
+        seen["plan"].append(gc.isenabled())
+        return real_plan(*args)
+
+    def chunk(work: list) -> list:
+        seen["process"].append(gc.isenabled())
+        return real_chunk(work)
+
+    monkeypatch.setattr(pipeline.render_cache, "load", load)
+    monkeypatch.setattr(pipeline, "plan_trees", plan)
+    monkeypatch.setattr(pipeline, "_process_chunk", chunk)
+    assert gc.isenabled()
+    cold = render_fleet(fleet_repo, None, jobs=1)
+    warm = render_fleet(fleet_repo, None, jobs=1)
+    _same(warm, cold)
+    # per run: the models' entry (collector on), then one read per host file (off)
+    hosts = len(seen["load"]) // 2 - 1
+    assert hosts > 0 and seen["load"] == ([True] + [False] * hosts) * 2
+    assert seen["plan"] == [False, False]
+    assert seen["process"] and all(seen["process"])
+    assert gc.isenabled()
+
+    def boom(*args: object) -> object:
+        raise OSError("plan failed")
+
+    monkeypatch.setattr(pipeline, "plan_trees", boom)
+    with pytest.raises(OSError):
+        render_fleet(fleet_repo, None, jobs=1)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(OSError):
+            render_fleet(fleet_repo, None, jobs=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
