@@ -349,3 +349,56 @@ def test_a_warm_run_loads_no_yaml_schema_templating_or_pool(repo_copy: Path, cac
     assert warm.returncode == 0, warm.stderr
     assert warm.stderr.splitlines()[-1] == "[]", warm.stderr
     assert "0 created, 0 updated" in warm.stdout
+
+
+def _reference_hash(digest: Any, folder: Path, label: str) -> None:
+    """The key's tree walk as pathlib spells it (sorted rglob): what _hash_tree must equal."""
+    from generator.load.files import read_file
+
+    if folder.is_symlink() or not folder.is_dir():
+        digest.update(f"{label}: {'a symlink' if folder.is_symlink() else 'none'}\0".encode())
+        return
+    for path in sorted(folder.rglob("*")):
+        if "__pycache__" in path.parts:
+            continue
+        name = f"{label}/{path.relative_to(folder)}".encode("utf-8", "surrogateescape")
+        if path.is_dir() and not path.is_symlink():
+            digest.update(name + b"/\0")
+            continue
+        data = None if path.is_symlink() else read_file(path, str(path), limit=None)[0]
+        data = data if data is not None else b"\0not a regular file"
+        digest.update(name + f"\0{len(data)}\0".encode())
+        digest.update(data)
+
+
+def test_the_tree_hash_is_the_sorted_walk_of_every_entry(tmp_path: Path) -> None:
+    """Folders right after their parent in name order ("a", "a/x", "a-b"), dotfiles, links
+    (to a folder: named, not walked; dangling), a FIFO, a name that is not UTF-8, and
+    __pycache__ left out: the same digest as the plain sorted walk, and every change counts."""
+    import hashlib
+
+    top = tmp_path / "tree"
+    for folder in ("a", "a-b", "a/deep/er", "sub/__pycache__"):
+        (top / folder).mkdir(parents=True)
+    for name, data in (("a/x", b"1"), ("a-b/y", b"2"), (".hidden", b""), ("a/deep/er/z", b"3"),
+                       ("sub/__pycache__/m.pyc", b"4"), ("top.yaml", b"k: v\n")):
+        (top / name).write_bytes(data)
+    (top / "link").symlink_to(top / "a")
+    (top / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(top / "fifo")
+    (top / os.fsdecode(b"n\xffm")).write_bytes(b"\xff")
+
+    def both(folder: Path) -> tuple[str, str]:
+        ours, reference = hashlib.sha256(), hashlib.sha256()
+        render_cache._hash_tree(ours, folder, "t")
+        _reference_hash(reference, folder, "t")
+        return ours.hexdigest(), reference.hexdigest()
+
+    first = both(top)
+    assert first[0] == first[1]
+    for folder in (top / "link", tmp_path / "missing", top / "sub" / "__pycache__"):
+        assert len(set(both(folder))) == 1
+    (top / "sub/__pycache__/m.pyc").write_bytes(b"5")
+    assert both(top) == first  # __pycache__ is never part of the key
+    (top / "a/deep/er/z").write_bytes(b"4")
+    assert both(top)[0] == both(top)[1] != first[0]

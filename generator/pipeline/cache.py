@@ -104,23 +104,36 @@ def _hash_tree(digest: Any, folder: Path, label: str) -> None:
 
     Entries that are not regular files (a FIFO, device, symlink, a folder named x.yaml) are
     never read (load/files.py) but count by name, so that a loader error about them is not
-    hidden by an entry cached before they appeared. A linked ``folder`` is not walked.
+    hidden by an entry cached before they appeared. A linked ``folder`` is not walked, nor
+    is a linked folder inside it; ``__pycache__`` folders are left out.
     """
     if folder.is_symlink() or not folder.is_dir():
         digest.update(f"{label}: {'a symlink' if folder.is_symlink() else 'none'}\0".encode())
         return
-    for path in sorted(folder.rglob("*")):
-        if "__pycache__" in path.parts:
+    if "__pycache__" not in folder.parts:
+        _hash_entries(digest, str(folder), label)
+
+
+def _hash_entries(digest: Any, path: str, name: str) -> None:
+    """:func:`_hash_tree` below the folder ``path`` (shown as ``name``): each folder's entries
+    by name, a folder's own entries right after it (the order of sorted relative paths),
+    listed with ``os.scandir`` (every Python folder of gen is hashed on every run)."""
+    with os.scandir(path) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        if entry.name == "__pycache__":
             continue
         # surrogateescape: a file name that is not UTF-8 is keyed by its bytes, not a crash
-        name = f"{label}/{path.relative_to(folder)}".encode("utf-8", "surrogateescape")
-        if path.is_dir() and not path.is_symlink():
-            digest.update(name + b"/\0")
+        shown = f"{name}/{entry.name}"
+        encoded = shown.encode("utf-8", "surrogateescape")
+        if entry.is_dir(follow_symlinks=False):
+            digest.update(encoded + b"/\0")
+            _hash_entries(digest, entry.path, shown)
             continue
         # No size limit: a catalog over the manifests' 256 KiB must still key by its content.
-        data = None if path.is_symlink() else read_file(path, str(path), limit=None)[0]
+        data = None if entry.is_symlink() else read_file(Path(entry.path), entry.path, limit=None)[0]
         data = data if data is not None else b"\0not a regular file"
-        digest.update(name + f"\0{len(data)}\0".encode())
+        digest.update(encoded + f"\0{len(data)}\0".encode())
         digest.update(data)
 
 
