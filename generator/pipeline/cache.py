@@ -6,7 +6,7 @@ that shape its output). The key hashes all of those (:func:`shared_key`, :func:`
 so any edit anywhere misses the cache and renders afresh.
 
 The cache is untrusted storage: an entry is data only, never code: a first JSON line
-naming the format, its own key and the SHA-256 of the rest, a JSON payload line, then the
+naming the format, its own key and a CRC-32 of the rest, a JSON payload line, then the
 text of the host's files (UTF-8, the payload gives each file's length).
 :func:`load` re-checks the key and the digest before it parses the payload, and the
 caller checks the exact shape of every field; anything else is a miss. The folder is
@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,14 @@ def _entry_name(folder: Path, key: str) -> str:
 
 
 def _digest(data: bytes | memoryview) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """The check of an entry's bytes against damage (a bad disk, a write cut short).
+
+    CRC-32, not SHA-256: no unkeyed hash makes an entry authentic, since whoever can write
+    the folder can write a matching one (hence the folder checks, and the shape checks
+    after this one); against damage CRC-32 serves as well, at a fifth of the time over
+    the 20 MB a warm run of 1,000 hosts reads.
+    """
+    return f"crc32:{zlib.crc32(data):08x}"
 
 
 def encode(key: str, payload: Any, text: str = "") -> bytes:
