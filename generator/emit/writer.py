@@ -14,7 +14,6 @@ removes them; nothing else of that shape is touched.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import enum
 import functools
 import os
@@ -387,6 +386,7 @@ def apply(output_root: Path, changes: Iterable[Change]) -> None:
 
 def unified_diff(changes: Iterable[Change]) -> str:
     """A git-style unified diff of every change that is not 'unchanged'."""
+    import difflib  # gen diff only
     out: list[str] = []
     for c in changes:
         if c.action is Action.UNCHANGED:
