@@ -233,3 +233,24 @@ def test_the_collector_pauses_for_cache_reads_and_the_plan_only(fleet_repo: Path
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_objects_of_a_run_go_to_the_oldest_generation_and_a_callers_freeze_is_kept(
+        fleet_repo: Path) -> None:
+    """After the paused work the run's objects are moved to the oldest generation (freeze,
+    then unfreeze), not left frozen; objects a caller froze stay frozen, and are not moved."""
+    import gc
+
+    render_fleet(fleet_repo, None, jobs=1)
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    young = gc.get_count()[0]
+    render_fleet(fleet_repo, None, jobs=1)  # warm: the paused part answers it all
+    assert gc.get_freeze_count() == 0 and gc.get_count()[0] < young + 2000
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        render_fleet(fleet_repo, None, jobs=1)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -41,7 +41,7 @@ def owns_header(text: str) -> bool:
     return bool(HEADER_RE.fullmatch(text.split("\n", 1)[0]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RenderedFile:
     """One file of a host's tree: path relative to ``output/<host>/``, text, mode."""
 
@@ -50,7 +50,7 @@ class RenderedFile:
     mode: int = 0o644
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostTree:
     """Everything gen renders for one host."""
 
@@ -76,7 +76,7 @@ class Action(str, enum.Enum):
     REMOVED = "removed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """One file's fate: path relative to the output root, the action, and the new file's mode."""
 
