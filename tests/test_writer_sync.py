@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.emit import safe_fs
+from generator.emit import durable
 from generator.emit.writer import MARKER, HostTree, RenderedFile, WriteError, apply, plan
 
 HEAD = f"# {MARKER} test\n"
-linux_syncfs = pytest.mark.skipif(safe_fs._libc_syncfs() is None, reason="needs Linux >= 5.8 (syncfs)")
+linux_syncfs = pytest.mark.skipif(durable._libc_syncfs() is None, reason="needs Linux >= 5.8 (syncfs)")
 
 
 def _tree() -> HostTree:
@@ -27,9 +27,9 @@ def _tree() -> HostTree:
 
 
 def _record(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Wrap os.fsync, safe_fs.syncfs and os.replace so each call is logged, then run."""
+    """Wrap os.fsync, durable.syncfs and os.replace so each call is logged, then run."""
     log: list[str] = []
-    real_fsync, real_syncfs, real_replace = os.fsync, safe_fs.syncfs, os.replace
+    real_fsync, real_syncfs, real_replace = os.fsync, durable.syncfs, os.replace
 
     def fsync(fd: int) -> None:
         log.append("fsync")
@@ -45,7 +45,7 @@ def _record(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         real_replace(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(safe_fs, "syncfs", syncfs)
+    monkeypatch.setattr(durable, "syncfs", syncfs)
     monkeypatch.setattr(os, "replace", replace)
     return log
 
@@ -54,11 +54,11 @@ def _record(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_syncfs_flushes_a_real_filesystem_and_reports_a_bad_fd(tmp_path: Path) -> None:
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert safe_fs.syncfs(fd) is True
+        assert durable.syncfs(fd) is True
     finally:
         os.close(fd)
     with pytest.raises(OSError) as info:
-        safe_fs.syncfs(fd)  # closed: the error of syncfs(2) is raised, not swallowed
+        durable.syncfs(fd)  # closed: the error of syncfs(2) is raised, not swallowed
     assert info.value.errno == errno.EBADF
 
 
@@ -79,7 +79,7 @@ def test_without_syncfs_every_file_and_folder_is_fsynced_data_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "output"
     changes = plan(out, _tree())
-    monkeypatch.setattr(safe_fs, "_libc_syncfs", lambda: None)  # as on macOS or Linux < 5.8
+    monkeypatch.setattr(durable, "_libc_syncfs", lambda: None)  # as on macOS or Linux < 5.8
     log = _record(monkeypatch)
     apply(out, changes)
     assert [e for e in log if e != "syncfs-unavailable"] == ["fsync"] * 4 + ["rename"] * 4 + ["fsync"] * 3
@@ -87,13 +87,13 @@ def test_without_syncfs_every_file_and_folder_is_fsynced_data_first(
 
 
 def test_syncfs_is_not_trusted_before_linux_5_8(monkeypatch: pytest.MonkeyPatch) -> None:
-    safe_fs._libc_syncfs.cache_clear()
+    durable._libc_syncfs.cache_clear()
     try:
         monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "5.4.0-150-generic", "", "")))
         monkeypatch.setattr(sys, "platform", "linux")
-        assert safe_fs._libc_syncfs() is None  # writeback errors were not reported then
+        assert durable._libc_syncfs() is None  # writeback errors were not reported then
     finally:
-        safe_fs._libc_syncfs.cache_clear()
+        durable._libc_syncfs.cache_clear()
 
 
 def test_a_sync_error_before_the_renames_replaces_nothing_and_is_a_write_error(
@@ -106,7 +106,7 @@ def test_a_sync_error_before_the_renames_replaces_nothing_and_is_a_write_error(
     def failing(fd: int) -> bool:  # as syncfs(2) reports a writeback error (EIO)
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(safe_fs, "syncfs", failing)
+    monkeypatch.setattr(durable, "syncfs", failing)
     with pytest.raises(WriteError, match="no file was replaced"):
         apply(out, changes)
     assert (out / "h/etc/a").read_text() == HEAD + "1\n"  # old content, and no temp file left

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import base64
 import errno
-import functools
 import os
 import re
 import stat
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
+from generator.emit import durable
 from generator.errors import GenError
 
 OUTPUT_DISPLAY = "output"
@@ -58,46 +57,6 @@ def is_temp_of(entry: str, names: set[str]) -> bool:
     """True when ``entry`` is a temp file gen made for one of ``names`` (same folder)."""
     m = TEMP_RE.fullmatch(entry)
     return m is not None and m.group("name") in names
-
-
-@functools.cache
-def _libc_syncfs() -> Callable[[int], int] | None:
-    """Linux's ``syncfs(2)`` through ctypes; None where it is missing or cannot be trusted.
-
-    Before Linux 5.8 syncfs returned 0 even when writeback failed, so an I/O error would
-    go unnoticed: there (and off Linux) callers fall back to one fsync per file.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes  # only a run that writes gets here
-
-    try:
-        major, minor = (int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
-        if (major, minor) < (5, 8):
-            return None
-        func = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError, ValueError):
-        return None
-    func.argtypes = [ctypes.c_int]
-    func.restype = ctypes.c_int
-    return func
-
-
-def syncfs(fd: int) -> bool:
-    """Write back and wait for every dirty page and inode of the filesystem holding ``fd``.
-
-    False when ``syncfs(2)`` is unavailable (the caller must fsync itself); an I/O error
-    raises :class:`OSError`.
-    """
-    func = _libc_syncfs()
-    if func is None:
-        return False
-    if func(fd) != 0:
-        import ctypes
-
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return True
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
@@ -152,6 +111,7 @@ class OutputTree:
         self._fds: dict[tuple[str, ...], int] = {}
         # Folders found missing (only without ``create``): looked up once, not once per file.
         self._missing: set[tuple[str, ...]] = set()
+        self._made: set[tuple[str, ...]] = set()  # folders this tree created (``create`` only)
         self._parent_fd: int | None = None
 
     def __enter__(self) -> OutputTree:
@@ -181,8 +141,14 @@ class OutputTree:
                 raise WriteError(f"cannot open {self._root.parent}: {exc.strerror}") from exc
         return self._open_in(self._parent_fd, self._root.name, ())
 
-    def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
-        """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing."""
+    def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...], first: bool = True) -> int | None:
+        """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing.
+
+        In a folder this tree made nothing can be found, so it is made without looking first
+        (a first render makes 9,000); what appeared meanwhile fails the mkdir, then is checked.
+        """
+        if first and parts and parts[:-1] in self._made:
+            return self._make_in(parent_fd, name, parts)
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
@@ -198,13 +164,17 @@ class OutputTree:
                 return None  # a file where a folder should be: nothing below it exists
             raise UnsafeOutputError(f"{self.display(parts)} is {_kind(st.st_mode)} where gen needs a folder: "
                                     "move it away, then run again") from None
+        return self._make_in(parent_fd, name, parts)
+
+    def _make_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
         try:
             os.mkdir(name, 0o755, dir_fd=parent_fd)
+            self._made.add(parts)
         except FileExistsError:
             pass  # made meanwhile (another host's apply): open it, still without following
         except OSError as exc:
             raise WriteError(f"cannot create {self.display(parts)}: {exc.strerror}") from exc
-        return self._open_in(parent_fd, name, parts)
+        return self._open_in(parent_fd, name, parts, first=False)
 
     def dir_fd(self, parts: tuple[str, ...]) -> int | None:
         """The fd of folder ``output/<parts>`` (None when it does not exist and not creating)."""
@@ -232,6 +202,7 @@ class OutputTree:
 
     def forget(self, parts: tuple[str, ...]) -> None:
         """Drop the cached fd of a folder that was removed."""
+        self._made.discard(parts)
         fd = self._fds.pop(parts, None)
         if fd is not None:
             os.close(fd)
@@ -354,12 +325,8 @@ class OutputTree:
             os.close(file_fd)
 
     def sync_filesystems(self, folders: Iterable[tuple[str, ...]]) -> bool:
-        """``syncfs`` once per filesystem that holds one of ``folders`` (already opened).
-
-        Syncing a whole filesystem covers every file and folder written on it, which makes
-        the data durable with one call instead of one fsync per file. False when syncfs is
-        unavailable: nothing was synced then and the caller fsyncs each entry itself.
-        """
+        """``syncfs`` once per filesystem holding one of ``folders`` (opened): one call makes every
+        file and folder written there durable. False without syncfs: the caller fsyncs each."""
         by_device: dict[int, int] = {}
         # The root first: since Linux 5.8 syncfs reports a writeback error that happened
         # after its fd was opened, and the root was opened before anything was written.
@@ -367,7 +334,7 @@ class OutputTree:
             fd = self.dir_fd(parts)
             assert fd is not None
             by_device.setdefault(os.fstat(fd).st_dev, fd)
-        return all(syncfs(fd) for fd in by_device.values())
+        return all(durable.syncfs(fd) for fd in by_device.values())
 
     def replace(self, parts: tuple[str, ...], tmp: str) -> None:
         """Rename temp file ``tmp`` over ``output/<parts>`` (same folder, by fd)."""

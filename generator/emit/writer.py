@@ -300,7 +300,7 @@ _SYNC_THREADS = 16
 def _sync_temps(out: OutputTree, temps: list[tuple[str, tuple[str, ...], Change]]) -> None:
     """Make every temp file's data durable before any is renamed over its target.
 
-    One ``syncfs`` per filesystem where Linux has it (see safe_fs.syncfs), else an fsync per
+    One ``syncfs`` per filesystem where Linux has it (see emit/durable.py), else an fsync per
     temp file in threads. Either way no name is ever pointed at data that is not on disk.
     """
     try:
