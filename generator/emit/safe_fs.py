@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from generator.emit import durable
+from generator.emit.openat2 import open_below
 from generator.errors import GenError
 
 OUTPUT_DISPLAY = "output"
@@ -182,9 +183,15 @@ class OutputTree:
             return self._fds[parts]
         if parts in self._missing:
             return None
-        if not parts:
+        fd = None
+        if len(parts) > 2 and not self._create:  # a deep folder to read: one call from its host's
+            top = self.dir_fd(parts[:1])
+            fd = None if top is None else open_below(top, parts[1:])
+        if fd is not None:
+            pass
+        elif not parts:
             fd = self._open_root()
-        else:
+        else:  # one component at a time; also what names a link, file or missing folder exactly
             parent = self.dir_fd(parts[:-1])
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:
