@@ -23,7 +23,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.errors import Diagnostics, GenError, Position
-from generator.load import libyaml, limits
+from generator.load import eventload, libyaml, limits
 from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
@@ -157,7 +157,19 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
 
 
 def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | None:
-    """Parse YAML text; on malformed YAML record Y001 and return None."""
+    """Parse YAML text; on malformed YAML record Y001 and return None.
+
+    A well-formed document is built from one parse (:mod:`generator.load.eventload`); any
+    other goes the composed way (:func:`load_text_composed`), which reports what is wrong.
+    """
+    built = eventload.build(text)
+    if built is not None:
+        return Document(display_path, built[0], built[1], built[2])
+    return load_text_composed(text, display_path, diags)
+
+
+def load_text_composed(text: str, display_path: str, diags: Diagnostics) -> Document | None:
+    """:func:`load_text` by bounding the events, composing the nodes and walking them."""
     doc = Document(display_path, None)
     try:
         if not limits.prescan(text, display_path, diags):
