@@ -11,6 +11,7 @@ aliases, duplicate and merge keys, every YAML 1.2 scalar spelling ruamel resolve
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from generator.errors import Diagnostics
 from generator.load import eventload, libyaml
 from generator.load.limits import MAX_DEPTH, MAX_NODES, MAX_SCALAR_CHARS
 from generator.load.manifests import load_text, load_text_composed
+from generator.load.values import check_values
 from hypothesis_budget import examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +41,10 @@ def _outcome(loader: object, text: str) -> tuple[object, list[str]]:
 
 def _same(text: str) -> None:
     assert _outcome(load_text, text) == _outcome(load_text_composed, text), text
+    doc = load_text(text, "m.yaml", Diagnostics())
+    if doc is not None and doc.clean_values:  # the whole-document walk would find nothing indeed
+        walked, diags = replace(doc, clean_values=False, refused=set()), Diagnostics()
+        assert check_values(walked, diags) and diags.items == [] and walked.refused == set(), text
 
 
 def _repo_texts() -> list[tuple[str, str]]:
@@ -127,7 +133,9 @@ def test_without_libyaml_the_composed_path_is_the_only_one(monkeypatch: pytest.M
 WORDS = ["a", "b", "1", "-1", "+1", "0", "00", "017", "0o17", "0x1F", "0b101", "1_000", "1.5", ".5", "1.", "1e3",
          "-1e999", ".nan", ".NaN", ".inf", "-.inf", "true", "True", "FALSE", "yes", "no", "on", "null", "Null",
          "~", "", "2024-01-01", "2001-12-14t21:59:43.10-05:00", "<<", "=", "'1'", '"true"', "'<<'", '"a\\tb"',
-         "a b", "1:2", "99999999999999999999", "9" * 30, "'it''s'", '"\\x07"', "-", "?x", "é"]
+         "a b", "1:2", "99999999999999999999", "9" * 30, "'it''s'", '"\\x07"', "-", "?x", "é", "1e999",
+         '"\\u200b"', '"\\u00a0"', "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+         '"\\ue000"', '"a\\u202eb"']
 SCALARS = st.one_of(st.sampled_from(WORDS), st.text(alphabet="az09-_.:+", max_size=6))
 # Words that are valid in any position (block or flow, key or value): most documents made of
 # them have no finding, so the builder's own path (aliases replayed) is what gets compared.

@@ -16,11 +16,15 @@ tests/test_eventload.py compares both on every YAML file of the repository, on h
 cases and on generated documents.
 
 Scalar types are ruamel's: its resolver picks the tag of a plain scalar and its safe
-constructor builds every value that is not a string, exactly as when composing.
+constructor builds every value that is not a string, exactly as when composing. While it
+builds, it also notes whether every key and value is printable text or a usable number;
+when so, :mod:`generator.load.values` skips its walk over the document (it would find
+nothing: the test checks that too).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
@@ -45,7 +49,7 @@ _STRING = object()
 _MISSING = object()
 _PLAIN: dict[str, Any] = {}
 _PLAIN_MAX = 8192
-_CACHED_TYPES = frozenset({int, float, bool, type(None)})
+_CACHED_TYPES = frozenset({int, float, bool, type(None)})  # NaN is not: _usable refuses it
 
 
 class _GiveUp(GenError, ValueError):  # internal: caught in this module
@@ -95,28 +99,6 @@ def _collect(text: str) -> list[Any]:
         loader.dispose()
 
 
-def _plain(event: Any) -> Any:
-    """The value of a plain scalar: a string, or what ruamel's constructor makes of it."""
-    text = event.value
-    found = _PLAIN.get(text, _MISSING)
-    if found is not _MISSING:
-        return text if found is _STRING else found
-    tag = libyaml.resolve_scalar(text, event.implicit)
-    if str(tag) == _STR_TAG:
-        found = _STRING
-    elif str(tag) == _MERGE_TAG:
-        raise _GiveUp  # Y004
-    else:
-        node = ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
-        found = libyaml.construct_scalar(node)  # may raise: the old path reports Y001
-        if type(found) not in _CACHED_TYPES or found != found:
-            return found  # a date, or NaN (each .nan key its own, as when composing): built each time
-    if len(_PLAIN) >= _PLAIN_MAX:
-        _PLAIN.clear()  # bounded: a fleet of unique values must not grow it forever
-    _PLAIN[text] = found
-    return text if found is _STRING else found
-
-
 class _Builder:
     """Builds data from the collected events as manifests._build does from nodes."""
 
@@ -126,6 +108,42 @@ class _Builder:
         self.key_pos: Positions = {}
         self.anchors: dict[str, int] = {}  # complete anchors -> index of their first event
         self.left = limits.MAX_NODES  # nodes left, keys and every alias use counted in full
+        # False once a key or value is anything load/values.py might refuse (text that is not
+        # printable, NaN, infinity, an integer past 64 bits); True: it would find nothing.
+        self.clean = True
+
+    def plain(self, event: Any) -> Any:
+        """The value of a plain scalar: a string, or what ruamel's constructor makes of it.
+
+        Only printable strings and usable immutable values are remembered, so a value from
+        the memo never needs looking at again.
+        """
+        text = event.value
+        found = _PLAIN.get(text, _MISSING)
+        if found is not _MISSING:
+            return text if found is _STRING else found
+        tag = libyaml.resolve_scalar(text, event.implicit)
+        if str(tag) == _STR_TAG:
+            value, found = text, _STRING
+        elif str(tag) == _MERGE_TAG:
+            raise _GiveUp  # Y004
+        else:
+            node = ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+            value = found = libyaml.construct_scalar(node)  # may raise: the old path reports Y001
+        if not _usable(value):
+            self.clean = False
+            return value
+        if found is _STRING or type(found) in _CACHED_TYPES:  # not a date: built again for every use
+            if len(_PLAIN) >= _PLAIN_MAX:
+                _PLAIN.clear()  # bounded: a fleet of unique values must not grow it forever
+            _PLAIN[text] = found
+        return value
+
+    def quoted(self, text: str) -> str:
+        """A quoted scalar's text, noted when it is not printable."""
+        if not text.isprintable():
+            self.clean = False
+        return text
 
     def node(self, i: int, path: DocPath, depth: int) -> tuple[Any, int]:
         """The value whose first event is ``events[i]``, and the index after its last."""
@@ -142,7 +160,7 @@ class _Builder:
         mark = event.start_mark
         self.value_pos[path] = (mark.line + 1, mark.column + 1)
         if cls is ScalarEvent:
-            value, end = (_plain(event) if event.implicit[0] else event.value), i + 1
+            value, end = (self.plain(event) if event.implicit[0] else self.quoted(event.value)), i + 1
         elif cls is MappingStartEvent:
             value, end = self.mapping(i + 1, path, depth)
         else:
@@ -151,37 +169,75 @@ class _Builder:
             self.anchors[event.anchor] = i
         return value, end
 
+    def leaf(self, event: Any, path: DocPath, depth: int) -> Any:
+        """A scalar without an anchor (most nodes): :meth:`node` without its dispatch."""
+        self.left -= 1
+        if self.left < 0 or depth > limits.MAX_DEPTH:
+            raise _GiveUp
+        mark = event.start_mark
+        self.value_pos[path] = (mark.line + 1, mark.column + 1)
+        if not event.implicit[0]:
+            return self.quoted(event.value)
+        found = _PLAIN.get(event.value, _MISSING)
+        if found is _STRING:
+            return event.value
+        return self.plain(event) if found is _MISSING else found
+
     def sequence(self, i: int, path: DocPath, depth: int) -> tuple[list[Any], int]:
         """The items from ``events[i]`` up to the sequence's end event."""
         out: list[Any] = []
         events = self.events
-        while events[i].__class__ is not SequenceEndEvent:
-            value, i = self.node(i, path + (len(out),), depth + 1)
-            out.append(value)
+        while (event := events[i]).__class__ is not SequenceEndEvent:
+            if event.__class__ is ScalarEvent and event.anchor is None:
+                out.append(self.leaf(event, path + (len(out),), depth + 1))
+                i += 1
+            else:
+                value, i = self.node(i, path + (len(out),), depth + 1)
+                out.append(value)
         return out, i + 1
 
     def mapping(self, i: int, path: DocPath, depth: int) -> tuple[dict[Any, Any], int]:
         """The pairs from ``events[i]`` up to the mapping's end event."""
         out: dict[Any, Any] = {}
         events = self.events
+        key_pos = self.key_pos
         while (event := events[i]).__class__ is not MappingEndEvent:
             if event.__class__ is not ScalarEvent or event.anchor is not None:
                 raise _GiveUp  # Y005, or an alias/anchor on a key: the old path decides
             self.left -= 1  # limits.prescan counts keys too
-            key = _plain(event) if event.implicit[0] else event.value
-            if not isinstance(key, _KEY_TYPES) and key is not None:
-                key = str(key)  # as manifests._mapping: a date used as key stays hashable
+            key = self.plain(event) if event.implicit[0] else self.quoted(event.value)
+            if key.__class__ is not str and not isinstance(key, _KEY_TYPES) and key is not None:
+                key = self.quoted(str(key))  # as manifests._mapping: a date used as key stays hashable
             kpath = path + (key,)
             if key in out:
                 raise _GiveUp  # Y002
             mark = event.start_mark
-            self.key_pos[kpath] = (mark.line + 1, mark.column + 1)
-            out[key], i = self.node(i + 1, kpath, depth + 1)
+            key_pos[kpath] = (mark.line + 1, mark.column + 1)
+            value = events[i + 1]
+            if value.__class__ is ScalarEvent and value.anchor is None:
+                out[key] = self.leaf(value, kpath, depth + 1)
+                i += 2
+            else:
+                out[key], i = self.node(i + 1, kpath, depth + 1)
         return out, i + 1
 
 
-def build(text: str) -> tuple[Any, Positions, Positions] | None:
-    """The data, value positions and key positions of ``text``; None: use the old path.
+def _usable(value: Any) -> bool:
+    """False for what load/values.py may refuse; bool, None and dates are always fine."""
+    cls = value.__class__
+    if cls is str:
+        return value.isprintable()  # every character values.bad_char refuses is unprintable
+    if cls is float:
+        return math.isfinite(value)
+    if cls is int:
+        return -limits.INT_LIMIT <= value <= limits.INT_LIMIT
+    return True
+
+
+def build(text: str) -> tuple[Any, Positions, Positions, bool] | None:
+    """The data, value positions, key positions of ``text``, and whether every key and value
+    is plainly usable (:func:`generator.load.values.check_values` would find nothing, so it
+    need not look); None: use the old path.
 
     None also whenever the C parser (ruamel.yaml.clib) is missing.
     """
@@ -197,4 +253,4 @@ def build(text: str) -> tuple[Any, Positions, Positions] | None:
             return None  # not one root node: cannot happen in one document, but never guess
     except Exception:  # noqa: BLE001 - any doubt (syntax, reader, constructor): the old path reports it
         return None
-    return data, builder.value_pos, builder.key_pos
+    return data, builder.value_pos, builder.key_pos, builder.clean

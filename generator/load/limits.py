@@ -29,6 +29,7 @@ from generator.load import libyaml
 MAX_DEPTH = 64  # collections inside collections; the examples use 4
 MAX_NODES = 5_000  # after alias expansion; the largest example inventory has 90, a 64-service host ~2,600
 MAX_SCALAR_CHARS = 64 * 1024
+INT_LIMIT = 2**63 - 1  # the largest integer any key or value may hold (load/values.py)
 MAX_DIAGNOSTICS = 50  # per document; the rest are counted in one "and K more" note
 # Worker processes for --jobs: 5,000 forks ran out of process slots (BlockingIOError) and hung
 # the pool; a 300-host render is done in seconds with a few.

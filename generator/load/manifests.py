@@ -47,6 +47,9 @@ class Document:
     # Leaves the schema refused and load/taint.py took out of ``data`` so the rest of the
     # document is still checked; a document with any is never rendered.
     dropped: frozenset[DocPath] = frozenset()
+    # Set by the loader (load/eventload.py) when every key and value of ``data`` as loaded is
+    # printable text or a usable number: load/values.py then has nothing to look at.
+    clean_values: bool = False
 
     def pos(self, path: DocPath = (), key: bool = False) -> Position:
         """Position of the value (or key) at ``path``; falls back to the nearest parent."""
@@ -164,7 +167,7 @@ def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | No
     """
     built = eventload.build(text)
     if built is not None:
-        return Document(display_path, built[0], built[1], built[2])
+        return Document(display_path, built[0], built[1], built[2], clean_values=built[3])
     return load_text_composed(text, display_path, diags)
 
 
