@@ -89,6 +89,7 @@ HOSTILE = [
     "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
     "name: &a [*a, *a]\n", "a: &a {b: *a}\n", "a: *nope\n", "a: &x 1\nb: &x 2\nc: *x\n",
     "a: &x [&x 1, *x]\nb: *x\n", "x: &a 1\n*a : 2\n", "x: &a [1]\n? *a\n: 2\n", "&k a: 1\nb: 2\n",
+    "&k a: 1\nb: *k\n", "&k 1: x\nb: [*k, *k]\n", "&k a: *k\n", "a: &v 1\n&k b: *v\nc: *k\n",
     "a: &d [" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8]"] * 60) + "]\nb: [" + ", ".join(["*d"] * 11) + "]\n",
     "a: &n [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
     "b: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[*n]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
@@ -218,8 +219,9 @@ def test_generated_documents_with_aliases_load_the_same(text: str) -> None:
 @settings(max_examples=examples(100))
 @given(text=st.one_of(documents(), documents(clean=True)))
 def test_generated_documents_without_findings_take_the_quick_way(text: str) -> None:
-    """The builder gives up only where composing finds something: the differential tests
-    above compare its own results, not the composed path twice."""
+    """The builder gives up only where composing finds something (or on an alias used as a
+    key, which these documents never write): the differential tests above compare its own
+    results, not the composed path twice."""
     seen, errors = _outcome(load_text_composed, text)
     if seen is not None and not errors:
         assert eventload.build(text) is not None, text

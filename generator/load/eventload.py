@@ -202,8 +202,8 @@ class _Builder:
         events = self.events
         key_pos = self.key_pos
         while (event := events[i]).__class__ is not MappingEndEvent:
-            if event.__class__ is not ScalarEvent or event.anchor is not None:
-                raise _GiveUp  # Y005, or an alias/anchor on a key: the old path decides
+            if event.__class__ is not ScalarEvent:
+                raise _GiveUp  # Y005, or an alias as a key: the old path decides
             self.left -= 1  # limits.prescan counts keys too
             key = self.plain(event) if event.implicit[0] else self.quoted(event.value)
             if key.__class__ is not str and not isinstance(key, _KEY_TYPES) and key is not None:
@@ -213,6 +213,8 @@ class _Builder:
                 raise _GiveUp  # Y002
             mark = event.start_mark
             key_pos[kpath] = (mark.line + 1, mark.column + 1)
+            if event.anchor is not None:  # a key's anchor: an alias builds that scalar as a value
+                self.anchors[event.anchor] = i
             value = events[i + 1]
             if value.__class__ is ScalarEvent and value.anchor is None:
                 out[key] = self.leaf(value, kpath, depth + 1)
