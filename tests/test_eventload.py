@@ -1,7 +1,8 @@
 """Unit tests for generator.load.eventload: one parse gives exactly what composing gave.
 
 The differential tests load the same text both ways, :func:`manifests.load_text` (events
-first, the composed way when they give up) and :func:`manifests.load_text_composed` (the
+first, straight from the parser or collected when the text has an ``&``; the composed way
+when they give up) and :func:`manifests.load_text_composed` (the
 old path alone), and compare everything a caller can see: the data with its types, both
 position tables in insertion order, and every diagnostic in order. The inputs are every
 YAML file of the repository, hostile cases, and generated documents (tokens, anchors,
@@ -89,6 +90,8 @@ HOSTILE = [
     "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
     "name: &a [*a, *a]\n", "a: &a {b: *a}\n", "a: *nope\n", "a: &x 1\nb: &x 2\nc: *x\n",
     "a: &x [&x 1, *x]\nb: *x\n", "x: &a 1\n*a : 2\n", "x: &a [1]\n? *a\n: 2\n", "&k a: 1\nb: 2\n",
+    "a: 'x&y'\nb: 1\n", "a: x&y\nb: *c\n", "- *a\n", "[&a 1, *a]\n", "--- &a 1\n--- *a\n", "&a [1]\n--- 2\n",
+    "a: &x " + "[" * 70 + "]" * 70 + "\n", "a: &x [&y [&z 1]]\nb: [*z, *y, *x]\n", "&a [&a 1]\n", "&r {a: 1}\n",
     "&k a: 1\nb: *k\n", "&k 1: x\nb: [*k, *k]\n", "&k a: *k\n", "a: &v 1\n&k b: *v\nc: *k\n",
     "a: &d [" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8]"] * 60) + "]\nb: [" + ", ".join(["*d"] * 11) + "]\n",
     "a: &n [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"

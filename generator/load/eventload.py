@@ -3,9 +3,10 @@
 :func:`generator.load.manifests.load_text` used to parse every file twice (the events for
 :mod:`generator.load.limits`, then libyaml's composer, whose Python callbacks and node
 objects cost more than the parse itself) and then walk the node graph again. Here the
-events of one parse are enough: :func:`build` checks them against the same bounds while
-it collects them, then builds the data, ``value_pos`` and ``key_pos`` exactly as the node
-walk does (same values, same positions, same insertion order).
+events of one parse are enough: :func:`build` checks them against the same bounds as it
+builds the data, ``value_pos`` and ``key_pos`` exactly as the node walk does (same
+values, same positions, same insertion order). A text with an anchor (an ``&``) has its
+events collected first, so that every use of an alias builds its node again.
 
 It never reports anything. Whatever could lead to a diagnostic, or is merely unusual
 (a syntax error, a second document, any explicit tag, a limit, a merge key, a non-scalar
@@ -27,8 +28,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
-                                 ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
+from ruamel.yaml.events import (AliasEvent, DocumentEndEvent, DocumentStartEvent, MappingEndEvent,
+                                 MappingStartEvent, ScalarEvent, SequenceEndEvent, SequenceStartEvent,
+                                 StreamEndEvent, StreamStartEvent)
 from ruamel.yaml.nodes import ScalarNode
 
 from generator.errors import GenError
@@ -56,43 +58,45 @@ class _GiveUp(GenError, ValueError):  # internal: caught in this module
     """Something the old path must decide (and report)."""
 
 
-def _collect(text: str) -> list[Any]:
-    """Every event of ``text``, checked as they come: stops at the first one over a bound,
-    so a hostile file is abandoned as early as limits.prescan abandons it."""
+def _collect(text: str) -> tuple[list[Any], dict[str, tuple[int, int]]]:
+    """Every event of ``text``, and where each anchor's events start and end.
+
+    Checked as they come, so a hostile file is abandoned as early as limits.prescan
+    abandons it; aliases too: each must name an anchor whose node is complete.
+    """
     loader = libyaml.parser(text)
     get_event = loader.get_event
     out: list[Any] = []
     append = out.append
-    depth = documents = 0
-    anchors: set[str] = set()
+    slices: dict[str, tuple[int, int]] = {}  # complete anchors
+    named: set[str] = set()  # every anchor so far: a name used twice is the composer's call
+    opened: list[tuple[str | None, int]] = []  # per open collection: its anchor, its first event
     try:
         while True:
             event = get_event()
             cls = event.__class__
-            if cls is ScalarEvent:  # most events: tested first
-                if event.ctag is not None or len(event.value) > limits.MAX_SCALAR_CHARS:
-                    raise _GiveUp
-            elif cls is MappingStartEvent or cls is SequenceStartEvent:
-                depth += 1
-                if event.ctag is not None or depth >= limits.MAX_DEPTH:
-                    raise _GiveUp
-            elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                depth -= 1
-            elif cls is DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    raise _GiveUp
-                continue
-            elif cls is StreamEndEvent:
-                return out
-            elif cls is not AliasEvent:
-                continue  # stream start, document end: nothing to build
+            append(event)
             anchor = getattr(event, "anchor", None)  # an alias' is the name it uses
             if anchor is not None and cls is not AliasEvent:
-                if anchor in anchors:
-                    raise _GiveUp  # a reused anchor name: which one an alias means is the composer's call
-                anchors.add(anchor)
-            append(event)
+                if anchor in named:
+                    raise _GiveUp
+                named.add(anchor)
+            if cls is MappingStartEvent or cls is SequenceStartEvent:
+                opened.append((anchor, len(out) - 1))
+                if len(opened) >= limits.MAX_DEPTH:
+                    raise _GiveUp
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                anchor, start = opened.pop()
+                if anchor is not None:
+                    slices[anchor] = (start, len(out))
+            elif cls is ScalarEvent:
+                if anchor is not None:
+                    slices[anchor] = (len(out) - 1, len(out))
+            elif cls is AliasEvent:
+                if event.anchor not in slices:
+                    raise _GiveUp  # undefined, or inside its own anchor (a cycle)
+            elif cls is StreamEndEvent:
+                return out, slices
             if len(out) > _MAX_EVENTS:
                 raise _GiveUp
     finally:
@@ -100,13 +104,12 @@ def _collect(text: str) -> list[Any]:
 
 
 class _Builder:
-    """Builds data from the collected events as manifests._build does from nodes."""
+    """Builds data from events, pulled one at a time, as manifests._build does from nodes."""
 
-    def __init__(self, events: list[Any]) -> None:
-        self.events = events
+    def __init__(self, events: list[Any], slices: dict[str, tuple[int, int]]) -> None:
+        self.events, self.slices = events, slices  # empty unless the text has anchors
         self.value_pos: Positions = {}
         self.key_pos: Positions = {}
-        self.anchors: dict[str, int] = {}  # complete anchors -> index of their first event
         self.left = limits.MAX_NODES  # nodes left, keys and every alias use counted in full
         # False once a key or value is anything load/values.py might refuse (text that is not
         # printable, NaN, infinity, an integer past 64 bits); True: it would find nothing.
@@ -145,34 +148,34 @@ class _Builder:
             self.clean = False
         return text
 
-    def node(self, i: int, path: DocPath, depth: int) -> tuple[Any, int]:
-        """The value whose first event is ``events[i]``, and the index after its last."""
-        event = self.events[i]
+    def node(self, event: Any, pull: Any, path: DocPath, depth: int) -> Any:
+        """The value whose first event is ``event``; ``pull`` gives the events after it."""
         cls = event.__class__
         if cls is AliasEvent:
-            start = self.anchors.get(event.anchor)
-            if start is None:
-                raise _GiveUp  # undefined, or inside its own anchor (a cycle)
-            return self.node(start, path, depth)[0], i + 1
+            found = self.slices.get(event.anchor)
+            if found is None:
+                raise _GiveUp  # no anchor in the text: the alias is undefined
+            start, end = found
+            again = iter(self.events[start:end]).__next__
+            return self.node(again(), again, path, depth)
+        if cls is ScalarEvent:
+            return self.leaf(event, path, depth)
         self.left -= 1
-        if self.left < 0 or depth > limits.MAX_DEPTH:
-            raise _GiveUp
+        if self.left < 0 or depth >= limits.MAX_DEPTH - 1 or event.ctag is not None:
+            raise _GiveUp  # too many nodes, too deep (limits.prescan), or a tag
         mark = event.start_mark
         self.value_pos[path] = (mark.line + 1, mark.column + 1)
-        if cls is ScalarEvent:
-            value, end = (self.plain(event) if event.implicit[0] else self.quoted(event.value)), i + 1
-        elif cls is MappingStartEvent:
-            value, end = self.mapping(i + 1, path, depth)
-        else:
-            value, end = self.sequence(i + 1, path, depth)
-        if event.anchor is not None:  # complete now (_collect refused a reused name)
-            self.anchors[event.anchor] = i
-        return value, end
+        if cls is MappingStartEvent:
+            return self.mapping(pull, path, depth)
+        if cls is SequenceStartEvent:
+            return self.sequence(pull, path, depth)
+        raise _GiveUp  # not a node: cannot happen in a well-formed stream, but never guess
 
     def leaf(self, event: Any, path: DocPath, depth: int) -> Any:
-        """A scalar without an anchor (most nodes): :meth:`node` without its dispatch."""
+        """A scalar (most nodes): its value, its position noted."""
         self.left -= 1
-        if self.left < 0 or depth > limits.MAX_DEPTH:
+        if self.left < 0 or depth > limits.MAX_DEPTH or event.ctag is not None or \
+                len(event.value) > limits.MAX_SCALAR_CHARS:
             raise _GiveUp
         mark = event.start_mark
         self.value_pos[path] = (mark.line + 1, mark.column + 1)
@@ -183,29 +186,31 @@ class _Builder:
             return event.value
         return self.plain(event) if found is _MISSING else found
 
-    def sequence(self, i: int, path: DocPath, depth: int) -> tuple[list[Any], int]:
-        """The items from ``events[i]`` up to the sequence's end event."""
+    def sequence(self, pull: Any, path: DocPath, depth: int) -> list[Any]:
+        """The items up to the sequence's end event."""
         out: list[Any] = []
-        events = self.events
-        while (event := events[i]).__class__ is not SequenceEndEvent:
-            if event.__class__ is ScalarEvent and event.anchor is None:
+        while (event := pull()).__class__ is not SequenceEndEvent:
+            if event.__class__ is ScalarEvent:
                 out.append(self.leaf(event, path + (len(out),), depth + 1))
-                i += 1
             else:
-                value, i = self.node(i, path + (len(out),), depth + 1)
-                out.append(value)
-        return out, i + 1
+                out.append(self.node(event, pull, path + (len(out),), depth + 1))
+        return out
 
-    def mapping(self, i: int, path: DocPath, depth: int) -> tuple[dict[Any, Any], int]:
-        """The pairs from ``events[i]`` up to the mapping's end event."""
+    def mapping(self, pull: Any, path: DocPath, depth: int) -> dict[Any, Any]:
+        """The pairs up to the mapping's end event."""
         out: dict[Any, Any] = {}
-        events = self.events
         key_pos = self.key_pos
-        while (event := events[i]).__class__ is not MappingEndEvent:
-            if event.__class__ is not ScalarEvent:
-                raise _GiveUp  # Y005, or an alias as a key: the old path decides
+        while (event := pull()).__class__ is not MappingEndEvent:
+            if event.__class__ is not ScalarEvent or event.ctag is not None or \
+                    len(event.value) > limits.MAX_SCALAR_CHARS:
+                raise _GiveUp  # Y005, an alias as a key, a tag, a limit: the old path decides
             self.left -= 1  # limits.prescan counts keys too
-            key = self.plain(event) if event.implicit[0] else self.quoted(event.value)
+            if not event.implicit[0]:
+                key = self.quoted(event.value)
+            elif (found := _PLAIN.get(event.value, _MISSING)) is _STRING:
+                key = event.value  # the usual key: a plain word, from the memo
+            else:
+                key = self.plain(event) if found is _MISSING else found
             if key.__class__ is not str and not isinstance(key, _KEY_TYPES) and key is not None:
                 key = self.quoted(str(key))  # as manifests._mapping: a date used as key stays hashable
             kpath = path + (key,)
@@ -213,15 +218,12 @@ class _Builder:
                 raise _GiveUp  # Y002
             mark = event.start_mark
             key_pos[kpath] = (mark.line + 1, mark.column + 1)
-            if event.anchor is not None:  # a key's anchor: an alias builds that scalar as a value
-                self.anchors[event.anchor] = i
-            value = events[i + 1]
-            if value.__class__ is ScalarEvent and value.anchor is None:
+            value = pull()
+            if value.__class__ is ScalarEvent:
                 out[key] = self.leaf(value, kpath, depth + 1)
-                i += 2
             else:
-                out[key], i = self.node(i + 1, kpath, depth + 1)
-        return out, i + 1
+                out[key] = self.node(value, pull, kpath, depth + 1)
+        return out
 
 
 def _usable(value: Any) -> bool:
@@ -236,6 +238,16 @@ def _usable(value: Any) -> bool:
     return True
 
 
+def _document(pull: Any, builder: _Builder) -> Any:
+    """The one document of a stream: its root built, and nothing else in the stream."""
+    if pull().__class__ is not StreamStartEvent or pull().__class__ is not DocumentStartEvent:
+        raise _GiveUp  # empty: Y006
+    data = builder.node(pull(), pull, (), 0)
+    if pull().__class__ is not DocumentEndEvent or pull().__class__ is not StreamEndEvent:
+        raise _GiveUp  # a second document: Y012
+    return data
+
+
 def build(text: str) -> tuple[Any, Positions, Positions, bool] | None:
     """The data, value positions, key positions of ``text``, and whether every key and value
     is plainly usable (:func:`generator.load.values.check_values` would find nothing, so it
@@ -246,13 +258,17 @@ def build(text: str) -> tuple[Any, Positions, Positions, bool] | None:
     if not libyaml.FAST:
         return None
     try:
-        events = _collect(text)
-        if not events:
-            return None  # empty: Y006
-        builder = _Builder(events)
-        data, end = builder.node(0, (), 0)
-        if end != len(events):
-            return None  # not one root node: cannot happen in one document, but never guess
+        if "&" in text:  # maybe an anchor: collect the events, so an alias can replay its node's
+            events, slices = _collect(text)
+            builder = _Builder(events, slices)
+            data = _document(iter(events).__next__, builder)
+        else:  # no anchor, so no alias can be valid: the parser's events as they come
+            loader = libyaml.parser(text)
+            try:
+                builder = _Builder([], {})
+                data = _document(loader.get_event, builder)
+            finally:
+                loader.dispose()
     except Exception:  # noqa: BLE001 - any doubt (syntax, reader, constructor): the old path reports it
         return None
     return data, builder.value_pos, builder.key_pos, builder.clean
