@@ -1,6 +1,8 @@
 """Load YAML sources with the line and column of every node.
 
-ruamel.yaml composes the node graph once; we build plain Python data from it and keep,
+A well-formed document is built from libyaml's events in one pass
+(:mod:`generator.load.eventload`); any other is composed by ruamel.yaml (the node graph)
+and walked here, which reports what is wrong. Either way we get plain Python data and,
 for every path into the document, where its key and its value were written. Later
 passes (schema, resolve, flags) report problems at those positions. Malformed YAML and
 duplicate keys become diagnostics here, never tracebacks.
