@@ -62,6 +62,20 @@ def test_fleet_equals_run_for_any_jobs_cold_and_warm(fleet_repo: Path, fleet_run
     _same(render_fleet(fleet_repo, None, jobs=jobs, use_cache=False), slow)
 
 
+def test_a_models_finding_is_reported_once_however_many_services_use_it(
+        fleet_repo: Path, fleet_run: pipeline.RenderResult) -> None:
+    # qwen3-8b's deprecated tool-call parser (X160) is found again for each of its services
+    # on each pin; the report names the model's line once per distinct message.
+    found = [d for d in fleet_run.diagnostics if d.code == "X160" and d.pos.path == "models/qwen3-8b.yaml"]
+    assert sorted("0.5.23" in d.message for d in found) == [False, True]  # one per pin
+    assert len(fleet_run.diagnostics) == len(set(fleet_run.diagnostics))
+    users = sum(1 for h in fleet_run.hosts for s in h.services if s.model == "qwen3-8b")
+    assert users > 2  # more services than reports: the duplicates were there to drop
+    result = CliRunner().invoke(main, ["check", "--root", str(fleet_repo)])
+    lines = [line for line in result.output.splitlines() if "models/qwen3-8b.yaml:15:14" in line]
+    assert len(lines) == 2, result.output
+
+
 def test_selected_hosts_equal_run(fleet_repo: Path, fleet_run: pipeline.RenderResult) -> None:
     names = ["gpu-0007", "gpu-0002"]
     _same(render_fleet(fleet_repo, names, jobs=2), run(fleet_repo, names))
