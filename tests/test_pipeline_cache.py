@@ -329,7 +329,7 @@ def test_an_egg_info_on_the_path_is_left_to_importlib_metadata(tmp_path: Path,
 def test_a_warm_run_loads_no_yaml_schema_templating_or_pool(repo_copy: Path, cache: Path) -> None:
     """A fresh process whose `gen render --all` the cache answers entirely: output current, and
     cerberus, jinja2, the planners, the process pool, importlib.metadata, the fsync threads
-    (concurrent.futures, logging) and traceback never imported.
+    (concurrent.futures, logging), traceback and ruamel.yaml (no file is parsed) never imported.
     (What a cold run needs is imported where the work is done; this keeps it that way.)"""
     import os
     import subprocess
@@ -338,7 +338,7 @@ def test_a_warm_run_loads_no_yaml_schema_templating_or_pool(repo_copy: Path, cac
     probe = ("import sys\nfrom generator.cli.main import main\ntry:\n    main(sys.argv[1:], prog_name='gen')\n"
              "finally:\n    print(sorted(m for m in ('cerberus', 'jinja2', 'multiprocessing', 'concurrent.futures.process',"
              " 'importlib.metadata', 'generator.load.schema', 'generator.load.sources', 'generator.pipeline.host',"
-             " 'generator.emit.render', 'concurrent.futures', 'logging', 'traceback')"
+             " 'generator.emit.render', 'concurrent.futures', 'logging', 'traceback', 'ruamel.yaml')"
              " if m in sys.modules), file=sys.stderr)\n")
     env = {**os.environ, "GEN_CACHE": str(cache)}
     command = [sys.executable, "-c", probe, "render", "--all", "--root", str(repo_copy)]

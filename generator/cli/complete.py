@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 from click.shell_completion import CompletionItem
-from ruamel.yaml import YAML, YAMLError
 
 
 def _root(ctx: click.Context) -> Path:
@@ -50,6 +49,8 @@ def service_names(ctx: click.Context, param: click.Parameter, incomplete: str) -
     folder = _root(ctx) / "hosts"
     files = [folder / f"{n}.yaml" for n in names] if names else sorted(folder.glob("*.yaml"))
     found: set[str] = set()
+    from ruamel.yaml import YAML, YAMLError  # only when completing services
+
     for path in files:
         try:
             data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))

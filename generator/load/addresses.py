@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
-from generator.load.manifests import Document, load_text
+if TYPE_CHECKING:  # a warm run never parses YAML: ruamel is imported where a file is read
+    from generator.load.manifests import Document
 
 CODE = "R011"
 SAME_PATH_CODE = "R012"
@@ -122,6 +124,8 @@ def documents(files: Sequence[tuple[str, bytes]]) -> list[Document]:
 
     Its parse error is reported by the normal load, so the diagnostics here are dropped.
     """
+    from generator.load.manifests import load_text
+
     out = []
     for display, data in files:
         try:

@@ -20,11 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
-                                 ScalarEvent, SequenceEndEvent, SequenceStartEvent)
-
 from generator.errors import Diagnostics, GenError, Position
-from generator.load import libyaml
 
 MAX_DEPTH = 64  # collections inside collections; the examples use 4
 MAX_NODES = 5_000  # after alias expansion; the largest example inventory has 90, a 64-service host ~2,600
@@ -66,6 +62,13 @@ def _walk(text: str) -> None:
     Scalars come first and tags are tested inline: this runs on every file before it is
     composed, and most events are plain scalars.
     """
+    # ruamel is imported here, not with the module: the limits' numbers are read by every
+    # command (MAX_JOBS), and a run the render cache answers parses no YAML at all.
+    from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
+                                     ScalarEvent, SequenceEndEvent, SequenceStartEvent)
+
+    from generator.load import libyaml
+
     open_nodes: list[list[Any]] = []  # per open collection: [expanded size, anchor]
     sizes: dict[str, int] = {}  # anchor -> expanded size of its node
     total = 0
