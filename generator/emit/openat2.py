@@ -17,7 +17,10 @@ import os
 import sys
 from collections.abc import Callable
 
-_SYS_OPENAT2 = 437  # the same number on every Linux architecture (asm-generic)
+_SYS_OPENAT2 = 437  # the same number on every architecture below (since 5.1 new calls share one table)
+# Where 437 is known to be openat2; elsewhere (alpha, ia64, MIPS have their own offsets) the
+# number could name another call, so the walk is used instead.
+_MACHINES = frozenset({"x86_64", "aarch64", "arm64", "armv7l", "armv8l", "riscv64", "ppc64le", "ppc64", "s390x"})
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
 _FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -26,7 +29,7 @@ _FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 @functools.cache
 def _call() -> Callable[[int, bytes], int] | None:
     """``openat2`` bound to the folder flags, or None where it is missing or refused."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.uname().machine not in _MACHINES:
         return None
     import ctypes  # ~2 ms, once: the call saves more on the first plan
 
