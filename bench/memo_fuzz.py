@@ -113,18 +113,13 @@ def _answer(catalog: Catalog, others: list[Catalog], args: list[Arg], env: dict[
     return shown, [(c.action.dest, c.words, c.pos) for c in checked], findings
 
 
-def main() -> int:
-    """Fuzz; exit 1 on the first difference."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--services", type=int, default=3000)
-    ap.add_argument("--seed", type=int, default=1)
-    opts = ap.parse_args()
-    rng = random.Random(opts.seed)
+def compare(services: int, seed: int) -> str | None:
+    """Check ``services`` random services warm and cold; the first difference, or None."""
+    rng = random.Random(seed)
     catalogs = [load_catalog(ROOT, "0.5.9"), load_catalog(ROOT, "0.5.23")]
     pool = _names(catalogs, rng)
-    kept_hits = 0
     history: list[tuple[list[Arg], dict[str, str]]] = []
-    for i in range(opts.services):
+    for i in range(services):
         catalog = catalogs[i % 2]
         others = [c for c in catalogs if c is not catalog]
         if history and rng.random() < 0.5:
@@ -133,7 +128,6 @@ def main() -> int:
             args, env = _service(rng, pool, i)
             history.append((args, env))
         warm = _answer(catalog, others, args, env)
-        kept_hits += len(flags_kept._STORES and next(iter(flags_kept._STORES.values())).answers)
         saved_f, saved_r = dict(flags_kept._STORES), dict(rules_kept._STORES)
         flags_kept._STORES.clear()
         rules_kept._STORES.clear()
@@ -143,10 +137,22 @@ def main() -> int:
         flags_kept._STORES.update(saved_f)  # the warm stores go on
         rules_kept._STORES.update(saved_r)
         if warm != cold:
-            print(f"service {i} differs on {catalog.pin}:\n args {args}\n env {env}\n warm {warm}\n cold {cold}")
-            return 1
-    sizes = {k: len(v.answers) for k, v in flags_kept._STORES.items()}
-    print(f"{opts.services} services compared warm vs cold: same; kept flag answers per store {sorted(sizes.values())}, "
+            return f"service {i} differs on {catalog.pin}:\n args {args}\n env {env}\n warm {warm}\n cold {cold}"
+    return None
+
+
+def main() -> int:
+    """Fuzz; exit 1 on the first difference."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--services", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=1)
+    opts = ap.parse_args()
+    difference = compare(opts.services, opts.seed)
+    if difference is not None:
+        print(difference)
+        return 1
+    sizes = sorted(len(v.answers) for v in flags_kept._STORES.values())
+    print(f"{opts.services} services compared warm vs cold: same; kept flag answers per store {sizes}, "
           f"rule stores {[len(s.fired) for s in rules_kept._STORES.values()]}")
     return 0
 

@@ -4,7 +4,9 @@ the store for the next service, at that service's own position; anything else is
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +105,40 @@ def test_the_store_starts_over_when_full(catalog: Catalog, monkeypatch: pytest.M
     _run(catalog, [_arg("--tp-size", n, 1) for n in (1,)] + [_arg("--port", 30000, 1), _arg("--host", "::", 1)])
     assert len(_store(catalog).answers) <= 2
     assert _run(catalog, [_arg("--port", 30001, 1)])[1][0][0] == ("--port", "30001")
+
+
+def _fuzz() -> Any:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import memo_fuzz  # bench/memo_fuzz.py: random services, warm stores against cold ones
+
+    return memo_fuzz
+
+
+def test_warm_stores_answer_every_random_service_as_cold_ones() -> None:
+    """Flag and rule stores kept across 2,000 random services (types, twins, environments)."""
+    kept._STORES.clear()
+    assert _fuzz().compare(2000, seed=7) is None
+
+
+def test_the_random_comparison_catches_a_store_keyed_without_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: a key that drops the value's type (1 == True == 1.0) is caught."""
+    flags = sys.modules["generator.sglang.flags"]
+    monkeypatch.setattr(flags, "arg_key", lambda a: None if isinstance(a.value, tuple) else (a.name, a.by_dest, a.value))
+    kept._STORES.clear()
+    assert _fuzz().compare(2000, seed=7) is not None
+    kept._STORES.clear()
+
+
+def test_the_random_comparison_catches_rules_kept_without_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: rule answers kept without the environment in the key are caught."""
+    evaluate = sys.modules["generator.sglang.rules.evaluate"]
+    rules_kept = sys.modules["generator.sglang.rules.kept"]
+
+    def no_env(settings: Any) -> Any:
+        key = rules_kept.settings_key(settings)
+        return None if key is None else key[:1]
+
+    monkeypatch.setattr(evaluate, "settings_key", no_env)
+    rules_kept._STORES.clear()
+    assert _fuzz().compare(2000, seed=7) is not None
+    rules_kept._STORES.clear()
