@@ -126,7 +126,8 @@ def _edit_models(rng: random.Random, repo: Path, mild: bool) -> None:
 
 def _edit_hosts(rng: random.Random, repo: Path, mild: bool) -> None:
     """Random service overrides, environment, pins and secrets on the fleet's hosts."""
-    for path in sorted((repo / "hosts").glob("gpu-*.yaml")):
+    # gpu-a/gpu-b are the example repo's two-node pair: wild edits may split them.
+    for path in sorted((repo / "hosts").glob("gpu-0*.yaml" if mild else "gpu-*.yaml")):
         out = []
         for line in path.read_text().splitlines(keepends=True):
             if line.startswith("  pin: ") and rng.random() < 0.5:
@@ -179,15 +180,18 @@ COMMANDS = (["render", "--all", "--jobs", "1"], ["render", "--all", "--format", 
             ["check", "--sglang", "0.5.23", "--jobs", "1"], ["check", "--sglang", "0.5.5", "--format", "json"])
 
 
-def run_all(checkout: Path, repo: Path, pristine: dict[str, bytes]) -> list[tuple[str, object]]:
+def run_all(checkout: Path, repo: Path, pristine: dict[str, bytes], cache: bool = False) -> list[tuple[str, object]]:
     """Every command of the comparison with ``checkout``'s gen and templates on ``repo``.
 
     ``pristine``: the case's output/ before any render, put back before each render.
+    ``cache``: the render cache on, one folder per checkout and case (later commands are
+    answered from what earlier ones kept), else GEN_RENDER_CACHE=off.
     """
     if (repo / "templates").exists():
         shutil.rmtree(repo / "templates")
     shutil.copytree(checkout / "templates", repo / "templates")
-    env = {**os.environ, "GEN_RENDER_CACHE": "off", "NO_COLOR": "1", "COLUMNS": "200"}
+    where = str(repo.parent / f"{repo.name}.cache-{checkout.name}") if cache else "off"
+    env = {**os.environ, "GEN_RENDER_CACHE": where, "NO_COLOR": "1", "COLUMNS": "200"}
     seen: list[tuple[str, object]] = []
     for cmd in COMMANDS:
         if cmd[0] == "render":  # each render starts from the committed tree
@@ -227,6 +231,7 @@ def main() -> int:
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hosts", type=int, default=10)
+    ap.add_argument("--cache", action="store_true", help="render cache on (a folder per checkout and case)")
     ap.add_argument("--work", type=Path, default=None, help="where cases are written (default: a temp folder)")
     opts = ap.parse_args()
     work = Path(opts.work or tempfile.mkdtemp(prefix="memo-diff-"))
@@ -238,7 +243,7 @@ def main() -> int:
         repo.mkdir(parents=True)
         what = make_case(i, opts.seed, opts.hosts, repo)
         pristine = _tree(repo / "output")
-        old, new = run_all(opts.old, repo, pristine), run_all(ROOT, repo, pristine)
+        old, new = run_all(opts.old, repo, pristine, opts.cache), run_all(ROOT, repo, pristine, opts.cache)
         diffs = compare(old, new)
         rcs = "/".join(str(v) for k, v in old if k.endswith(" rc"))
         stats[rcs] = stats.get(rcs, 0) + 1
@@ -250,6 +255,8 @@ def main() -> int:
             differing += 1
         else:
             shutil.rmtree(repo)
+            for folder in work.glob(f"{repo.name}.cache-*"):
+                shutil.rmtree(folder)
     print(f"{opts.cases} cases, {differing} differing; exit codes (render/render json/check/check json): {stats}")
     return 1 if differing else 0
 
