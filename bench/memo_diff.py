@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Differential check of gen's kept answers (memos): this checkout against one without them.
 
-Run: .venv/bin/python bench/memo_diff.py --old /tmp/memo-old [--cases 40] [--seed 1] [--hosts 10]
+Run: .venv/bin/python bench/memo_diff.py --old /tmp/memo-old [--new /tmp/memo-new] [--cases 40] [--seed 1] [--hosts 10]
 
 ``--old`` is a checkout of gen from before the memos (df039f2, the commit before
-93a6931..2a39bf2) with its own .venv; its gen is the oracle. Every case is a repository
+93a6931..2a39bf2) with its own .venv; its gen is the oracle. ``--new`` (default: this
+checkout) is the one under test, e.g. 2a39bf2, the memos alone, once main has moved on
+with changes of its own output. Without ``--old`` the oracle is ``--new`` itself with
+every memo made to miss (bench/memo_off.py). Every case is a repository
 in a temporary folder: the example repository (models/, hosts/, catalogs/), the synthetic
 fleet of bench/fleet.py, and for case i > 0 either a bad-input fixture laid over it
 (tests/fixtures/bad/<case>/) or seeded random edits of the manifests: free-form flag
@@ -180,17 +183,22 @@ COMMANDS = (["render", "--all", "--jobs", "1"], ["render", "--all", "--format", 
             ["check", "--sglang", "0.5.23", "--jobs", "1"], ["check", "--sglang", "0.5.5", "--format", "json"])
 
 
-def run_all(checkout: Path, repo: Path, pristine: dict[str, bytes], cache: bool = False) -> list[tuple[str, object]]:
+def run_all(checkout: Path, repo: Path, pristine: dict[str, bytes], cache: bool = False,
+            memos_off: bool = False) -> list[tuple[str, object]]:
     """Every command of the comparison with ``checkout``'s gen and templates on ``repo``.
 
     ``pristine``: the case's output/ before any render, put back before each render.
     ``cache``: the render cache on, one folder per checkout and case (later commands are
-    answered from what earlier ones kept), else GEN_RENDER_CACHE=off.
+    answered from what earlier ones kept), else GEN_RENDER_CACHE=off. ``memos_off``: run
+    ``checkout``'s gen through bench/memo_off.py (every memo made to miss).
     """
     if (repo / "templates").exists():
         shutil.rmtree(repo / "templates")
     shutil.copytree(checkout / "templates", repo / "templates")
-    where = str(repo.parent / f"{repo.name}.cache-{checkout.name}") if cache else "off"
+    where = str(repo.parent / f"{repo.name}.cache-{checkout.name}{'-off' if memos_off else ''}") if cache else "off"
+    gen = [str(checkout / ".venv" / "bin" / "gen")]
+    if memos_off:
+        gen = [str(checkout / ".venv" / "bin" / "python"), str(checkout / "bench" / "memo_off.py")]
     env = {**os.environ, "GEN_RENDER_CACHE": where, "NO_COLOR": "1", "COLUMNS": "200"}
     seen: list[tuple[str, object]] = []
     for cmd in COMMANDS:
@@ -200,7 +208,7 @@ def run_all(checkout: Path, repo: Path, pristine: dict[str, bytes], cache: bool 
             for rel, data in pristine.items():
                 (repo / "output" / rel).parent.mkdir(parents=True, exist_ok=True)
                 (repo / "output" / rel).write_bytes(data)
-        proc = subprocess.run([str(checkout / ".venv" / "bin" / "gen"), *cmd, "--root", str(repo)],
+        proc = subprocess.run([*gen, *cmd, "--root", str(repo)],
                               capture_output=True, env=env, timeout=600)
         label = " ".join(cmd)
         seen += [(label + " rc", proc.returncode), (label + " stdout", proc.stdout),
@@ -226,7 +234,8 @@ def compare(old: list[tuple[str, object]], new: list[tuple[str, object]]) -> lis
 def main() -> int:
     """Run the cases; exit 1 when any differs."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--old", type=Path, required=True)
+    ap.add_argument("--old", type=Path, help="the oracle checkout; without it, --new with its memos off")
+    ap.add_argument("--new", type=Path, default=ROOT)
     ap.add_argument("--cases", type=int, default=40)
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
@@ -243,7 +252,8 @@ def main() -> int:
         repo.mkdir(parents=True)
         what = make_case(i, opts.seed, opts.hosts, repo)
         pristine = _tree(repo / "output")
-        old, new = run_all(opts.old, repo, pristine, opts.cache), run_all(ROOT, repo, pristine, opts.cache)
+        old = run_all(opts.old or opts.new, repo, pristine, opts.cache, memos_off=opts.old is None)
+        new = run_all(opts.new, repo, pristine, opts.cache)
         diffs = compare(old, new)
         rcs = "/".join(str(v) for k, v in old if k.endswith(" rc"))
         stats[rcs] = stats.get(rcs, 0) + 1
