@@ -11,8 +11,8 @@ Every command runs in a fresh process; the table shows, per size:
 
   floor          load the same YAML files with ruamel.yaml (YAML(typ="safe"), the
                  loader generator/load/manifests.py uses), nothing else: the lower bound
-  render first   `gen render --all` into an empty output/, empty render cache (each run:
-                 the tree and cache are removed and synced to disk outside the timing)
+  render first   `gen render --all` into an empty output/, empty render cache (before each
+                 run the last one's tree and cache are moved aside and synced, untimed)
   render again   `gen render --all` with nothing changed (must rewrite nothing;
                  answered from the render cache, generator/pipeline/cache.py)
   check          `gen check` (output/ current, warm cache)
@@ -27,8 +27,10 @@ time per service, and the ratio to the floor; then CPU seconds (user + system of
 command and the workers it waited for, from wait4) and their ratio to the floor's CPU
 seconds. On a machine shared with other work, wall time follows the load; CPU time
 is what the command itself costs. The first render's system time is the filesystem's:
-creating 10,400 files and 9,000 folders on ext4 took 0.6 to 7 s of kernel time here
-depending on other work on the disk; `TMPDIR=/dev/shm` (tmpfs) shows gen's own share.
+it creates 10,400 files and 9,000 folders. On this machine's ext4, which has no journal,
+that took 0.35 s of kernel time in a fresh state and up to 18 s within minutes of other
+large deletions anywhere on the disk (see :func:`measure_first`); `TMPDIR=/dev/shm`
+(tmpfs) shows gen's own share, and the header names the filesystem used.
 """
 
 from __future__ import annotations
@@ -179,13 +181,21 @@ def measure(cmd: list[str], runs: int, env: dict[str, str] | None = None, cwd: P
 def measure_first(cmd: list[str], runs: int, repo: Path, env: dict[str, str], cwd: Path) -> Sample:
     """The first render, ``runs`` times: each into an empty output/ and an empty render cache.
 
-    The removal of the previous run's tree and cache, and a ``sync`` so its writeback is not
-    charged to the next run, happen outside the timed command.
+    The previous run's tree and cache are moved aside, not deleted (they go with the
+    temporary folder at the end), and a ``sync`` keeps their writeback out of the next
+    run. Deleting them would charge the next run for it: on ext4 without a journal (this
+    machine's disk) the inode allocator skips inodes deleted in the last 60-360 s
+    (``recently_deleted`` in fs/ext4/ialloc.c), and after 20,000 deletions each new file
+    or folder cost up to 1 ms of kernel time instead of 20 us (perf: find_inode_bit ->
+    recently_deleted).
     """
     samples = []
-    for _ in range(runs):
-        shutil.rmtree(repo / "output", ignore_errors=True)
-        shutil.rmtree(env["GEN_RENDER_CACHE"], ignore_errors=True)
+    for run in range(runs):
+        aside = repo.parent / f"{repo.name}-aside-{run}"
+        aside.mkdir(exist_ok=True)
+        for path in (repo / "output", Path(env["GEN_RENDER_CACHE"])):
+            if path.exists():
+                path.rename(aside / path.name)
         os.sync()
         samples.append(measure(cmd, 1, env, cwd))
     return Sample(statistics.median(s.wall for s in samples), statistics.median(s.cpu for s in samples),
@@ -216,7 +226,8 @@ def bench_size(hosts: int, runs: int, jobs: int | None, gen_src: Path) -> list[t
     py = sys.executable
     jobs_opt = ["--jobs", str(jobs)] if jobs else []
     with tempfile.TemporaryDirectory(prefix=f"gen-fleet-{hosts}-") as tmp:
-        repo = Path(tmp)
+        repo = Path(tmp) / "repo"  # the first render's earlier trees are moved aside beside it
+        repo.mkdir()
         services = make_fleet(repo, hosts)
         gen = [py, "-m", "generator"]
         # python -m generator run in gen_src: the snapshot comes first on sys.path.
