@@ -16,6 +16,7 @@ from generator.errors import Diagnostics
 from generator.sglang.flags import Arg, CheckedArg, check_args
 from generator.load.resolve import Model
 from generator.plan.placement import Placement
+from generator.memo import identity_memo
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,7 @@ _MODELS: dict[int, tuple[Model, _ModelArgs]] = {}
 
 
 def _kept_model_args(m: Model) -> _ModelArgs:
-    found = _MODELS.get(id(m))
-    if found is None or found[0] is not m:
-        if len(_MODELS) > 1024:
-            _MODELS.clear()
-        found = _MODELS[id(m)] = (m, _model_args(m))
-    return found[1]
+    return identity_memo(_MODELS, m, _model_args, limit=1024)
 
 
 def _structured(p: Placement) -> list[Arg]:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from generator.errors import Position
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
+from generator.memo import identity_memo
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,7 @@ def catalog_memo(table: dict[int, tuple[Catalog, _T]], catalog: Catalog, build: 
     A loaded catalog is immutable and shared (load_catalog caches it), so what derives from
     it alone can be kept by its identity; the identity check guards against a reused id.
     """
-    cached = table.get(id(catalog))
-    if cached is None or cached[0] is not catalog:
-        if len(table) > 64:
-            table.clear()
-        cached = table[id(catalog)] = (catalog, build(catalog))
-    return cached[1]
+    return identity_memo(table, catalog, build, limit=64)
 
 
 @dataclass(frozen=True)
