@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import unicodedata
 
 import pytest
@@ -102,3 +103,21 @@ def test_the_printable_fast_path_never_hides_a_refused_character() -> None:
         if ch.isprintable():
             assert unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs"), hex(code)
             assert systemd.noncharacter(ch) is None, hex(code)
+
+
+
+@pytest.mark.parametrize(("text", "value"), [("a: 0x" + "f" * 5000 + "\n", 16**5000 - 1),
+                                             ("? 0o" + "7" * 6000 + "\n: 1\n", 8**6000 - 1),
+                                             ("args: [-0b1" + "0" * 20_000 + "]\n", -(2**20_000))],
+                         ids=["hex", "octal-key", "binary-in-args"])
+def test_an_integer_past_pythons_digit_limit_is_an_error_not_a_crash(text: str, value: int) -> None:
+    """Hex, octal and binary have no int-from-string digit limit, but writing the value in
+    decimal has (4,300 digits): the message counts the digits without converting."""
+    found = _check(text)
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # the exact count, for the test only
+    try:
+        digits = len(str(abs(value)))
+    finally:
+        sys.set_int_max_str_digits(old)
+    assert len(found) == 1 and "S011" in found[0] and f"with {digits} digits is out of range" in found[0], found

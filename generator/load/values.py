@@ -43,8 +43,17 @@ def number_problem(value: Any) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value} is not a number gen can use (NaN and infinity are refused)"
     if isinstance(value, int) and abs(value) > INT_LIMIT:
-        return f"the integer with {len(str(abs(value)))} digits is out of range (at most {INT_LIMIT})"
+        return f"the integer with {_digits(abs(value))} digits is out of range (at most {INT_LIMIT})"
     return None
+
+
+def _digits(value: int) -> int:
+    """How many decimal digits ``value`` (> 0) has, without ``str``: past 4,300 digits Python
+    refuses to convert, and ``0x``/``0o``/``0b`` literals of any length load without that limit."""
+    count = max(1, int((value.bit_length() - 1) * math.log10(2)))  # a lower bound, off by one at most
+    while 10**count <= value:
+        count += 1
+    return count
 
 
 def dotted(path: DocPath) -> str:
