@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import shutil
+import stat
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -402,3 +403,36 @@ def test_the_tree_hash_is_the_sorted_walk_of_every_entry(tmp_path: Path) -> None
     assert both(top) == first  # __pycache__ is never part of the key
     (top / "a/deep/er/z").write_bytes(b"4")
     assert both(top)[0] == both(top)[1] != first[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_an_entry_that_is_a_fifo_or_a_device_is_a_miss_without_waiting(repo_copy: Path, cache: Path,
+                                                                        kind: str) -> None:
+    """Opening a FIFO for reading waits for a writer: the open must not (O_NONBLOCK)."""
+    if os.getuid() != 0 and kind == "device":
+        pytest.fail("this test makes a device node and needs root")
+    import threading
+
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    entries = _entries(cache)
+    for path in entries:
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path, 0o600)
+        else:
+            os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    done: list[RenderResult] = []
+    worker = threading.Thread(target=lambda: done.append(render_fleet(repo_copy, None)), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # stuck in open(): give each FIFO a writer so the thread ends, then fail
+        for _ in range(100):
+            for path in entries:
+                try:
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass  # no reader waits on this one now
+            worker.join(0.1)
+        pytest.fail(f"reading a {kind} cache entry waited")
+    _same(done[0], uncached)

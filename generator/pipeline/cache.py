@@ -289,6 +289,9 @@ def decode(key: str, data: bytes) -> tuple[Any, str] | None:
         return None
 
 
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+
+
 def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
     """The (payload, text) stored under ``key``, or None (missing, not ours, corrupt, or tampered with).
 
@@ -297,7 +300,8 @@ def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
     if folder is None:
         return None
     try:
-        fd = os.open(_entry_name(folder, key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: a FIFO where an entry should be must not wait for a writer (fstat refuses it)
+        fd = os.open(_entry_name(folder, key), _READ_FLAGS)
     except OSError:
         return None
     try:
