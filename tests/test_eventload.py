@@ -229,3 +229,30 @@ def test_generated_documents_without_findings_take_the_quick_way(text: str) -> N
     seen, errors = _outcome(load_text_composed, text)
     if seen is not None and not errors:
         assert eventload.build(text) is not None, text
+
+
+# More cases from an attack on the builder (session 4): YAML 1.1 spellings under a %YAML 1.1
+# directive, a date key against the same text quoted, line breaks inside quoted scalars, an
+# alias that carries a nested collection to the depth limit, and the node limit reached
+# exactly through aliases (the builder's own path just below it, the composed one just past).
+ATTACK = [
+    "%YAML 1.1\n---\na: 0o17\nb: 017\nc: 1_000\nd: 2024-01-01\ne: on\nf: 0b1\ng: 1:20\n",
+    "2024-01-01: a\n'2024-01-01': b\n", "2024-01-01: a\n2024-01-01 00:00:00: b\n", "2024-02-30: a\n",
+    "0: a\n-0: b\n", "0: a\n-0.0: b\n", "0: a\nfalse: b\n", "'': a\n: b\n", "? \n: b\n", "{? a: 1}\n",
+    "a: 1\r\nb: 'x\r\n  y'\r\n", "a: 1\rb: 2\r", "\"a\nb\": 1\n", "a: \"x\n\n y\"\n", "a: \"\\L\\N\\_\"\n",
+    "a: 0x_1F\nb: 0o_17\nc: 1__0\nd: +.inf\ne: +.5\nf: -.nan\ng: 1e+3\nj: 190:20:30\nk: -0x1\n",
+    "a: &a " + "x" * MAX_SCALAR_CHARS + "\nb: *a\n", "a: &x 1\nb: &y *x\n", "&a a: &b b\n*b : *a\n",
+    *("a: &n " + "[" * d + "1" + "]" * d + "\nb: " + "[" * (64 - d) + "*n" + "]" * (64 - d) + "\n"
+      for d in (31, 32, 33, 62, 63)),
+    *("a: &n " + "{k: " * d + "1" + "}" * d + "\nb: " + "[" * (63 - d) + "*n" + "]" * (63 - d) + "\n"
+      for d in (31, 32, 62)),
+    # 5 nodes + one per alias; 13 nodes + 9 per alias: MAX_NODES - 1, MAX_NODES, MAX_NODES + 1 (or + 9)
+    *("a: &a x\nb: [" + ", ".join(["*a"] * (MAX_NODES - 5 + extra)) + "]\n" for extra in (-1, 0, 1)),
+    *("a: &a [" + ", ".join(["1"] * 8) + "]\nb: [" + ", ".join(["*a"] * ((MAX_NODES - 13) // 9 + extra)) + "]\n"
+      for extra in (0, 1)),
+]
+
+
+@pytest.mark.parametrize("text", ATTACK, ids=range(len(ATTACK)))
+def test_attack_cases_load_the_same(text: str) -> None:
+    _same(text)
