@@ -289,7 +289,10 @@ def decode(key: str, data: bytes) -> tuple[Any, str] | None:
         return None
 
 
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+# O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer; O_NOCTTY: a terminal
+# device planted as an entry must not become the controlling terminal. fstat refuses both.
+_READ_FLAGS = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_NOCTTY", 0))
 
 
 def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
@@ -300,7 +303,6 @@ def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
     if folder is None:
         return None
     try:
-        # O_NONBLOCK: a FIFO where an entry should be must not wait for a writer (fstat refuses it)
         fd = os.open(_entry_name(folder, key), _READ_FLAGS)
     except OSError:
         return None
