@@ -211,6 +211,27 @@ def test_symlinked_entry_is_a_miss(repo_copy: Path, cache: Path, tmp_path: Path)
     _same(render_fleet(repo_copy, None), uncached)
 
 
+@pytest.mark.parametrize("how", ["writable", "link"])
+def test_an_entry_folder_others_can_write_or_a_linked_one_is_a_miss(repo_copy: Path, cache: Path,
+                                                                     tmp_path: Path, how: str) -> None:
+    """Forged entries in an xx/ folder that is group-writable, or a link to elsewhere, are not read."""
+    render_fleet(repo_copy, None)
+    uncached = render_fleet(repo_copy, None, use_cache=False)
+    for path in _entries(cache):
+        _resign(path, *_forged(path))
+    render_cache._SAFE_SUBFOLDERS.clear()  # this process read them while they were safe
+    for sub in sorted({p.parent for p in _entries(cache)}):
+        if how == "writable":
+            sub.chmod(0o770)
+        else:
+            moved = tmp_path / "moved" / sub.name
+            moved.parent.mkdir(exist_ok=True)
+            sub.rename(moved)
+            sub.symlink_to(moved)
+    _same(render_fleet(repo_copy, None), uncached)
+    render_cache._SAFE_SUBFOLDERS.clear()
+
+
 def _refused(repo: Path, top: Path) -> None:
     uncached = render_fleet(repo, None, use_cache=False)
     result = render_fleet(repo, None)

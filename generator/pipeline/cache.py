@@ -11,8 +11,10 @@ text of the host's files (UTF-8, the payload gives each file's length).
 :func:`load` re-checks the key and the digest before it parses the payload, and the
 caller checks the exact shape of every field; anything else is a miss. The folder is
 used only when it belongs to the current user and neither group nor others can write
-it (nor any folder between it and the entries); otherwise :func:`open_cache` gives no
-folder and one warning, and the run proceeds uncached. Entries are written atomically.
+it; otherwise :func:`open_cache` gives no folder and one warning, and the run proceeds
+uncached. Each ``xx/`` folder below it is held to the same test when its first entry is
+read (a link, or a folder others can write, makes every entry in it a miss), and each
+entry too. Entries are written atomically.
 
 Entries live in ``$GEN_RENDER_CACHE``, else under ``${GEN_CACHE:-$HOME/.cache/gen}/render/``;
 ``GEN_RENDER_CACHE=off`` (or ``GEN_CACHE=off`` when it is unset) turns the cache off.
@@ -241,6 +243,25 @@ def _entry_name(folder: Path, key: str) -> str:
     return f"{folder}/{key[:2]}/{key}.json"
 
 
+# The xx/ folders found safe in this process: each is looked at once, on its first entry.
+_SAFE_SUBFOLDERS: set[str] = set()
+
+
+def _subfolder_safe(folder: Path, key: str) -> bool:
+    """True when ``key``'s ``xx/`` folder is a real folder of ours that no one else can write.
+
+    ``O_NOFOLLOW`` guards only an entry's own name: a linked ``xx/`` would be followed.
+    A missing folder is not remembered (it may be made later in the run).
+    """
+    name = f"{folder}/{key[:2]}"
+    if name in _SAFE_SUBFOLDERS:
+        return True
+    if _unsafe(Path(name)) is not None:
+        return False
+    _SAFE_SUBFOLDERS.add(name)
+    return True
+
+
 def _digest(data: bytes | memoryview) -> str:
     """The check of an entry's bytes against damage (a bad disk, a write cut short).
 
@@ -300,7 +321,7 @@ def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
 
     Only the envelope is checked here (key, digest, UTF-8); the caller checks the payload's shape.
     """
-    if folder is None:
+    if folder is None or not _subfolder_safe(folder, key):
         return None
     try:
         fd = os.open(_entry_name(folder, key), _READ_FLAGS)
