@@ -45,3 +45,11 @@ def test_past_the_limit_the_table_starts_over() -> None:
         identity_memo(table, t, lambda x: x.value, limit=4)
         assert len(table) <= 5
     assert identity_memo(table, things[-1], lambda x: -1, limit=4) == 9  # the newest is kept
+
+
+def test_a_typed_scalar_tells_equal_values_of_other_types_apart() -> None:
+    from generator.memo import typed_scalar
+
+    keys = [typed_scalar(v) for v in (1, True, 1.0, "1", 0.0, -0.0, None)]
+    assert len(set(keys)) == len(keys) and None not in keys
+    assert typed_scalar([1]) is None and typed_scalar({"a": 1}) is None

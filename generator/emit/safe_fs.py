@@ -187,11 +187,9 @@ class OutputTree:
         if len(parts) > 2 and not self._create:  # a deep folder to read: one call from its host's
             top = self.dir_fd(parts[:1])
             fd = None if top is None else open_below(top, parts[1:])
-        if fd is not None:
-            pass
-        elif not parts:
+        if fd is None and not parts:
             fd = self._open_root()
-        else:  # one component at a time; also what names a link, file or missing folder exactly
+        elif fd is None:  # one component at a time; also what names a link, file or missing folder exactly
             parent = self.dir_fd(parts[:-1])
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:

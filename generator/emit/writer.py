@@ -173,17 +173,17 @@ def _residue(out: OutputTree, host: str, owned: Iterable[str],
 @functools.lru_cache(maxsize=4096)
 def _split(relpath: str) -> tuple[tuple[str, ...], str]:
     """A relative path's folder components and file name, checked by :func:`_safe_rel`."""
-    return _safe_rel(relpath)[:-1], _safe_rel(relpath)[-1]
+    parts = _safe_rel(relpath)
+    return parts[:-1], parts[-1]
 
 
-def _read_listed(out: OutputTree, parts: tuple[str, ...],
+def _read_listed(out: OutputTree, folder: tuple[str, ...], name: str,
                  listings: dict[tuple[str, ...], dict[str, bool]]) -> bytes | None:
-    """The bytes of ``output/<parts>`` (None: missing), its folder scanned once for all its files."""
-    folder = parts[:-1]
+    """The bytes of ``output/<folder>/<name>`` (None: missing), the folder scanned once for all its files."""
     listing = listings.get(folder)
     if listing is None:
         listing = listings[folder] = out.scan(folder)
-    return out.read_listed(folder, parts[-1], listing)
+    return out.read_listed(folder, name, listing)
 
 
 def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
@@ -202,11 +202,7 @@ def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
             data = managed_data
         else:
             sub, name = _split(relpath)
-            folder = (host, *sub)
-            listing = listings.get(folder)
-            if listing is None:
-                listing = listings[folder] = out.scan(folder)
-            data = out.read_listed(folder, name, listing)
+            data = _read_listed(out, (host, *sub), name, listings)
         if data is None:
             changes.append(Change(display, Action.CREATED, None, text, f.mode))
             continue
@@ -223,7 +219,8 @@ def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
         changes.append(Change(display, Action.UPDATED, old, text, f.mode))
     rendered = {f.relpath for f in tree.files}
     for relpath in sorted(managed - rendered):
-        old = _decode(_read_listed(out, (host, *_safe_rel(relpath)), listings))
+        sub, name = _split(relpath)
+        old = _decode(_read_listed(out, (host, *sub), name, listings))
         if old is not None:
             changes.append(Change(f"{host}/{relpath}", Action.REMOVED, old, None))
     changes += _residue(out, host, managed | rendered, listings)

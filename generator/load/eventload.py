@@ -116,15 +116,13 @@ class _Builder:
         self.clean = True
 
     def plain(self, event: Any) -> Any:
-        """The value of a plain scalar: a string, or what ruamel's constructor makes of it.
+        """The value of a plain scalar the memo does not hold (its callers look there first):
+        a string, or what ruamel's constructor makes of it.
 
         Only printable strings and usable immutable values are remembered, so a value from
         the memo never needs looking at again.
         """
         text = event.value
-        found = _PLAIN.get(text, _MISSING)
-        if found is not _MISSING:
-            return text if found is _STRING else found
         tag = libyaml.resolve_scalar(text, event.implicit)
         if str(tag) == _STR_TAG:
             value, found = text, _STRING

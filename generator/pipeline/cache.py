@@ -234,12 +234,8 @@ def host_key(shared: str, display: str, data: bytes | None,
     return digest.hexdigest()
 
 
-def _entry_path(folder: Path, key: str) -> Path:
-    return folder / key[:2] / f"{key}.json"
-
-
 def _entry_name(folder: Path, key: str) -> str:
-    """:func:`_entry_path` as a string, for the read of every entry (no Path objects)."""
+    """Where the entry of ``key`` lives, as a string for the read of every entry (no Path objects)."""
     return f"{folder}/{key[:2]}/{key}.json"
 
 
@@ -247,13 +243,13 @@ def _entry_name(folder: Path, key: str) -> str:
 _SAFE_SUBFOLDERS: set[str] = set()
 
 
-def _subfolder_safe(folder: Path, key: str) -> bool:
-    """True when ``key``'s ``xx/`` folder is a real folder of ours that no one else can write.
+def _subfolder_safe(entry: str) -> bool:
+    """True when the ``xx/`` folder of ``entry`` is a real folder of ours that no one else can write.
 
     ``O_NOFOLLOW`` guards only an entry's own name: a linked ``xx/`` would be followed.
     A missing folder is not remembered (it may be made later in the run).
     """
-    name = f"{folder}/{key[:2]}"
+    name = os.path.dirname(entry)
     if name in _SAFE_SUBFOLDERS:
         return True
     if _unsafe(Path(name)) is not None:
@@ -321,10 +317,13 @@ def load(folder: Path | None, key: str) -> tuple[Any, str] | None:
 
     Only the envelope is checked here (key, digest, UTF-8); the caller checks the payload's shape.
     """
-    if folder is None or not _subfolder_safe(folder, key):
+    if folder is None:
+        return None
+    entry = _entry_name(folder, key)
+    if not _subfolder_safe(entry):
         return None
     try:
-        fd = os.open(_entry_name(folder, key), _READ_FLAGS)
+        fd = os.open(entry, _READ_FLAGS)
     except OSError:
         return None
     try:
@@ -347,7 +346,7 @@ def store(folder: Path | None, key: str, payload: Any, text: str = "") -> None:
     """Save a JSON payload and its text under ``key`` atomically; a cache that cannot be written is skipped."""
     if folder is None:
         return
-    path = _entry_path(folder, key)
+    path = Path(_entry_name(folder, key))
     try:
         data = encode(key, payload, text)
     except (TypeError, ValueError):

@@ -70,13 +70,9 @@ def _tree_json(tree: HostTree | None) -> tuple[Any, str]:
             "".join(f.text for f in tree.files))
 
 
-def _safe_relpath(path: Any) -> bool:
-    """A relative path without empty, ``.`` or ``..`` parts (string tests: this runs per file)."""
-    return isinstance(path, str) and _safe_text_relpath(path)
-
-
 @functools.lru_cache(maxsize=4096)  # a fleet's trees repeat the same few relative paths
 def _safe_text_relpath(path: str) -> bool:
+    """A relative path without empty, ``.`` or ``..`` parts (string tests: this runs per file)."""
     if not path or path[0] == "/" or "\0" in path:
         return False
     wrapped = f"/{path}/"

@@ -174,24 +174,32 @@ def _check_paths(host: Host, svc: ServiceSpec, model: Model, diags: Diagnostics)
     if model.speculative and model.speculative.draft_model_path:
         checkpoints.append((model.speculative.draft_model_path,
                             model.pos("speculative", "draft_model_path")))
-    # Any other string an operator wrote (free-form flags, environment) may name a path too;
-    # its position is looked up only when it may be a finding (most strings are none).
-    others = [(text, owner, key, name)
-              for owner, key, items in ((model, "args", model.args), (svc, "args", svc.args),
-                                        (model, "env", model.env), (svc, "env", svc.env))
-              for name, value in items for text in _strings(value)]
-    texts = {text for text, _ in checkpoints}
-    for text, known, at in [(t, p, None) for t, p in checkpoints] + [(t, None, (o, k, n)) for t, o, k, n in others]:
-        retired = next((r for r in host.retired if _under(text, r)), None)
-        if retired is None and text not in texts:
-            continue  # neither finding can apply
-        pos = known if at is None else at[0].pos(at[1], at[2])
+    for text, pos in checkpoints:
+        retired = _retired(host, text)
         if retired is not None:
-            diags.error(pos, "P008", f"'{text}' is on the retired volume {retired} of host "
-                        f"'{host.name}' (service '{svc.name}')", f"move it under {host.model_root}")
-        elif (text, pos) in checkpoints and not _under(text, host.model_root):
+            _on_retired(diags, pos, text, retired, host, svc)
+        elif not _under(text, host.model_root):
             diags.error(pos, "P009", f"'{text}' is not under the model root {host.model_root} "
                         f"of host '{host.name}' (service '{svc.name}')")
+    # Any other string an operator wrote (free-form flags, environment) may name a path too;
+    # its position is looked up only for a finding (most strings are none).
+    for owner, key, items in ((model, "args", model.args), (svc, "args", svc.args),
+                              (model, "env", model.env), (svc, "env", svc.env)):
+        for name, value in items:
+            for text in _strings(value):
+                retired = _retired(host, text)
+                if retired is not None:
+                    _on_retired(diags, owner.pos(key, name), text, retired, host, svc)
+
+
+def _retired(host: Host, text: str) -> str | None:
+    """The retired volume of ``host`` that ``text`` lies on, if any."""
+    return next((r for r in host.retired if _under(text, r)), None)
+
+
+def _on_retired(diags: Diagnostics, pos: Any, text: str, retired: str, host: Host, svc: ServiceSpec) -> None:
+    diags.error(pos, "P008", f"'{text}' is on the retired volume {retired} of host "
+                f"'{host.name}' (service '{svc.name}')", f"move it under {host.model_root}")
 
 
 def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.memo import typed_scalar
 from generator.sglang.catalog import Action, Catalog, FlagTables
 from generator.sglang.flags.args import Arg
 
-# Values kept by their repr: these types' repr says everything their argv words depend on.
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 MAX_KEPT = 8192  # answers per catalog; a fleet needs a few hundred (ports and addresses vary)
 
 ArgKey = tuple[str, bool, Any]
@@ -70,14 +69,13 @@ def arg_key(arg: Arg) -> ArgKey | None:
     if type(arg.name) is not str:
         return None
     value = arg.value
-    kind = type(value)
-    if kind is tuple:
+    if type(value) is tuple:
         parts = []
         for item in value:  # type: ignore[union-attr]
-            if type(item) not in _SCALARS:
+            part = typed_scalar(item)
+            if part is None:
                 return None
-            parts.append((type(item), repr(item)))
+            parts.append(part)
         return (arg.name, arg.by_dest, ("tuple", tuple(parts)))
-    if kind not in _SCALARS:
-        return None
-    return (arg.name, arg.by_dest, (kind, repr(value)))
+    typed = typed_scalar(value)
+    return None if typed is None else (arg.name, arg.by_dest, typed)

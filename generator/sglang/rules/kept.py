@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from generator.memo import typed_scalar
 from generator.sglang.catalog import Catalog
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -23,19 +24,16 @@ from generator.sglang.rules.spec import RuleSpec
 # (rule, message, fix, blamed names): a rule that fired, before positions are looked up.
 Fired = tuple[RuleSpec, str, str, tuple[str, ...]]
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 MAX_KEPT = 4096  # distinct services per (catalog, rules); a fleet has a few dozen
 
 
 def _typed(value: Any) -> Any:
     """``value`` with its type, for a key; None when it is not kept (a mapping, an object)."""
     kind = type(value)
-    if kind in _SCALARS:
-        return (kind, repr(value))  # repr tells 0.0 from -0.0; the type True from 1
     if kind is list or kind is tuple:
         items = [_typed(v) for v in value]
         return None if any(i is None for i in items) else (kind, tuple(items))
-    return None
+    return typed_scalar(value)
 
 
 def settings_key(settings: Settings) -> tuple[Any, ...] | None:
