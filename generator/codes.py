@@ -112,6 +112,8 @@ _CODES: tuple[Code, ...] = (
     Code("R010", W, "a listener beyond loopback without an API key"),
     Code("R011", E, "two inventories reach the same ssh address and port without both declaring `ssh.shared_with`"),
     Code("R012", E, "two inventories sharing one machine render the same service (same unit and files)"),
+    Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
+    Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),
     Code("P002", E, "a GPU that is passed through to a VM"),
     Code("P003", E, "a GPU already used by another service, or listed twice"),

@@ -63,6 +63,7 @@ def host_view(render: HostRender) -> dict[str, Any]:
     owner = {g.index: f"service:{s.placement.service.name}" for s in render.services for g in s.placement.gpus}
     owner.update({index: f"vm:{vm}" for index, vm in host.vm_gpus})
     gpus = [{"index": g.index, "pci_bus_id": g.pci_bus_id, "numa_node": g.numa_node, "memory_gb": g.memory_gb,
+             "memory_mib": g.memory_mib, "compute_cap": g.compute_cap,
              "model": g.model or None, "owner": owner.get(g.index, "free")} for g in host.gpus]
     return {"host": host.name, "address": host.address, "sglang_pin": host.sglang.pin,
             "gpus": gpus, "services": [_service_view(s) for s in render.services]}

@@ -111,15 +111,39 @@ class Model(Sourced):
         return max(1, self.gpu_count // self.nnodes)
 
 
+# memory_gb is a data-sheet figure and memory_mib nvidia-smi's memory.total: the card's memory
+# less what the driver and ECC reserve (97887 MiB for a "96 GB" RTX PRO 6000, 143771 for a
+# "141 GB" H200, 46068 for a "48 GB" L40S with ECC on: 0.4-6.3% below the GB figure read as
+# GiB), and a decimal-GB reading of memory.total lies 7.4% above it. Within 10% of the MiB
+# figure both readings agree; a GPU of another size (80 GB typed for an H200, 96 for a 32 GB
+# card) is far outside.
+MEMORY_AGREEMENT = 0.10
+
+
 @dataclass(frozen=True)
 class Gpu:
     """One GPU of a host inventory."""
 
     index: int
     pci_bus_id: str
-    memory_gb: float
+    memory_gb: float  # as written; else memory_mib / 1024 (GiB)
     numa_node: int
     model: str = ""
+    memory_mib: int | None = None  # memory.total as nvidia-smi prints it (None: not given)
+    compute_cap: str | None = None  # "12.0", as nvidia-smi prints it (None: not given)
+
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """The compute capability as (major, minor), e.g. (12, 0); None when not given."""
+        if self.compute_cap is None:
+            return None
+        major, minor = self.compute_cap.split(".")
+        return int(major), int(minor)
+
+    @property
+    def memory_total_mib(self) -> float:
+        """The GPU's memory in MiB: memory_mib when given, else memory_gb read as GiB."""
+        return float(self.memory_mib) if self.memory_mib is not None else self.memory_gb * 1024
 
 
 @dataclass(frozen=True)
@@ -248,6 +272,14 @@ def model_from_doc(doc: Document) -> Model:
     )
 
 
+def _gpu(g: dict[str, Any]) -> Gpu:
+    mib = g.get("memory_mib")
+    # Neither given is R040, reported by check_host_refs; 0 keeps the rest of the checks going.
+    gb = float(g["memory_gb"]) if "memory_gb" in g else (mib / 1024 if mib else 0.0)
+    return Gpu(g["index"], g["pci_bus_id"].upper().replace("0X", ""), gb, g["numa_node"],
+               g.get("model", ""), mib, g.get("compute_cap"))
+
+
 def host_from_doc(doc: Document) -> Host:
     """A validated host document as a Host."""
     d = doc.data
@@ -273,8 +305,7 @@ def host_from_doc(doc: Document) -> Host:
         name=d["name"], description=d.get("description", ""), address=d["address"],
         ssh_user=ssh.get("user") or SSH_DEFAULT_USER, ssh_port=ssh.get("port") or SSH_DEFAULT_PORT,
         ssh_written=tuple(k for k in ("user", "port") if ssh.get(k)),
-        gpus=tuple(Gpu(g["index"], g["pci_bus_id"].upper().replace("0X", ""), float(g["memory_gb"]),
-                       g["numa_node"], g.get("model", "")) for g in d["gpus"]),
+        gpus=tuple(_gpu(g) for g in d["gpus"]),
         numa=tuple((n["node"], n["cpus"]) for n in d["numa"]),
         vm_gpus=tuple((gi, vm["vm"]) for vm in d.get("vm_passthrough") or [] for gi in vm["gpus"]),
         model_root=d["storage"]["model_root"].rstrip("/") or "/",
@@ -294,6 +325,24 @@ def check_name_matches_file(doc: Document, stem: str, kind: str, diags: Diagnost
                     f"{kind} name '{name}' does not match its file name '{stem}.yaml'")
 
 
+def _check_gpu_memory(host: Host, diags: Diagnostics) -> None:
+    """Each GPU gives memory_mib or memory_gb (R040); where both, they agree (R041)."""
+    for i, gpu in enumerate(host.gpus):
+        written = host.doc.data["gpus"][i]
+        has_gb, has_mib = "memory_gb" in written, gpu.memory_mib is not None
+        if not has_gb and not has_mib:
+            diags.error(host.pos("gpus", i), "R040", f"GPU {gpu.index} gives neither memory_mib "
+                        "nor memory_gb", "add memory_mib (`gen host snapshot` captures it) or memory_gb")
+        elif has_gb and has_mib:
+            gib = gpu.memory_mib / 1024
+            if abs(gpu.memory_gb - gib) > MEMORY_AGREEMENT * gib:
+                diags.error(host.pos("gpus", i, "memory_gb"), "R041",
+                            f"GPU {gpu.index}: memory_gb {gpu.memory_gb:g} disagrees with memory_mib "
+                            f"{gpu.memory_mib} ({gib:.1f} GiB; they agree within "
+                            f"{MEMORY_AGREEMENT:.0%})", "drop memory_gb (memory_mib is what nvidia-smi "
+                            "measured) or correct the one that is wrong")
+
+
 def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
     """Inventory-internal consistency: unique indexes, services, units and model references."""
     seen_idx: dict[int, int] = {}
@@ -307,6 +356,7 @@ def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diag
             diags.error(host.pos("gpus", i, "pci_bus_id"), "R004",
                         f"PCI bus id {gpu.pci_bus_id} appears twice (also gpus[{seen_pci[gpu.pci_bus_id]}])")
         seen_pci.setdefault(gpu.pci_bus_id, i)
+    _check_gpu_memory(host, diags)
     nodes = {n for n, _ in host.numa}
     for i, gpu in enumerate(host.gpus):
         if gpu.numa_node not in nodes:

@@ -31,6 +31,8 @@ PIN_RE = r"^([0-9]+\.[0-9]+\.[0-9]+([.a-z0-9]*)|git-[0-9a-f]{40})$"
 IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"
 # What other nodes dial for --dist-init-addr: an IPv4/IPv6 literal or a DNS name (no port).
 NET_ADDRESS_RE = r"^([0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$"
+# A CUDA compute capability as `nvidia-smi --query-gpu=compute_cap` prints it: "12.0", "9.0".
+COMPUTE_CAP_RE = r"^[1-9][0-9]?\.[0-9]$"
 
 
 PORT = {"min": 1, "max": 65535}
@@ -171,7 +173,11 @@ HOST_SCHEMA: dict[str, Any] = {
             "schema": {
                 "index": {**GPU_INDEX, "required": True},
                 "pci_bus_id": {"type": "string", "required": True, "regex": PCI_RE},
-                "memory_gb": {"type": "number", "required": True, "min": 1, "max": 10_000},
+                # One of memory_mib (measured) or memory_gb (typed from a data sheet) is
+                # required, and both agree where both are given (R040/R041, load/resolve.py).
+                "memory_mib": {"type": "integer", "min": 1, "max": 10_000_000},
+                "memory_gb": {"type": "number", "min": 1, "max": 10_000},
+                "compute_cap": {"type": "string", "regex": COMPUTE_CAP_RE},
                 "numa_node": {"type": "integer", "required": True, **NUMA_NODE},
                 "model": {"type": "string"},
             },
@@ -243,6 +249,8 @@ _PATTERN_TEXT = {
     PIN_RE: "is not an SGLang pin: a release like '0.5.9' or 'git-<40 hex digits>'",
     IFNAME_RE: "is not a network interface name like 'enp65s0f0' (at most 15 characters)",
     NET_ADDRESS_RE: "is not an IP address or a DNS name (write the port in multinode.port)",
+    COMPUTE_CAP_RE: "is not a compute capability like \"12.0\" (as `nvidia-smi --query-gpu=compute_cap` "
+                    "prints it)",
 }
 
 def _either(words: list[str]) -> str:
@@ -344,7 +352,10 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.BAD_TYPE.code:
             wanted = err.constraint if isinstance(err.constraint, list) else [err.constraint]
             names = _either([_TYPE_NAMES.get(w, w) for w in wanted])
-            diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}")
+            # YAML reads an unquoted 12.0 or 6000 as a number: a text field wants it quoted.
+            quote = wanted == ["string"] and isinstance(err.value, (int, float)) and not isinstance(err.value, bool)
+            diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}",
+                        "write it in quotes" if quote else None)
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
             diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}")

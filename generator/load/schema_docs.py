@@ -126,7 +126,16 @@ DOCS: dict[str, KeyDoc] = {
     "host.gpus.index": KeyDoc("The GPU index (`CUDA_VISIBLE_DEVICES` order: PCI bus order, P012).", example=0),
     "host.gpus.pci_bus_id": KeyDoc("The PCI bus id as `nvidia-smi --query-gpu=pci.bus_id` prints it; "
                                    "`gen verify` finds each GPU by it.", example="00000000:01:00.0"),
-    "host.gpus.memory_gb": KeyDoc("GPU memory in GB (placement's fit and KV estimate).", example=96),
+    "host.gpus.memory_mib": KeyDoc("GPU memory in MiB as `nvidia-smi --query-gpu=memory.total` prints it "
+                                   "(`gen host snapshot` writes it); each GPU gives this or `memory_gb`.",
+                                   example=97887),
+    "host.gpus.memory_gb": KeyDoc("GPU memory in GB from the data sheet, for an inventory typed by hand "
+                                  "(placement's fit and KV estimate read it as GiB); each GPU gives this or "
+                                  "`memory_mib`, and where both are given they agree within 10% (R041).",
+                                  example=96),
+    "host.gpus.compute_cap": KeyDoc("The CUDA compute capability as `nvidia-smi --query-gpu=compute_cap` "
+                                    "prints it, quoted (`gen host snapshot` writes it). Without it the "
+                                    "GPU capability checks are skipped.", example="12.0"),
     "host.gpus.numa_node": KeyDoc("The NUMA node the GPU is attached to; a TP group stays in one node "
                                   "when it can (P005).", example=0),
     "host.gpus.model": KeyDoc("The GPU model. Informational.", example="RTX PRO 6000 Blackwell"),

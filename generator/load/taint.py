@@ -37,6 +37,7 @@ TAINTABLE: dict[str, frozenset[DocPath]] = {
     "host": frozenset({
         ("description",),
         ("gpus", "*", "model"),  # the GPU's product name: informational
+        ("gpus", "*", "compute_cap"),  # not known: the GPU checks stay silent, as without it
     }),
 }
 
