@@ -28,7 +28,6 @@ from generator.sglang.catalog import Action, Catalog, FlagTables
 from generator.sglang.flags.args import Arg, ArgValue, CheckedArg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.deprecation import undeprecate
-from generator.sglang.flags.kept import arg_key, kept_checks
 from generator.sglang.flags.resolve import resolve
 from generator.sglang.flags.text import who
 from generator.sglang.flags.values import render
@@ -46,19 +45,10 @@ def check_args(catalog: Catalog, args: Sequence[Arg], diags: Diagnostics,
     flag tables when the caller has loaded them already (once per host).
     """
     ctx = Context(catalog, diags, other_catalogs, tables)
-    kept = kept_checks(catalog, ctx.others, ctx.tables)
     first_by_dest: dict[str, Arg] = {}
     out: list[CheckedArg] = []
     for arg in args:
-        key = arg_key(arg)
-        answer = kept.answers.get(key) if key is not None else None
-        if answer is None:
-            before = len(diags.items)
-            answer = _check(ctx, arg, first_by_dest)
-            if answer is not None and key is not None and len(diags.items) == before:
-                kept.keep(key, *answer)  # nothing to report: the same answer at any position
-        elif _given_twice(diags, answer[0], arg, first_by_dest):
-            continue
+        answer = _check(ctx, arg, first_by_dest)
         if answer is not None:
             out.append(CheckedArg(answer[0], answer[1], arg.pos))
     return tuple(out)
