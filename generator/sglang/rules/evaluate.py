@@ -13,9 +13,7 @@ from typing import Any, Sequence
 from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
-from generator.sglang.rules.kept import Fired, settings_key, store_for
 from generator.sglang.rules.load import load_rules, rules_path
-from generator.sglang.rules.quiet import runnable
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
 from generator.sglang.rules.spec import RuleSpec
@@ -38,48 +36,20 @@ class _Fields(dict):  # type: ignore[type-arg]
         return "{" + key + "}"
 
 
-# (id(rules), version) -> (rules, the rules of that version): the same rules
-# list is evaluated for every service of a pin, so its version filter is computed once.
-_APPLICABLE: dict[tuple[int, tuple[int, ...] | None], tuple[Sequence[RuleSpec], list[RuleSpec]]] = {}
-
-
-def _applicable(rules: Sequence[RuleSpec], version: tuple[int, ...] | None) -> list[RuleSpec]:
-    key = (id(rules), version)
-    cached = _APPLICABLE.get(key)
-    if cached is None or cached[0] is not rules:
-        if len(_APPLICABLE) > 64:
-            _APPLICABLE.clear()
-        cached = (rules, [r for r in rules if r.versions.contains(version)])
-        _APPLICABLE[key] = cached
-    return cached[1]
-
-
 def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
-    """Every rule of the pin's version that fires on ``settings``, in rules.yaml order.
-
-    What fires on a plain Settings is kept by its written values and environment
-    (generator/sglang/rules/kept.py); positions are looked up in ``settings`` every time.
-    """
-    key = settings_key(settings)
-    if key is None:
-        fired = _fire(settings, rules)
-    else:
-        store = store_for(settings.catalog, rules)
-        found = store.get(key)
-        fired = store[key] = found if found is not None else _fire(settings, rules)
-    return [Finding(rule, message, fix, settings.pos(blame)) for rule, message, fix, blame in fired]
-
-
-def _fire(settings: Settings, rules: Sequence[RuleSpec]) -> list[Fired]:
-    """The rules that fire on ``settings`` with their messages and blamed names (no positions)."""
-    out: list[Fired] = []
-    for rule in runnable(settings, _applicable(rules, settings.version)):
+    """Every rule of the pin's version that fires on ``settings``, in rules.yaml order."""
+    out: list[Finding] = []
+    version = settings.version
+    for rule in rules:
+        if not rule.versions.contains(version):
+            continue
         hit = PREDICATES[rule.id](settings, rule)
         if hit is None:
             continue
         fields = _Fields(hit.fields)
         fields.setdefault("version", settings.catalog.version)
-        out.append((rule, rule.message.format_map(fields), rule.fix.format_map(fields), tuple(hit.blame)))
+        out.append(Finding(rule, rule.message.format_map(fields), rule.fix.format_map(fields),
+                           settings.pos(hit.blame)))
     return out
 
 
