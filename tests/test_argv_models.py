@@ -1,5 +1,5 @@
-"""plan/argv.py: a model's own arguments are built once per loaded model and shared by its
-services, while each service's own fields and overrides stay its own (values and positions).
+"""plan/argv.py: services of one model get the model's arguments, while each service's own
+fields and overrides stay its own (values and positions).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
 from generator.load.sources import load_sources
-from generator.plan import argv as argv_module
 from generator.plan.argv import build_argv
 from generator.plan.placement import place_host
 from generator.sglang.catalog import load_catalog
@@ -29,14 +28,10 @@ def test_services_share_the_model_args_and_keep_their_own(tmp_path: Path) -> Non
     diags = Diagnostics()
     sources = load_sources(tmp_path, diags)
     catalog = load_catalog(ROOT, "0.5.9")
-    argv_module._MODELS.clear()
     built = {}
     for name in ("a", "b"):
         [p] = place_host(sources.hosts[name], sources.models, diags)
         built[name] = build_argv(p, "/opt/sglang/bin/python", catalog, diags)
-        argv_module._MODELS.clear()  # the same argv when the model's args are built afresh
-        assert build_argv(p, "/opt/sglang/bin/python", catalog, diags) == built[name]
-        build_argv(p, "/opt/sglang/bin/python", catalog, diags)  # and kept for the next host
     assert [str(d) for d in diags.items] == []
     a, b = ({g.words[0]: (g.words[1:], str(g.pos)) for g in built[n].groups} for n in ("a", "b"))
     assert a["--model-path"] == b["--model-path"] == (("/shared/models/m",), "models/m.yaml:2:17")
@@ -47,16 +42,3 @@ def test_services_share_the_model_args_and_keep_their_own(tmp_path: Path) -> Non
     assert "--enable-metrics" in b and "--enable-metrics" not in a
     # The model's flags keep their order, the service's override in place, its own come last.
     assert [g.words[0] for g in built["b"].groups][-3:] == ["--max-running-requests", "--log-level", "--enable-metrics"]
-
-
-def test_another_loaded_model_gets_its_own_args(tmp_path: Path) -> None:
-    services = "  - {name: s, model: m, port: 30000, gpus: [0, 1]}\n"
-    catalog = load_catalog(ROOT, "0.5.9")
-    words = []
-    for path in ("/shared/models/one", "/shared/models/two"):  # same name, new file content
-        write_repo(tmp_path, {"a": host_yaml("a", services=services)}, {"m": MODEL.replace("/shared/models/m", path)})
-        diags = Diagnostics()
-        sources = load_sources(tmp_path, diags)
-        [p] = place_host(sources.hosts["a"], sources.models, diags)
-        words.append(build_argv(p, "/opt/sglang/bin/python", catalog, diags).groups[0].words)
-    assert words == [("--model-path", "/shared/models/one"), ("--model-path", "/shared/models/two")]

@@ -16,7 +16,6 @@ from generator.errors import Diagnostics
 from generator.sglang.flags import Arg, CheckedArg, check_args
 from generator.load.resolve import Model
 from generator.plan.placement import Placement
-from generator.memo import identity_memo
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class _ModelArgs:
 
 
 def _model_args(m: Model) -> _ModelArgs:
-    """The Args of model ``m``, built once per loaded model (a frozen object shared by its services)."""
+    """The Args of model ``m``: what its services have in common."""
     head: list[Arg] = []
     add = _adder(head)
     add("model_path", m.weights.path, m, "weights", "path")
@@ -82,18 +81,9 @@ def _model_args(m: Model) -> _ModelArgs:
     return _ModelArgs(tuple(head), tuple(parallel), tuple(tail), tuple(_written(m, m.args)))
 
 
-# id(model) -> (model, its args); the entry holds the model, so its id stays its own.
-_MODELS: dict[int, tuple[Model, _ModelArgs]] = {}
-
-
-def _kept_model_args(m: Model) -> _ModelArgs:
-    return identity_memo(_MODELS, m, _model_args, limit=1024)
-
-
-def _structured(p: Placement) -> list[Arg]:
+def _structured(p: Placement, model: _ModelArgs) -> list[Arg]:
     """Arguments from structured fields, in a fixed order so diffs stay stable."""
     s = p.service
-    model = _kept_model_args(p.model)
     out = list(model.head)
     add = _adder(out)
     add("host", s.listen, s, "listen")
@@ -115,9 +105,9 @@ def _written(owner: Any, items: Any) -> list[tuple[str, Arg]]:
             for flag, value in items]
 
 
-def _free_form(p: Placement) -> list[Arg]:
+def _free_form(p: Placement, model: _ModelArgs) -> list[Arg]:
     """Free-form flags: the service's own override the model's for the same written flag."""
-    merged: dict[str, Arg] = dict(_kept_model_args(p.model).free)
+    merged: dict[str, Arg] = dict(model.free)
     for flag, arg in _written(p.service, p.service.args):
         merged[flag] = arg
     return list(merged.values())
@@ -149,6 +139,7 @@ def build_argv(p: Placement, python: str, catalog: Catalog, diags: Diagnostics,
 
     ``tables``: the catalog's flag tables, when the caller loaded them once for a host.
     """
-    groups = check_args(catalog, _structured(p) + _free_form(p), diags, other_catalogs, tables)
+    model = _model_args(p.model)
+    groups = check_args(catalog, _structured(p, model) + _free_form(p, model), diags, other_catalogs, tables)
     _quantization_note(p, catalog, diags)
     return ServiceArgv(program(python), groups)

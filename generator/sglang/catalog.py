@@ -89,9 +89,13 @@ class Action:
         return neg if neg in self.option_strings else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Catalog:
-    """The CLI of one SGLang pin: every action, with argparse-exact lookups."""
+    """The CLI of one SGLang pin: every action, with argparse-exact lookups.
+
+    Equal and hashed by identity: one loaded catalog is one object (load_catalog caches it
+    per file), so what derives from it alone can be kept per catalog (rules/settings.py).
+    """
 
     pin: str
     version: str

@@ -7,12 +7,12 @@ defaults), so a predicate asks for ``tp_size`` and gets SGLang's own value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Mapping, Sequence
 
 from generator.errors import Position
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
-from generator.memo import identity_memo
 
 
 @dataclass(frozen=True)
@@ -121,18 +121,6 @@ def _default(action: Action) -> Any:
     return None if isinstance(default, dict) and "repr" in default else default
 
 
-_T = TypeVar("_T")
-
-
-def catalog_memo(table: dict[int, tuple[Catalog, _T]], catalog: Catalog, build: Callable[[Catalog], _T]) -> _T:
-    """``build(catalog)``, computed once per loaded catalog and kept in ``table``.
-
-    A loaded catalog is immutable and shared (load_catalog caches it), so what derives from
-    it alone can be kept by its identity; the identity check guards against a reused id.
-    """
-    return identity_memo(table, catalog, build, limit=64)
-
-
 @dataclass(frozen=True)
 class _CatalogState:
     """What every Settings of one catalog shares: its defaults, name -> dest, release number.
@@ -146,20 +134,14 @@ class _CatalogState:
     version: tuple[int, ...] | None
 
 
-_STATE: dict[int, tuple[Catalog, _CatalogState]] = {}
-
-
-def _build_state(catalog: Catalog) -> _CatalogState:
+@functools.lru_cache(maxsize=64)  # a loaded catalog is one immutable object (load_catalog caches it)
+def _state(catalog: Catalog) -> _CatalogState:
     values: dict[str, Any] = {}
     for action in catalog.actions:
         if action.kind not in ("help", "version") and action.dest not in values:
             live = catalog.by_dest(action.dest)
             values[action.dest] = _default(live if live is not None else action)
     return _CatalogState(values, {}, version_key(catalog.version))
-
-
-def _state(catalog: Catalog) -> _CatalogState:
-    return catalog_memo(_STATE, catalog, _build_state)
 
 
 def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequence[str], Position | None]],
