@@ -107,33 +107,3 @@ def compose(text: str) -> Node | None:
         return loader.get_single_node()
     finally:
         loader.dispose()
-
-
-# For generator.load.eventload, which builds data from the events of one parse.
-_RESOLVER = CParserResolver(version=YAML_SAFE.version)  # what a _Loader's resolver answers
-_CONSTRUCTOR = YAML(typ="safe").constructor  # the same class as YAML_SAFE's, its own state
-
-
-def parser(text: str) -> Any:
-    """A libyaml parser over ``text`` (``get_event``, then ``dispose``); FAST only."""
-    return _Loader(text)
-
-
-def resolve_scalar(value: str, implicit: Any) -> Any:
-    """The tag the composer would give an untagged scalar with this text (ruamel's resolver)."""
-    return _RESOLVER.resolve(ScalarNode, value, implicit)
-
-
-def construct_scalar(node: ScalarNode) -> Any:
-    """What the safe constructor makes of ``node``; its errors propagate as they are.
-
-    The constructor remembers every node it built (and one it failed on); forgotten
-    here, so a fleet's scalars are not kept alive.
-    """
-    constructor = _CONSTRUCTOR
-    try:
-        return constructor.construct_object(node, deep=True)
-    finally:
-        constructor.constructed_objects.pop(node, None)
-        constructor.recursive_objects.pop(node, None)
-        constructor.deep_construct = False

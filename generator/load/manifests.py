@@ -1,9 +1,8 @@
 """Load YAML sources with the line and column of every node.
 
-A well-formed document is built from libyaml's events in one pass
-(:mod:`generator.load.eventload`); any other is composed by ruamel.yaml (the node graph)
-and walked here, which reports what is wrong. Either way we get plain Python data and,
-for every path into the document, where its key and its value were written. Later
+The document is composed by ruamel.yaml (the node graph) and walked here, which reports
+what is wrong; we get plain Python data and, for every path into the document, where its
+key and its value were written. Later
 passes (schema, resolve, flags) report problems at those positions. Malformed YAML and
 duplicate keys become diagnostics here, never tracebacks.
 
@@ -25,7 +24,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.errors import Diagnostics, GenError, Position
-from generator.load import eventload, libyaml, limits
+from generator.load import libyaml, limits
 from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
@@ -49,9 +48,6 @@ class Document:
     # Leaves the schema refused and load/taint.py took out of ``data`` so the rest of the
     # document is still checked; a document with any is never rendered.
     dropped: frozenset[DocPath] = frozenset()
-    # Set by the loader (load/eventload.py) when every key and value of ``data`` as loaded is
-    # printable text or a usable number: load/values.py then has nothing to look at.
-    clean_values: bool = False
 
     def pos(self, path: DocPath = (), key: bool = False) -> Position:
         """Position of the value (or key) at ``path``; falls back to the nearest parent."""
@@ -162,19 +158,8 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
 
 
 def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | None:
-    """Parse YAML text; on malformed YAML record Y001 and return None.
-
-    A well-formed document is built from one parse (:mod:`generator.load.eventload`); any
-    other goes the composed way (:func:`load_text_composed`), which reports what is wrong.
-    """
-    built = eventload.build(text)
-    if built is not None:
-        return Document(display_path, built[0], built[1], built[2], clean_values=built[3])
-    return load_text_composed(text, display_path, diags)
-
-
-def load_text_composed(text: str, display_path: str, diags: Diagnostics) -> Document | None:
-    """:func:`load_text` by bounding the events, composing the nodes and walking them."""
+    """Parse YAML text: bound its events, compose the nodes and walk them; on a problem
+    record it (Y001 for malformed YAML, ...) and return None."""
     doc = Document(display_path, None)
     try:
         if not limits.prescan(text, display_path, diags):

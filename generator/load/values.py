@@ -76,8 +76,6 @@ def _shown(path: DocPath, text: str, offset: int) -> str:
 
 def check_values(doc: Document, diags: Diagnostics) -> bool:
     """Refuse the characters and numbers above in every key and value; True when none."""
-    if doc.clean_values:
-        return True  # the loader saw only printable text and usable numbers: nothing to refuse
     before = len(diags.items)
     _walk(doc, diags, doc.data, ())
     return len(diags.items) == before
