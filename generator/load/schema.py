@@ -15,7 +15,6 @@ from cerberus import errors as cerrors
 
 from generator.errors import Diagnostics
 from generator.load.checks import CUSTOM, GenValidator
-from generator.load.fastcheck import surely_valid
 from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
 from generator.load.values import check_values, describe, dotted as _dotted
@@ -325,8 +324,6 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         diags.error(doc.pos(base), "S002", f"expected a mapping at the top, got {describe(data)}")
         return False
     validator = _validator_for(schema)
-    if surely_valid(validator, schema, data):  # the common case, without cerberus' cost
-        return True
     # No rule of these schemas normalizes (no coerce, default, rename or purge): skipping
     # cerberus' normalization pass halves the cost of a validation and changes nothing.
     if validator.validate(data, normalize=False):
