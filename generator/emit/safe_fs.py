@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from generator.emit import durable
-from generator.emit.openat2 import open_below
 from generator.errors import GenError
 
 OUTPUT_DISPLAY = "output"
@@ -183,13 +182,9 @@ class OutputTree:
             return self._fds[parts]
         if parts in self._missing:
             return None
-        fd = None
-        if len(parts) > 2 and not self._create:  # a deep folder to read: one call from its host's
-            top = self.dir_fd(parts[:1])
-            fd = None if top is None else open_below(top, parts[1:])
-        if fd is None and not parts:
+        if not parts:
             fd = self._open_root()
-        elif fd is None:  # one component at a time; also what names a link, file or missing folder exactly
+        else:  # one component at a time, each opened without following a link
             parent = self.dir_fd(parts[:-1])
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:
