@@ -27,12 +27,9 @@ parser), not by comparing strings.
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
-import unicodedata
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
 # Characters that never need quoting in an ExecStart= word. Everything else (spaces, quotes,
 # backslash, '#', ';', glob or shell characters, non-ASCII) is written inside double quotes.
@@ -75,9 +72,6 @@ def noncharacter(s: str) -> str | None:
 # surrogates U+D800-DFFF): tests/test_systemd.py checks this against unicodedata.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_NO_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
-# Either kind of character _refuse_control refuses, in one pass.
-_REFUSED = re.compile(_CONTROL.pattern[:-1] + _NONCHARACTER.pattern[1:])
-_REFUSED_NO_TAB = re.compile(_CONTROL_NO_TAB.pattern[:-1] + _NONCHARACTER.pattern[1:])
 
 
 def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
@@ -89,55 +83,14 @@ def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
     the rendered files printable and reviewable in a diff. systemd itself refuses a line
     with a noncharacter (see ``_NONCHARACTER``).
     """
-    # Printable ASCII (U+0020-007E) holds none of the refused characters: almost every
-    # value, answered without the regex. Else one regex pass says whether there is anything
-    # to report (almost never); only then the character loop finds the first one, so the
-    # message is the same as before.
-    if s.isascii() and s.isprintable():
-        return
-    if (_REFUSED_NO_TAB if allow_tab else _REFUSED).search(s) is None:
-        return
-    if (_CONTROL_NO_TAB if allow_tab else _CONTROL).search(s) is not None:
-        for i, ch in enumerate(s):
-            if ch == "\t" and allow_tab:
-                continue
-            if unicodedata.category(ch) in ("Cc", "Cs"):
-                raise ValueError(
-                    f"{what} contains control character U+{ord(ch):04X} at offset {i}: {s!r}"
-                )
+    found = (_CONTROL_NO_TAB if allow_tab else _CONTROL).search(s)
+    if found is not None:
+        raise ValueError(f"{what} contains control character U+{ord(found.group()):04X} at offset "
+                         f"{found.start()}: {s!r}")
     bad = noncharacter(s)
     if bad is not None:
         raise ValueError(f"{what} contains the Unicode noncharacter U+{ord(bad):04X}, which "
                          f"systemd refuses: {s!r}")
-
-
-_R = TypeVar("_R")
-MEMO_SIZE = 4096  # distinct values per writer kept; a fleet repeats a few hundred
-
-
-def plain_memo(fn: Callable[..., _R]) -> Callable[..., _R]:
-    """Keep ``fn``'s results for calls whose arguments are all exact ``str``.
-
-    For the pure writers of this module and :mod:`generator.systemd_settings`: the same
-    words, paths and variables recur on every service of a fleet, and each was checked and
-    escaped again. Only plain strings are kept, by value: a str subclass (an
-    :class:`ExecVariable` equals its text but is written differently), a non-string (its
-    TypeError) or a keyword argument runs ``fn`` itself. A call that raises is not kept, so
-    a refused value raises the same error every time.
-    """
-    cached = functools.lru_cache(maxsize=MEMO_SIZE)(fn)
-
-    @functools.wraps(fn)
-    def writer(*args: Any, **kwargs: Any) -> _R:
-        if kwargs:
-            return fn(*args, **kwargs)
-        for a in args:
-            if type(a) is not str:
-                return fn(*args)
-        return cached(*args)
-
-    writer.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-    return writer
 
 
 # ``${NAME}`` (optionally followed by plain path characters): a word systemd must expand
@@ -159,7 +112,6 @@ class ExecVariable(str):
         return super().__new__(cls, value)
 
 
-@plain_memo
 def exec_word(s: str) -> str:
     """Quote one argv word for ExecStart= so that systemd splits it back to exactly ``s``.
 
@@ -259,7 +211,6 @@ def check_env_name(name: str) -> str:
     return name
 
 
-@plain_memo
 def environment_assignment(name: str, value: str) -> str:
     """Return one quoted ``"NAME=value"`` word for an Environment= line.
 
@@ -286,7 +237,6 @@ def environment_line(name: str, value: str) -> str:
     return f"Environment={environment_assignment(name, value)}"
 
 
-@plain_memo
 def env_file_line(name: str, value: str) -> str:
     """Return one ``NAME="value"`` line (no newline) for a file read by EnvironmentFile=.
 
@@ -305,7 +255,6 @@ def env_file_line(name: str, value: str) -> str:
     return f'{name}="{inner}"'
 
 
-@plain_memo
 def path_value(path: str) -> str:
     """Write one absolute path for ReadOnlyPaths=/ReadWritePaths= (and similar) settings.
 

@@ -132,20 +132,17 @@ def test_control_characters_refused(bad: str) -> None:
         env_file_line("A", bad)
 
 
-def test_control_fast_path_matches_unicodedata() -> None:
-    """The regexes that let _refuse_control skip its character loop hold exactly Cc and Cs."""
+def test_control_regexes_match_unicodedata() -> None:
+    """The regexes _refuse_control searches hold exactly Unicode's Cc and Cs (TAB aside)."""
     import unicodedata
 
-    from generator.systemd import _CONTROL, _CONTROL_NO_TAB, _REFUSED, _REFUSED_NO_TAB, noncharacter
+    from generator.systemd import _CONTROL, _CONTROL_NO_TAB
 
     for code in range(0x110000):
         ch = chr(code)
         refused = unicodedata.category(ch) in ("Cc", "Cs")
         assert (_CONTROL.match(ch) is not None) == refused, hex(code)
         assert (_CONTROL_NO_TAB.match(ch) is not None) == (refused and ch != "\t"), hex(code)
-        either = refused or noncharacter(ch) is not None
-        assert (_REFUSED.match(ch) is not None) == either, hex(code)
-        assert (_REFUSED_NO_TAB.match(ch) is not None) == (either and ch != "\t"), hex(code)
     with pytest.raises(ValueError, match="control character U\\+0007 at offset 3"):
         exec_word("a\tb\x07\x08")  # the first refused one, past an allowed TAB
 
@@ -365,3 +362,25 @@ def test_exec_time_dollars_refuses_variables() -> None:
     assert exec_time_dollars("a$$b") == "a$b"
     with pytest.raises(ValueError):
         exec_time_dollars("$HOME")
+
+
+def test_exec_variable_is_not_taken_for_its_text() -> None:
+    """An ExecVariable equals its text, but only the variable is written unquoted."""
+    from generator.systemd import ExecVariable
+
+    text = "${CREDENTIALS_DIRECTORY}/x.yaml"
+    assert exec_word(text) == '"$${CREDENTIALS_DIRECTORY}/x.yaml"'
+    assert exec_word(ExecVariable(text)) == text
+
+
+def test_writers_refuse_what_is_not_a_string() -> None:
+    """A list or a number reaches a writer only as a bug: its own TypeError or ValueError."""
+    from generator.systemd_settings import cpu_list_value
+
+    with pytest.raises(TypeError, match="argv word must be a string, got list"):
+        exec_word(["a"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="path must be absolute: 3"):
+        path_value(3)  # type: ignore[arg-type]
+    assert cpu_list_value(3) == "3" and cpu_list_value("3") == "3"
+    with pytest.raises(TypeError):
+        cpu_list_value(True)  # type: ignore[arg-type]
