@@ -311,7 +311,7 @@ def check_unit_name(name: str) -> str:
 # accepts and no file name derived from it is hidden, relative or an option.
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 NAME_MAX = 100  # sglang-<name>.secret.env and the like stay far below NAME_MAX (255) of Linux
-NAME_RULE = f"[A-Za-z0-9_.-], starting with a letter or digit, not ending in '.' or '-', no '..'"
+NAME_RULE = "[A-Za-z0-9_.-], starting with a letter or digit, not ending in '.' or '-', no '..'"
 
 
 def name_problem(name: object) -> str | None:

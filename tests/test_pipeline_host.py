@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from generator.cli.main import main
 from generator.errors import Diagnostics
-from generator.load.sources import host_file_index, load_host, load_models, source_files
+from generator.load.files import host_file_index
+from generator.load.sources import load_host, load_models, source_files
 from generator.pipeline.fleet import render_fleet, run_fleet
 from generator.pipeline.host import plan_host, process_host
 from generator.emit.render import render_host

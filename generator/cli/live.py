@@ -116,7 +116,7 @@ def verify(host: tuple[str, ...], all_hosts: bool, inventory: Path | None, jobs:
         if many:
             out.say(outcome.progress_line(done, total), err=True)
 
-    outcomes = verify_fleet(list(zip(plans, targets)), jobs, progress)
+    outcomes = verify_fleet(list(zip(plans, targets, strict=True)), jobs, progress)
     out.results["hosts"] = [_outcome_json(o) for o in outcomes]
     for outcome in outcomes:
         if outcome.report is None:

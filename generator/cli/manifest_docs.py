@@ -53,7 +53,7 @@ def _type(sub: dict[str, Any]) -> str:
     kinds = kind if isinstance(kind, list) else [kind]
     words = {"object": "mapping", "array": "list", "number": "number", "integer": "integer",
              "string": "string", "boolean": "boolean"}
-    text = " or ".join(words.get(k, k) for k in kinds)
+    text = " or ".join(words.get(str(k), str(k)) for k in kinds)
     if kinds == ["array"] and "type" in sub.get("items", {}):
         inner = sub["items"]["type"]
         text = "list of " + ("mappings" if inner == "object" else _type(sub["items"]) + "s")

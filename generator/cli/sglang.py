@@ -200,7 +200,7 @@ def _diff_from_history(root: Path, pin_a: str, pin_b: str) -> int:
 
     history = load_history(catalogs_dir(root) / "history.json")
     found = [resolve_version(history, p) if history else None for p in (pin_a, pin_b)]
-    for pin, version, param in zip((pin_a, pin_b), found, ("PIN_A", "PIN_B")):
+    for pin, version, param in zip((pin_a, pin_b), found, ("PIN_A", "PIN_B"), strict=True):
         if version is None:  # neither committed nor in the history: the usual message
             _pin_catalog(root, pin, param)
     assert history is not None and found[0] is not None and found[1] is not None

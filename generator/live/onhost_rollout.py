@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from typing import Any
 
 RESULT_MARKER = "=== gen on-host result ==="
 PREVIOUS = "/var/lib/gen/previous"
@@ -126,9 +128,9 @@ def start(services: list) -> dict:
 
 def _healthy(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 (the unit's own /health)
+        with urllib.request.urlopen(url, timeout=5) as resp:  # the unit's own /health
             return resp.status == 200
-    except Exception:
+    except Exception:  # noqa: BLE001  (refused, reset, timed out, HTTP error: not healthy yet)
         return False
 
 
@@ -219,7 +221,8 @@ def rollback(items: list) -> dict:
     return out
 
 
-MODES = {"save": save, "start": start, "wait": wait, "rollback": rollback}
+# Each takes the decoded JSON spec (a list or a mapping, per mode) and returns the result to emit.
+MODES: dict[str, Callable[[Any], dict]] = {"save": save, "start": start, "wait": wait, "rollback": rollback}
 
 
 def main(argv: list) -> int:

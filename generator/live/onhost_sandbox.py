@@ -166,7 +166,7 @@ def open_device(path: str, driver: bool, why: str) -> dict:
             return {"check": "device", "ok": True, "detail": f"{path}: ENXIO, the device cgroup let the open "
                                                              f"through; no NVIDIA driver is loaded here ({why})"}
         else:
-            detail = f"{path}: {errno.errorcode.get(exc.errno, exc.errno)} {exc.strerror}"
+            detail = f"{path}: {errno.errorcode.get(exc.errno or 0, exc.errno)} {exc.strerror}"
         return {"check": "device", "ok": False, "detail": detail}
 
 
@@ -174,7 +174,7 @@ def devices(svc: dict) -> list:
     """nvidiactl, nvidia-uvm and the node of each placed GPU."""
     driver = os.path.isdir(DRIVER_DIR)
     out = [open_device("/dev/nvidiactl", driver, "control node"), open_device("/dev/nvidia-uvm", driver, "uvm")]
-    for bus, index in zip(svc["gpu_bus_ids"], svc["gpu_indices"]):
+    for bus, index in zip(svc["gpu_bus_ids"], svc["gpu_indices"]):  # noqa: B905  (the host's Python may be older than 3.10)
         minor, why = _minor(bus, index)
         out.append(open_device(f"/dev/nvidia{minor}", driver, f"GPU {bus}, minor from {why}"))
     return out
@@ -212,14 +212,14 @@ def _bus_id(torch: object, ordinal: int) -> tuple:
 def cuda(svc: dict) -> list:
     """Where torch is importable: CUDA initializes and sees exactly the placed GPUs (by PCI bus id)."""
     try:
-        import torch  # type: ignore[import-not-found]  # the host's own SGLang venv
-    except Exception:
+        import torch  # the host's own SGLang venv
+    except Exception:  # noqa: BLE001  (torch absent or broken: CUDA is not checked, and the result says so)
         return [{"check": "cuda", "ok": True, "detail": "torch is not importable here: CUDA not checked"}]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")
     try:
         torch.cuda.init()
         seen = [_bus_id(torch, i) for i in range(torch.cuda.device_count())]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  (any CUDA failure is the finding, with its message)
         return [{"check": "cuda", "ok": False,
                  "detail": f"CUDA init failed in the sandbox (CUDA_VISIBLE_DEVICES={visible}): {exc}"}]
     # Function 0 on both sides: torch reports no PCI function, and a GPU is function 0.

@@ -58,7 +58,8 @@ def reach(doc: Document) -> Reach | None:
     name = data.get("name") if isinstance(data.get("name"), str) else doc.path
     # DNS names are case-insensitive; a trailing dot names the same host.
     key = (address.lower().rstrip("."), port)
-    services = data.get("services") if isinstance(data.get("services"), list) else []
+    listed = data.get("services")
+    services = listed if isinstance(listed, list) else []
     named = tuple((s["name"], doc.pos(("services", i, "name"))) for i, s in enumerate(services)
                   if isinstance(s, dict) and isinstance(s.get("name"), str))
     return Reach(str(name), doc.path, doc.pos(("address",)), key,

@@ -77,7 +77,7 @@ def cpu_list_problem(value: str) -> str | None:
     return None
 
 
-class GenValidator(Validator):  # type: ignore[misc]
+class GenValidator(Validator):
     """cerberus with the project's own checks (names, absolute paths, addresses, CPU lists)."""
 
     # cerberus counts true/false as integers (bool is an int in Python): ``tp: true`` passed.

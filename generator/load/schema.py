@@ -348,7 +348,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
             diags.error(doc.pos(parent, key=bool(parent)), "S003", f"required key '{where}' is missing")
         elif err.code == cerrors.BAD_TYPE.code:
             wanted = err.constraint if isinstance(err.constraint, list) else [err.constraint]
-            names = _either([_TYPE_NAMES.get(w, w) for w in wanted])
+            names = _either([_TYPE_NAMES.get(str(w), str(w)) for w in wanted])
             # YAML reads an unquoted 12.0 or 6000 as a number: a text field wants it quoted.
             quote = wanted == ["string"] and isinstance(err.value, (int, float)) and not isinstance(err.value, bool)
             diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics
-from generator.load.files import SUFFIXES, SourceFile, host_file_index, source_files
+from generator.load.files import SUFFIXES, SourceFile, source_files
 from generator.load.limits import cap
 from generator.load.manifests import Document, load_source
 from generator.load.resolve import (
@@ -55,7 +55,7 @@ def load_document(sf: SourceFile, schema: dict[str, Any], kind: str, diags: Diag
         # Errors only on leaves nothing structural needs: check the rest anyway (load/taint.py).
         doc = taint(doc, schema, kind)
         valid = doc is not None
-    if valid:
+    if valid and doc is not None:
         check_name_matches_file(doc, sf.stem, kind, diags)
     cap(diags, start, sf.display)
     return doc if valid else None

@@ -44,7 +44,7 @@ TAINTABLE: dict[str, frozenset[DocPath]] = {
 
 def _matches(path: DocPath, pattern: DocPath) -> bool:
     return len(path) == len(pattern) and all(
-        p == "*" and isinstance(step, int) or p == step for step, p in zip(path, pattern))
+        p == "*" and isinstance(step, int) or p == step for step, p in zip(path, pattern, strict=True))
 
 
 def taintable(path: DocPath, kind: str) -> bool:

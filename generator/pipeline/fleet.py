@@ -279,7 +279,7 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
         computed = _compute(work, jobs, (root, models.get(), pin, detail))
         done = iter(computed)
         outcomes = [o if o is not None else next(done) for o in outcomes]
-        for key, outcome in zip(keys, computed):
+        for key, outcome in zip(keys, computed, strict=True):
             render_cache.store(cache, key, *outcome_json(outcome))
     return [o for o in outcomes if o is not None], models
 

@@ -146,7 +146,7 @@ def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, t
         by_node.setdefault(gpu.numa_node, []).append(gpu)
     plan = plan_nodes({n: len(gs) for n, gs in by_node.items()}, [n for _, n in needs])
     out: dict[str, tuple[Gpu, ...]] = {}
-    for (name, count), node in zip(needs, plan):
+    for (name, count), node in zip(needs, plan, strict=True):
         if node is not None:
             out[name] = tuple(by_node[node][:count])
             del by_node[node][:count]

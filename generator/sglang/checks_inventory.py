@@ -155,7 +155,7 @@ def _tree_files(server_args: str) -> tuple[str, list[str]]:
     """The package's parent folder, and every .py under ``arg_groups/`` beside server_args.py."""
     srt = os.path.dirname(os.path.abspath(server_args))
     parent = os.path.dirname(os.path.dirname(srt))
-    groups = []
+    groups: list[str] = []
     for dirpath, dirnames, filenames in os.walk(os.path.join(srt, "arg_groups")):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         groups.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py"))

@@ -21,7 +21,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import read_data_text, version_key
@@ -90,6 +90,10 @@ def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
     return EnvCatalog(pin, variables, deprecated, aliases, rules, prefix)
 
 
+# SGLang's converters a variable's parse rule names: a word they refuse is E002.
+_CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "json.loads": json.loads}
+
+
 def bad_value(var: EnvVar, value: str, rules: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why SGLang would not use ``value`` for ``var`` (its own parse rule), or None."""
     for key in var.rules:
@@ -104,7 +108,7 @@ def bad_value(var: EnvVar, value: str, rules: Mapping[str, Mapping[str, Any]]) -
             ok = word in words
         elif converter in ("int", "float", "json.loads"):
             try:
-                {"int": int, "float": float, "json.loads": json.loads}[converter](word)
+                _CONVERTERS[converter](word)
             except ValueError:
                 ok = False
         if ok:

@@ -29,8 +29,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 if "scan_package" not in globals():  # run as a file: its two modules lie beside this one
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from envscan import scan_package  # noqa: E402
-    from envsource import ENV_NAME, field_type, json_value, read_source, tree_version, unclassified  # noqa: E402
+    from envscan import scan_package
+    from envsource import ENV_NAME, field_type, json_value, read_source, tree_version, unclassified
 
 FORMAT_VERSION = 1
 PROBE_VERSION = 1

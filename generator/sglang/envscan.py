@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 if "parse_rule" not in globals():  # run as a file: envsource.py lies beside this one
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from envsource import HELPERS, on_invalid, norm, parse_rule  # noqa: E402
+    from envsource import HELPERS, on_invalid, norm, parse_rule
 
 
 class _Reads(ast.NodeVisitor):
@@ -27,7 +27,9 @@ class _Reads(ast.NodeVisitor):
     """
 
     def __init__(self, tree: ast.Module) -> None:
-        self.os_names, self.environ_names, self.getenv_names = {"os"}, set(), set()
+        self.os_names: Set[str] = {"os"}
+        self.environ_names: Set[str] = set()
+        self.getenv_names: Set[str] = set()
         self.helper_from: Dict[str, str] = {}
         for node in ast.walk(tree):  # aliases first: an import may follow its use in the file
             if isinstance(node, ast.Import):
@@ -81,7 +83,7 @@ class _Reads(ast.NodeVisitor):
 
 
 def _package_files(root: str) -> List[str]:
-    found = []
+    found: List[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         found.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
@@ -116,7 +118,9 @@ def scan_package(root: str, registry: Set[str]) -> Dict[str, Any]:
     ``dynamic_sites`` (reads whose name is not a literal), ``helpers`` (the parse rule of
     every ``get_*_env_var`` definition, by ``file:function``) and ``unparsable`` files.
     """
-    reads, defs, unparsable = [], {}, []
+    reads: List[Tuple[Any, ...]] = []
+    defs: Dict[str, Dict[str, Any]] = {}
+    unparsable: List[str] = []
     parent = os.path.dirname(root)
     for path in _package_files(root):
         rel = os.path.relpath(path, parent).replace(os.sep, "/")

@@ -143,7 +143,7 @@ def deprecations_from_ast(tree: ast.Module) -> tuple[list[dict[str, Any]], list[
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             args = _str_args(node)
-            named = dict(zip(params, args))
+            named = dict(zip(params, args))  # noqa: B905  (runs in the host's SGLang venv: any Python 3)
             old, new = named.get("old_name"), named.get("new_name")
             if node.func.id == "_print_deprecated_env" and old:
                 entries.append({"name": old, "kind": "renamed" if new else "removed", "replacement": new,
@@ -157,7 +157,7 @@ def deprecations_from_ast(tree: ast.Module) -> tuple[list[dict[str, Any]], list[
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             table = ast.unparse(target)
-            for key, value in zip(node.value.keys, node.value.values):
+            for key, value in zip(node.value.keys, node.value.values):  # noqa: B905  (as above)
                 if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                     continue
                 if isinstance(value, ast.Call) and ast.unparse(value.func) == "_DeprecatedEnv":
@@ -204,7 +204,7 @@ def parse_rule(func: ast.FunctionDef) -> dict[str, Any]:
             rule["true" if result is True else "false"] = values
         if (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List, ast.Set))
                 and all(isinstance(e, ast.Constant) for e in node.value.elts)):
-            values = [e.value for e in node.value.elts]  # a set literal: sorted, for stable output
+            values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]  # a set literal: sorted, for stable output
             named[ast.unparse(node.targets[0])] = sorted(values) if isinstance(node.value, ast.Set) else values
     for var, values in named.items():  # get_bool_env_var: truthy_values / falsy_values
         if "truthy" in var:
@@ -241,10 +241,10 @@ def parse_rules(environ_tree: ast.Module) -> dict[str, Any]:
                 rules[cls.name] = parse_rule(fn)
             if fn.name == "get":
                 get_of[cls.name] = fn
-    for cls in rules:
-        getter = next((get_of[c] for c in _mro(cls, bases) if c in get_of), None)
+    for name in rules:
+        getter = next((get_of[c] for c in _mro(name, bases) if c in get_of), None)
         # Any ValueError from parse (also json.loads's) meets the getter's handler.
-        rules[cls]["on_invalid"] = on_invalid(getter, {})
+        rules[name]["on_invalid"] = on_invalid(getter, {})
     return dict(sorted(rules.items()))
 
 

@@ -161,7 +161,7 @@ def _foreign(path: Path, diags: Diagnostics) -> dict[str, ForeignSpelling]:
 # one cerberus call per entry cost 4 ms of every cold flag check, this loop 0.1 ms.
 _FOREIGN_FIELDS: dict[str, tuple[type, bool]] = {"server": (str, True), "dest": (str, False),
                                                  "also": (list, False), "note": (str, False)}
-_TYPE_TEXT = {str: "a string", list: "a list"}
+_TYPE_TEXT: dict[type, str] = {str: "a string", list: "a list"}
 
 
 def _foreign_entry_ok(doc: Any, spelling: str, entry: Any, diags: Diagnostics) -> bool:
@@ -183,7 +183,7 @@ def _foreign_entry_ok(doc: Any, spelling: str, entry: Any, diags: Diagnostics) -
         kind = _FOREIGN_FIELDS[key][0]
         if value is None and key == "dest":
             continue  # dest: null -- SGLang has no such setting
-        bad = not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value))
+        bad = not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
         if bad or value == "":
             from generator.load.values import describe  # error path only: keeps the flag check light
             got = "an empty string" if value == "" else describe(value)

@@ -93,7 +93,7 @@ def http(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
 
 
 def _first_difference(want: tuple[str, ...], have: list[str]) -> str:
-    for i, (a, b) in enumerate(zip(want, have)):
+    for i, (a, b) in enumerate(zip(want, have, strict=False)):  # lengths may differ: that is a difference too
         if a != b:
             return f"word {i}: rendered {a!r}, running {b!r}"
     return f"rendered {len(want)} words, running {len(have)}"

@@ -26,7 +26,7 @@ def run(ctx: HostContext) -> list[CheckResult]:
         return [result(False, ctx.plan.name, name, check, f"cannot check {folder}", str(exc))
                 for name, check, folder in folders]
     out = []
-    for (name, check, folder), info in zip(folders, found):
+    for (name, check, folder), info in zip(folders, found, strict=True):
         problems = info["problems"]
         shards = info["shards"]
         total = sum(s.get("size", 0) for s in shards)

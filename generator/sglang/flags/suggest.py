@@ -86,7 +86,7 @@ def choice_hint(word: str, choices: Sequence[str],
         if choice.lower() == lower:
             return f"did you mean '{choice}'?"
     meant = (synonyms or {}).get(lower)
-    by_meaning = [meant] if meant in choices else []
+    by_meaning = [meant] if meant is not None and meant in choices else []
     longer = [c for c in choices if c.lower().startswith(lower)] if lower else []
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return did_you_mean(list(dict.fromkeys(by_meaning + longer[:2] + close)))

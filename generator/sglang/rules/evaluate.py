@@ -29,7 +29,7 @@ class Finding:
     pos: Position | None
 
 
-class _Fields(dict):  # type: ignore[type-arg]
+class _Fields(dict[str, Any]):
     """Format fields that print a missing key as itself, so a message never crashes."""
 
     def __missing__(self, key: str) -> str:

@@ -19,7 +19,7 @@ from generator.sglang.rules.spec import RuleSpec
 # One check: (broken, settings to blame, SGLang's words), or with a fourth item, the fix for
 # that check (message field "fix", for rules whose fix template is "{fix}"). Words None mean
 # "another rule reports this check": SGLang stops there, so this rule stays silent.
-Check = "tuple[bool, tuple[str, ...], str | None] | tuple[bool, tuple[str, ...], str | None, str]"
+Check = tuple[bool, tuple[str, ...], str | None] | tuple[bool, tuple[str, ...], str | None, str]
 
 
 def first_hit(checks: Sequence[Check], **extra: Any) -> Hit | None:

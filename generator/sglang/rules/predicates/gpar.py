@@ -6,6 +6,8 @@ the first of SGLang's own checks the settings break, in SGLang's order and words
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from generator.sglang.rules.predicates.common import int_setting
 from generator.sglang.rules.predicates.gpar_elastic import a2a_of, attn_dp_of, dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
@@ -13,7 +15,7 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def _hit(checks: list[tuple[bool, str, tuple[str, ...]]] | list[tuple[bool, str, tuple[str, ...], str]],
+def _hit(checks: Sequence[tuple[bool, str, tuple[str, ...]] | tuple[bool, str, tuple[str, ...], str]],
          **fields: str) -> Hit | None:
     """The first broken check as a Hit, plus message fields.
 

@@ -162,7 +162,7 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
         lambda: (initial is None, f"elastic EP scale joiners require {init_flag} set to the primary "
                                   "deployment's launch-time EP size", ("ep_join_mode",),
                  f"add {init_flag} with the primary's launch-time EP size"),
-        lambda: (initial > offset, f"{init_flag} cannot exceed the current EP size (initial={initial}, "
+        lambda: (initial is not None and initial > offset, f"{init_flag} cannot exceed the current EP size (initial={initial}, "
                                    f"current={offset})", ("elastic_ep_initial_size", "ep_join_rank_offset"),
                  f"set {init_flag} at most {s.flag('ep_join_rank_offset')} {offset}"),
         lambda: (offset + tp > max_ep, f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
@@ -172,7 +172,7 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
         lambda: (tp == 1 and s.get("moe_dense_tp_size") != 1,
                  f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1",
                  ("moe_dense_tp_size",), f"set {s.flag('moe_dense_tp_size')} 1"),
-        lambda: (initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",),
+        lambda: (initial is not None and initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",),
                  f"set {init_flag} to 1 or more"),
     ]
 

@@ -9,7 +9,7 @@ This module holds the serving hooks of 0.5.23's arg_groups/serving_hook.py (and 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from generator.sglang.rules.predicates.common import env_true
 from generator.sglang.rules.registry import Hit, predicate
@@ -19,7 +19,7 @@ from generator.sglang.rules.spec import RuleSpec
 _UNPARSED = object()  # a JSON flag whose text is not JSON: the flag check reports it (F004)
 
 
-def first_broken(checks: list[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]] | None:
+def first_broken(checks: Sequence[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]] | None:
     """The first (message, blamed settings) whose condition holds, in SGLang's order."""
     return next(((text, blame) for broken, text, blame in checks if broken), None)
 

@@ -16,7 +16,7 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 # 0.5.23's handle_deprecated_args renames these attention backends before any check.
-_ALIASES = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
+_ALIASES: dict[str | None, str] = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
 
 
 def backends(s: Settings) -> tuple[str | None, str | None, str | None]:

@@ -112,7 +112,8 @@ def _pd_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def _prefill_complete_unsupported(s: Settings) -> list[str]:
     """_validate_prefill_complete's list, in its order and words."""
-    mode, out = s.get("disaggregation_mode", "null"), []
+    mode = s.get("disaggregation_mode", "null")
+    out: list[str] = []
     hicache = bool(s.get("enable_hierarchical_cache", False))
     pairs = [
         (mode not in ("prefill", "decode"), "aggregated serving"),
