@@ -333,7 +333,7 @@ def _check_gpu_memory(host: Host, diags: Diagnostics) -> None:
         if not has_gb and not has_mib:
             diags.error(host.pos("gpus", i), "R040", f"GPU {gpu.index} gives neither memory_mib "
                         "nor memory_gb", "add memory_mib (`gen host snapshot` captures it) or memory_gb")
-        elif has_gb and has_mib:
+        elif has_gb and gpu.memory_mib is not None:
             gib = gpu.memory_mib / 1024
             if abs(gpu.memory_gb - gib) > MEMORY_AGREEMENT * gib:
                 diags.error(host.pos("gpus", i, "memory_gb"), "R041",
