@@ -159,6 +159,10 @@ _CODES: tuple[Code, ...] = (
     Code("C013", E, "a rule's code does not fit its severity (X0xx and X2xx errors, X1xx warnings)"),
     Code("C014", E, "a version range that is not \"all\" or comma-joined bounds"),
     Code("C015", E, "a pattern of `catalogs/env-known.yaml` that is not a regular expression"),
+    Code("C016", E, "a captured file of `catalogs/` (`*.json`) whose content does not match the digest its "
+         "capture recorded: edited after the capture"),
+    Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
+         "`tool` and `sha256`)"),
     Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
     Code("E002", E, "a value SGLang would silently ignore (its own parse rule for the variable)"),
     Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),

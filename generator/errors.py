@@ -20,8 +20,57 @@ from generator.codes import Severity
 
 __all__ = [
     "CatalogMissingError", "Diagnostic", "Diagnostics", "ExitCode", "GenError", "InputError",
-    "Position", "Severity", "TemplateError",
+    "Position", "Severity", "TemplateError", "printable", "printable_lines", "quoted",
 ]
+
+# Escapes of the characters people know by name; any other one is \xNN, \uNNNN or \UNNNNNNNN.
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """``text`` as one line that is safe to print anywhere: terminal, CI log, JSON, SARIF.
+
+    Every character Python does not call printable is written as an escape (``\\n``,
+    ``\\x1b``, ``\\u202e``): line breaks (a newline in a key path started a fake CI
+    ``::error`` line), ESC and the C1 controls (terminal colors, OSC 8 links, cursor moves),
+    bidi overrides and zero-width characters (text that reads differently than it is), lone
+    surrogates (a file name that is not UTF-8, which would crash the print). Printable
+    Unicode (``é``, ``→``) and the space stay. Escaping is idempotent: an escape is printable.
+    """
+    if text.isprintable():  # nearly every message: one C-level scan
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+# What starts each line of text gen quotes from outside (a journal, a probe's stderr, a
+# check's evidence, the rest of a multi-line error): not blank, so no line of it can begin
+# a CI log command (GitHub's runner trims leading blanks, then reads "::error::..."; Azure
+# reads "##vso[...]").
+GUTTER = "  | "
+
+
+def quoted(text: str, gutter: str = GUTTER) -> str:
+    """Each line of ``text`` (from outside gen) :func:`printable`, behind ``gutter``."""
+    return "\n".join(gutter + printable(line) for line in text.split("\n"))
+
+
+def printable_lines(text: str) -> str:
+    """``text`` with its line breaks (``\\n``) and tabs kept, every other unprintable character
+    escaped as :func:`printable` does. For text that has lines of its own (a diff, a manifest,
+    a multi-line error); a value that may hold a newline is made :func:`printable` before it
+    is put into such text."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else _escape(ch) for ch in text)
 
 
 class ExitCode(enum.IntEnum):
@@ -50,7 +99,12 @@ class Position:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding about user input, printable as ``path:line:col: error[CODE]: message``."""
+    """One finding about user input, printable as ``path:line:col: error[CODE]: message``.
+
+    Its text fields (file name, message, fix) are :func:`printable` from the start: every
+    way of showing a diagnostic (the terminal, ``--format json``, SARIF, the render cache)
+    gets one line of text with no control character, whatever a file or value held.
+    """
 
     pos: Position
     code: str
@@ -62,6 +116,14 @@ class Diagnostic:
         # Every way of making a diagnostic passes here, so an unregistered or mistyped code
         # (or one recorded with the wrong severity) fails where it is written.
         codes.check(self.code, self.severity)
+        # ...and every way of showing one gets its text escaped: a key path, a value, a file
+        # name or a catalog's help text quoted in a message cannot start a line or a sequence.
+        if not self.pos.path.isprintable():
+            object.__setattr__(self, "pos", Position(printable(self.pos.path), self.pos.line, self.pos.col))
+        if not self.message.isprintable():
+            object.__setattr__(self, "message", printable(self.message))
+        if self.hint is not None and not self.hint.isprintable():
+            object.__setattr__(self, "hint", printable(self.hint))
 
     def sort_key(self) -> tuple:
         """Order by file, then line and column, then code (stable, position first)."""

@@ -23,6 +23,7 @@ import pytest
 from generator.live.target import Target
 from generator.sglang import snapshot
 from generator.errors import GenError
+from generator.load.captured import digest_problem, stamp, with_header
 from generator.sglang.probe import dumps
 from generator.sglang.snapshot import SnapshotError
 
@@ -314,7 +315,10 @@ def test_write_catalog_is_atomic_and_canonical(standin: Path, tmp_path: Path) ->
     catalog = snapshot.snapshot_python(sys.executable)
     out = tmp_path / "repo" / "catalogs" / "sglang" / "x.json"
     assert snapshot.write_catalog(catalog, out) == out
-    assert out.read_text(encoding="utf-8") == dumps(catalog)
+    text = out.read_text(encoding="utf-8")
+    # The probe's canonical text with the capture digest in its header (load/captured.py).
+    assert text == stamp(dumps(with_header(catalog)))
+    assert digest_problem(text.encode()) is None
     assert out.stat().st_mode & 0o777 == 0o644
     changed = {**catalog, "captured": {**catalog["captured"], "date": "2000-01-01"}}
     snapshot.write_catalog(changed, out)
@@ -404,3 +408,58 @@ def test_recapture_from_real_sglang_equals_the_committed_catalog(version: str) -
     assert catalog["captured"]["date"] in today_candidates()
     assert catalog["sglang"]["version"] == version
     assert snapshot.without_date(catalog) == snapshot.without_date(committed(version))
+
+
+# ----- what the probed interpreter prints is data, not a path (issue 22 item 5) -----
+
+HOSTILE_VERSIONS = ["../../escaped", "/tmp/absolute", "0.5.9/../../x", "0.5.9.env", "0.5.9.checks",
+                    "0.5.9.devices", "..", ".", "", "0.5.9\n", "0.5.9 ", "C:\\x", "0" * 100]
+
+
+@pytest.mark.parametrize("version", HOSTILE_VERSIONS)
+def test_a_version_that_is_no_pin_never_names_a_file(version: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gen sglang snapshot` built catalogs/sglang/<version>.json from what the interpreter
+    printed: `../..` and absolute paths wrote outside catalogs/, `0.5.9.env` over the env catalog."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    monkeypatch.setenv("PYTHONPATH", str(make_standin(tmp_path / "site", version=version)))
+    repo = tmp_path / "deep" / "repo"
+    (repo / "catalogs" / "sglang").mkdir(parents=True)
+    before = sorted(p for p in tmp_path.rglob("*") if "site" not in p.parts)
+    catalog = snapshot.snapshot_python(sys.executable)
+    with pytest.raises(SnapshotError, match="not a pin gen files a catalog under"):
+        snapshot.catalog_path(catalog, repo)
+    result = CliRunner().invoke(main, ["sglang", "snapshot", "--python", sys.executable, "--root", str(repo)])
+    assert result.exit_code == 1, result.output
+    assert "\n" not in result.stderr.strip()  # the printed version is escaped, one line
+    assert sorted(p for p in tmp_path.rglob("*") if "site" not in p.parts) == before  # nothing written
+
+
+@pytest.mark.parametrize("commit", ["../../x", "A" * 40, "a" * 39, ["a" * 40]])
+def test_a_commit_that_is_no_hash_never_names_a_file(commit: object, tmp_path: Path) -> None:
+    catalog = {"sglang": {"version": "0.5.9", "commit": commit}}
+    with pytest.raises(SnapshotError, match="not a pin"):
+        snapshot.catalog_path(catalog, tmp_path)
+
+
+def test_a_version_that_is_a_pin_is_filed_in_the_catalogs_folder(tmp_path: Path) -> None:
+    for version in ("0.5.9", "0.4.0.post2", "0.5.9rc1", "0.0.1+standin"):
+        path = snapshot.catalog_path({"sglang": {"version": version, "commit": None}}, tmp_path)
+        assert path == tmp_path / "catalogs" / "sglang" / f"{version}.json"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    assert snapshot.catalog_path({"sglang": {"version": "x", "commit": commit}}, tmp_path).name == f"git-{commit}.json"
+
+
+def test_with_out_the_operator_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    monkeypatch.setenv("PYTHONPATH", str(make_standin(tmp_path / "site", version="../weird")))
+    out = tmp_path / "chosen.json"
+    result = CliRunner().invoke(main, ["sglang", "snapshot", "--python", sys.executable, "--out", str(out)])
+    assert out.exists()  # the flag catalog is written where asked (the stand-in has no env probe)
+    assert "pin (none: not a pin)" in result.output

@@ -55,14 +55,14 @@ def ansible_command(out: Path | None, root: Path) -> int:
     out = out if out is not None else root / DEFAULT_OUT
     result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
     for notice in result.notices:
-        click.echo(f"gen: warning: {notice}", err=True)
+        output.current().say(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     if not result.ok:
-        click.echo("gen: nothing written", err=True)
+        output.current().error_line("gen: nothing written")
         return ExitCode.FINDINGS
     if result.dirty:
-        click.echo(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
-                   "(the playbook copies what is in output/)", err=True)
+        output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
+                                    "(the playbook copies what is in output/)")
         return ExitCode.FINDINGS
     for path, text, action in ansible_actions(root, result, out):
         if action != "unchanged":

@@ -14,6 +14,7 @@ from generator import __version__
 from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
 from generator.cli.generated import check_generated
+from generator.load.captured import check_captured
 from generator.errors import Diagnostic, ExitCode, Position
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import Action, Change, apply, unified_diff
@@ -175,6 +176,7 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     # The Ansible files need every host as loaded, which the render cache does not keep.
     result = _render(root, None, jobs, detail=ansible_dir.is_dir())
     generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
+    generated += check_captured(root)  # every catalogs/**/*.json proves its content (load/captured.py)
     report(generated)
     if not result.ok:
         return ExitCode.FINDINGS
@@ -186,9 +188,8 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
                        current=not result.dirty and not generated)
     if out.machine:
         out.diagnostics.extend(stale)
-    for change in result.dirty:
-        if not out.machine:  # the error's detail: shown with -q too
-            click.echo(f"gen: output/{change.path} would be {change.action.value}", err=True)
+    for change in result.dirty:  # the error's detail: shown with -q too
+        out.error_line(f"gen: output/{change.path} would be {change.action.value}")
     if result.dirty:
         out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS

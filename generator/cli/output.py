@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from generator.errors import Diagnostic, Severity
+from generator.errors import Diagnostic, Severity, printable, printable_lines, quoted
 
 FORMAT_VERSION = 1
 TEXT, JSON, SARIF = "text", "json", "sarif"
@@ -38,6 +38,14 @@ def color_wanted(stream: Any = None) -> bool:
     stream = stream if stream is not None else sys.stderr
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def error_text(text: str) -> str:
+    """An error message as gen prints it: its first line :func:`printable`, any further line
+    (a probe's stderr, a path or value that held a newline) :func:`quoted` behind the gutter,
+    so no line of it can pose as a line of its own (``::error file=...::`` in a CI log)."""
+    first, *rest = text.split("\n")
+    return "\n".join([printable(first), *([quoted("\n".join(rest))] if rest else [])])
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
@@ -80,23 +88,34 @@ class Output:
         """True with -v."""
         return self.verbosity > 0
 
+    # Every line gen prints goes through these methods, and each escapes what it prints
+    # (errors.printable_lines): text from the repository, output/, a probed interpreter or a
+    # host's journal cannot move the cursor, color the terminal, link (OSC 8) or overwrite a
+    # line (CR). Diagnostics are escaped when they are made (errors.Diagnostic).
+
     def say(self, text: str, err: bool = False, nl: bool = True) -> None:
         """Normal output: shown in text mode unless -q."""
         if not self.machine and not self.quiet:
-            click.echo(text, err=err, nl=nl)
+            click.echo(printable_lines(text), err=err, nl=nl)
 
     def data(self, text: str, nl: bool = True) -> None:
         """The command's product on stdout (a diff, a manifest): shown in text mode even with -q."""
         if not self.machine:
-            click.echo(text, nl=nl)
+            click.echo(printable_lines(text), nl=nl)
 
     def detail(self, text: str) -> None:
         """What a stage decided: on stderr with -v only."""
         if self.verbose and not self.machine:
-            click.echo(self.paint(text, dim=True), err=True)
+            click.echo(self.paint(printable_lines(text), dim=True), err=True)
+
+    def error_line(self, text: str) -> None:
+        """A line that details an error (shown with -q too), kept out of the document's errors."""
+        if not self.machine:
+            click.echo(error_text(text), err=True)
 
     def fail(self, text: str) -> None:
         """An error that is no diagnostic (unknown host, unreachable host): always reported."""
+        text = error_text(text)
         self.errors.append(text)
         if not self.machine:
             click.echo(text, err=True)

@@ -9,6 +9,7 @@ repository root (``uriBaseId`` ``%SRCROOT%``), as GitHub's upload-sarif expects.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from generator import __version__
 from generator.errors import Diagnostic, Severity
@@ -50,7 +51,10 @@ def _rule(code: str) -> dict[str, Any]:
 
 
 def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": d.pos.path, "uriBaseId": "%SRCROOT%"}}
+    # A URI reference, not a path: "#", "?", "%" or a blank in a file name would change what
+    # it names (a fragment, a query, a decoded "%2e%2e" climbing out of %SRCROOT%).
+    uri = quote(d.pos.path, safe="/")
+    location: dict[str, Any] = {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}
     if d.pos.line > 0:
         location["region"] = {"startLine": d.pos.line, "startColumn": max(d.pos.col, 1)}
     text = d.message + (f" ({d.hint})" if d.hint else "")

@@ -32,6 +32,7 @@ from generator.live.target import target_for_host
 from generator.pipeline.fleet import load_inventory_host
 from generator.load.resolve import Host
 from generator.sglang.snapshot import (
+    SnapshotError,
     catalog_path,
     catalog_pin,
     snapshot_python,
@@ -119,21 +120,27 @@ def snapshot(python: str | None, host: str | None, out: Path | None, commit: str
         inventory = _load_host(root, host)
         catalog = snapshot_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
                                   inventory.sglang.python, source_dir=inventory.sglang.source_dir)
-    pin = catalog_pin(catalog)
+    try:
+        pin: str | None = catalog_pin(catalog)  # what the probe printed, proven a pin first
+    except SnapshotError:
+        if out is None:
+            raise
+        pin = None  # --out FILE: the operator names the file; the catalog says what it is
     path = out or catalog_path(catalog, root)
     count = sum(a.get("kind") != "help" for a in catalog["actions"])
     what = f"SGLang {catalog['sglang']['version']} ({catalog['sglang'].get('source')}), {count} flags"
     if _same_capture(path, catalog):
         # Keep the committed date: a re-capture of the same SGLang changes nothing in git.
-        output.current().say(f"unchanged {path}: pin {pin}, {what}")
+        output.current().say(f"unchanged {path}: pin {pin or '(none: not a pin)'}, {what}")
     else:
         write_catalog(catalog, path)
-        output.current().say(f"wrote     {path}: pin {pin}, {what}")
+        output.current().say(f"wrote     {path}: pin {pin or '(none: not a pin)'}, {what}")
     _snapshot_env(python, inventory, ssh_options, catalog, path)
-    if inventory is not None and inventory.sglang.pin != pin:
-        click.echo(f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "
-                   f"runs '{pin}'; set sglang.pin: \"{pin}\" in {inventory.doc.path} to check "
-                   f"its services against what it runs", err=True)
+    if inventory is not None and pin is not None and inventory.sglang.pin != pin:
+        output.current().error_line(
+            f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "
+            f"runs '{pin}'; set sglang.pin: \"{pin}\" in {inventory.doc.path} to check "
+            f"its services against what it runs")
     return ExitCode.OK
 
 
@@ -204,7 +211,7 @@ def _diff_from_history(root: Path, pin_a: str, pin_b: str) -> int:
         if version is None:  # neither committed nor in the history: the usual message
             _pin_catalog(root, pin, param)
     assert history is not None and found[0] is not None and found[1] is not None
-    click.echo(format_history_diff(history, found[0], found[1]), nl=False)
+    output.current().data(format_history_diff(history, found[0], found[1]), nl=False)
     return ExitCode.OK
 
 
@@ -217,9 +224,9 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
     eb = load_env_catalog(env_catalog_path(b.source_file, b.pin), b.pin)
     if ea is None or eb is None:
         missing = a.pin if ea is None else b.pin
-        click.echo(f"\n(no environment catalog for SGLang {missing}: variables not compared)")
+        output.current().data(f"\n(no environment catalog for SGLang {missing}: variables not compared)")
         return
-    click.echo("\n" + format_env_diff(ea, eb), nl=False)
+    output.current().data("\n" + format_env_diff(ea, eb), nl=False)
 
 
 @click.command("import", epilog=EXIT_CODES_HELP)

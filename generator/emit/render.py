@@ -28,6 +28,7 @@ from generator.plan.services import PlannedHost, PlannedService
 from generator.load.resolve import Host, default_timeout_start_min
 from generator.emit.writer import MARKER, HostTree, RenderedFile
 from generator.emit.secrets import load_credentials, secret_env_path
+from generator.load.captured import recorded_digest
 
 UNIT_DIR = "etc/systemd/system"
 ENV_DIR = "etc/sglang"
@@ -146,6 +147,30 @@ def home_install_paths(host: Host) -> list[str]:
     return [p for p in install_paths(host) if _under_home(p)]
 
 
+# How many hex digits of a captured file's digest a rendered header names: 64 bits, far
+# beyond what a pull request could match with other content by trying.
+FACTS_DIGEST_CHARS = 16
+
+
+def facts_files(catalog: Catalog) -> list[Path]:
+    """The captured files a service's checks read: the pin's flag catalog and env catalog."""
+    return [catalog.source_file, catalog.source_file.with_name(f"{catalog.pin}.env.json")]
+
+
+def facts_line(files: Sequence[Path]) -> str:
+    """``Facts: catalogs/sglang/0.5.9.json sha256:0123...``: each captured file the checks read
+    (generator/load/captured.py), by its recorded digest. A re-capture that changes nothing
+    changes no digest; changed facts change every file checked against them, so a pull
+    request that edits a catalog shows in the reviewed diff of ``output/``."""
+    named = []
+    for path in files:
+        digest = recorded_digest(path)
+        if digest is not None or path.exists():
+            shown = "/".join(path.parts[-3:])  # catalogs/<folder>/<file>
+            named.append(f"{shown} sha256:{(digest or 'none')[:FACTS_DIGEST_CHARS]}")
+    return "Facts: " + ", ".join(named)
+
+
 def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
     """The comment block that opens every generated file (pip-tools style)."""
     pin = catalog.version + (f" (commit {catalog.commit})" if catalog.commit else "")
@@ -154,7 +179,8 @@ def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
     lines = [f"{MARKER} {__version__} with `gen render --host {host.name}`. DO NOT EDIT.",
              "Change the sources and render again; this file is replaced on every render.",
              f"Sources: {', '.join(sources)}",
-             f"SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json"]
+             f"SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json",
+             facts_line(facts_files(catalog))]
     return "".join(f"# {comment_value(line)}\n" for line in lines)
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from generator.emit import durable
-from generator.errors import GenError
+from generator.errors import GenError, printable
 
 OUTPUT_DISPLAY = "output"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -79,8 +79,9 @@ def _symlink_error(display: str, parent_fd: int, name: str) -> UnsafeOutputError
         target = os.readlink(name, dir_fd=parent_fd)
     except OSError:
         target = "?"
+    # The target is whatever was written into the link: one line, escaped (errors.printable).
     return UnsafeOutputError(
-        f"{display} is a symlink (-> {target}); gen never follows a symlink under output/: "
+        f"{display} is a symlink (-> {printable(target)}); gen never follows a symlink under output/: "
         "remove it (and check where it points), then run again")
 
 
@@ -131,7 +132,7 @@ class OutputTree:
 
     def display(self, parts: tuple[str, ...]) -> str:
         """How a path below the root is named in messages: ``output/h/etc``."""
-        return "/".join((self._display, *parts))
+        return printable("/".join((self._display, *parts)))  # names listed from disk: escaped
 
     def _open_root(self) -> int | None:
         if self._parent_fd is None:

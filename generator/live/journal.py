@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from testinfra.host import Host as InfraHost
 
+from generator.errors import quoted
 from generator.live.remote import unit_properties
 
 
@@ -66,5 +67,6 @@ def status_text(host: InfraHost, state: UnitState, with_journal: bool) -> str:
     """The summary, and the last run's journal when asked or when the unit is unhealthy."""
     text = f"{state.unit}: {state.summary()}"
     if with_journal or not state.healthy:
-        text += f"\n--- journal of {state.unit} since its last start ---\n" + last_run_journal(host, state)
+        # The journal is the service's own text (it may log what clients sent): quoted.
+        text += f"\n--- journal of {state.unit} since its last start ---\n" + quoted(last_run_journal(host, state))
     return text

@@ -124,6 +124,12 @@ def check_weights(directory: str) -> dict:
         out["problems"].append(f"{directory}: neither {INDEX_FILE} nor {SINGLE_FILE}")
         return out
     for name in files:
+        # The index comes with the checkpoint, not from gen: its names are data. One that is
+        # not a path inside the folder (absolute, "..") is a problem, never a file to open.
+        if not isinstance(name, str) or not name or name.startswith("/") or ".." in name.split("/") \
+                or "\0" in name:
+            out["problems"].append(f"{INDEX_FILE} names {name!r}, which is not a file inside {directory}")
+            continue
         shard = check_shard(os.path.join(directory, name))
         if "problem" in shard:
             out["problems"].append(f"{name}: {shard['problem']}")

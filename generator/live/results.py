@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from generator.errors import quoted
+
 HOST_WIDE = "-"  # the service column of checks about the whole host
 
 
@@ -41,11 +43,12 @@ class CheckResult:
         return text + (f": {self.detail}" if self.detail else "")
 
     def render(self) -> str:
-        """The line plus the evidence, indented by four spaces (failures only)."""
+        """The line plus the evidence behind a ``    | `` gutter (failures only)."""
         if not (self.failed and self.evidence):
             return self.line()
-        body = "\n".join("    " + ln if ln else "" for ln in self.evidence.rstrip("\n").split("\n"))
-        return f"{self.line()}\n{body}"
+        # The evidence is the host's text (a journal, a diff of a live file): behind a gutter,
+        # escaped, so no line of it can pass for one of gen's or a CI log command.
+        return f"{self.line()}\n{quoted(self.evidence.rstrip(chr(10)), '    | ')}"
 
 
 def result(ok: bool, host: str, service: str, check: str, detail: str = "",

@@ -17,6 +17,7 @@ from generator.errors import Diagnostics
 from generator.load.checks import CUSTOM, GenValidator
 from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
+from generator.load.pins import PIN_RE
 from generator.load.values import check_values, describe, dotted as _dotted
 
 ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -25,7 +26,6 @@ PCI_RE = r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$"
 CPULIST_RE = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 COMMIT_RE = r"^[0-9a-f]{7,40}$"
 USER_RE = r"^[a-z_][a-z0-9_-]{0,31}$"
-PIN_RE = r"^([0-9]+\.[0-9]+\.[0-9]+([.a-z0-9]*)|git-[0-9a-f]{40})$"
 # A Linux interface name (IFNAMSIZ: at most 15 characters), as NCCL_SOCKET_IFNAME takes it.
 IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"
 # What other nodes dial for --dist-init-addr: an IPv4/IPv6 literal or a DNS name (no port).

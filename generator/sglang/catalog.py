@@ -17,15 +17,9 @@ from typing import Any
 
 from generator.errors import CatalogMissingError, GenError
 from generator.load.files import read_file
+from generator.load.pins import is_pin
 
 CATALOG_FORMAT = 1
-
-# Pins name files, so only these two shapes are accepted (no path separators, no "..").
-_PIN_RE = re.compile(r"^(?:\d+(?:\.\d+)*(?:[.+-][0-9A-Za-z.+-]+)?|git-[0-9a-f]{40})$")
-
-# Files beside <pin>.json that belong to the pin and are not catalogs of their own:
-# <pin>.env.json (environment variables), <pin>.checks.json (ServerArgs' checks).
-COMPANION_SUFFIXES = (".env", ".checks")
 
 # argparse's prefix_chars for every SGLang parser (a plain ArgumentParser()).
 _PREFIX_CHARS = "-"
@@ -217,7 +211,9 @@ def known_pins(repo_root: Path) -> list[str]:
             stems = [e.name[:-5] for e in entries if e.name.endswith(".json")]
     except OSError:
         return []
-    pins = [stem for stem in stems if _PIN_RE.match(stem) and not stem.endswith(COMPANION_SUFFIXES)]
+    # <pin>.env.json, <pin>.checks.json, ... belong to a pin: a pin never ends in
+    # ".<letters>" (load/pins.py), so no such stem is ever taken for a pin of its own.
+    pins = [stem for stem in stems if is_pin(stem)]
     return sorted(pins, key=_version_key)
 
 
@@ -246,7 +242,7 @@ def load_catalog(repo_root: Path, pin: str) -> Catalog:
 
     Cached per file content stamp, so a re-captured catalog is re-read.
     """
-    if not _PIN_RE.match(pin):
+    if not is_pin(pin):
         raise CatalogMissingError(
             f"'{pin}' is not an SGLang pin (a release such as 0.5.9, or git-<40 hex>). "
             + _capture_howto("<pin>")

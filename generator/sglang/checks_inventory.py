@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -215,6 +214,9 @@ def counts(checks: list[dict[str, Any]]) -> dict[str, Any]:
             "unique_ids": len({c["id"] for c in checks}), "per_file": dict(sorted(per_file.items()))}
 
 
+TOOL = "generator/sglang/checks_inventory.py"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the counts of one or more trees; write the full inventory with ``--json``."""
     cli = argparse.ArgumentParser(prog="checks_inventory", description=__doc__.splitlines()[0])
@@ -232,7 +234,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: {n['checks']} checks ({n['asserts']} assert, {n['raises']} raise), "
               f"{n['reached']} reached by name from {len(doc['roots'])} roots, {len(n['per_file'])} files")
     if args.json:
-        text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=1, sort_keys=True) + "\n"
+        if len(docs) != 1:
+            print("--json takes one server_args.py: the file is one pin's inventory", file=sys.stderr)
+            return 2
+        from generator.load.captured import captured_json  # the file's capture digest (gen installed)
+
+        text = captured_json(docs[0], TOOL)
         tmp = args.json + ".tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -3,7 +3,8 @@
 The env probe is three standard-library files (``envsource.py``, ``envscan.py``,
 ``envprobe.py``) sent, concatenated, as the stdin of ``PYTHON -``: the same command runs
 on this machine and on a host over SSH (see :func:`snapshot.remote_probe_command`). Its
-stdout is the catalog, written byte for byte beside the flag catalog as ``<pin>.env.json``.
+stdout is the catalog, written beside the flag catalog as ``<pin>.env.json`` in the same
+canonical text, with its capture digest (generator/load/captured.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from generator.load.captured import captured_json
 from generator.sglang.snapshot import (DEFAULT_TIMEOUT, SnapshotError, _run, check_commit,
                                        probe_env, remote_probe_command)
 
@@ -27,14 +29,18 @@ def env_probe_source() -> bytes:
 
 
 def _checked(stdout: bytes, what: str) -> bytes:
-    """The probe's stdout when it is an env catalog; SnapshotError otherwise."""
+    """The file text of the probe's env catalog, with its capture digest; SnapshotError when
+    the probe printed none."""
     try:
         data = json.loads(stdout)
     except ValueError as exc:
         raise SnapshotError(f"{what}: the env probe printed no JSON ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
         raise SnapshotError(f"{what}: the env probe's output is not an env catalog (format 1)")
-    return stdout
+    try:
+        return captured_json(data).encode("ascii")
+    except ValueError as exc:  # no tool named, NaN: not what the env probe prints
+        raise SnapshotError(f"{what}: the env probe's output is not an env catalog ({exc})") from exc
 
 
 def snapshot_env_python(python: str, *, commit: str | None = None,

@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.errors import GenError
-from generator.sglang.probe import FORMAT_VERSION, dumps
+from generator.errors import GenError, printable
+from generator.load.captured import DIGEST, captured_json
+from generator.load.pins import is_pin
+from generator.sglang.probe import FORMAT_VERSION
 
 PROBE_PATH = Path(__file__).resolve().with_name("probe.py")
 # Importing SGLang takes about 5 s on a laptop-class CPU; a cold disk cache or a slow
@@ -259,30 +261,53 @@ def snapshot_remote(
 
 
 def catalog_pin(catalog: Mapping[str, Any]) -> str:
-    """The pin a catalog is filed under: ``git-<commit>`` for a source build, else the version."""
+    """The pin a catalog is filed under: ``git-<commit>`` for a source build, else the version.
+
+    Both come from what the probed interpreter printed, so they are data until proven a pin
+    (generator/load/pins.py): a version of ``../..`` or ``/etc/x`` wrote outside catalogs/,
+    and ``0.5.9.env`` over another pin's env catalog. SnapshotError otherwise (exit 1).
+    """
     sglang = catalog["sglang"]
-    return f"git-{sglang['commit']}" if sglang.get("commit") else str(sglang["version"])
+    commit, version = sglang.get("commit"), sglang.get("version")
+    pin = f"git-{commit}" if commit else version
+    if not is_pin(pin) or (commit and not isinstance(commit, str)):
+        shown = printable(repr(commit if commit else version))[:200]
+        raise SnapshotError(
+            f"the probed SGLang reports {'commit' if commit else 'version'} {shown}, which is not a pin "
+            "gen files a catalog under (a release such as 0.5.9 or 0.4.0.post2, or a 40-hex commit); "
+            "check the interpreter, or write the catalog where you choose with --out FILE")
+    assert isinstance(pin, str)
+    return pin
 
 
 def catalog_path(catalog: Mapping[str, Any], root: Path) -> Path:
     """Where the catalog belongs in the repository at ``root``: ``catalogs/sglang/<pin>.json``."""
-    return root / "catalogs" / "sglang" / f"{catalog_pin(catalog)}.json"
+    folder = root / "catalogs" / "sglang"
+    path = folder / f"{catalog_pin(catalog)}.json"
+    assert path.parent == folder  # a pin has no separator (load/pins.py)
+    return path
 
 
 def without_date(catalog: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``catalog`` without ``captured.date``: two captures of one SGLang compare equal."""
+    """A copy of ``catalog`` without ``captured.date`` and the file's digest (which covers the
+    date): two captures of one SGLang compare equal."""
     copy: dict[str, Any] = json.loads(json.dumps(catalog))
     copy.get("captured", {}).pop("date", None)
+    copy.get("captured", {}).pop(DIGEST, None)
     return copy
 
 
 def write_catalog(catalog: Mapping[str, Any], path: Path) -> Path:
-    """Write ``catalog`` to ``path`` in its canonical text, atomically (temp file + rename).
+    """Write ``catalog`` to ``path`` in its canonical text with its capture digest
+    (generator/load/captured.py), atomically (temp file + rename).
 
     A reader never sees a half-written catalog, and a failed write leaves the old file.
     """
     path = Path(path)
-    text = dumps(dict(catalog))
+    try:
+        text = captured_json(catalog)
+    except ValueError as exc:  # no tool named, a NaN: not what the probe prints
+        raise SnapshotError(f"cannot write the catalog {path}: {exc}") from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(

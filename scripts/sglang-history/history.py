@@ -35,6 +35,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flagsource import read_flags  # noqa: E402
 from successor import successor  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from generator.load.captured import stamp  # noqa: E402  (standard library only, like this script)
+
+TOOL = "scripts/sglang-history/history.py build"
+
 FORMAT_VERSION = 1
 DEFAULT_WHEELS = "/tmp/gen-sglang-wheels"
 # The repository's own catalogs; the output goes to catalogs/sglang/history.json.
@@ -178,7 +183,7 @@ def compile_history(releases: list[tuple[str, str, list[dict[str, Any]]]]) -> di
         own = {name} | {o for s in entry["spans"] for o in s.get("option_strings", [])}
         for dep in entry["deprecated"]:
             dep["successor"] = successor(dep["message"], own, known)
-    return {"format": FORMAT_VERSION,
+    return {"format": FORMAT_VERSION, "captured": {"tool": TOOL, "sha256": "0" * 64},
             "versions": [{"version": v, "source": s, "actions": len(a),
                           "choices_unknown": sum("choices_expr" in x for x in a)} for v, s, a in releases],
             "flags": dict(sorted(flags.items()))}
@@ -190,7 +195,8 @@ def dumps(doc: dict[str, Any]) -> str:
     lines = [json.dumps(name) + ":" + json.dumps(entry, sort_keys=True, separators=(",", ":"))
              for name, entry in doc["flags"].items()]
     body = json.dumps(head, sort_keys=True, separators=(",", ":"))[:-1]
-    return body + ',"flags":{\n' + ",\n".join(lines) + "\n}}\n"
+    text = body + ',"flags":{\n' + ",\n".join(lines) + "\n}}\n"
+    return stamp(text) if "captured" in head else text  # the capture digest (generator/load/captured.py)
 
 
 def load(path: str) -> dict[str, Any]:

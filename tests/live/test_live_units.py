@@ -120,8 +120,8 @@ def test_preflight_payload_and_results_round_trip() -> None:
 
 
 def test_result_lines_and_evidence() -> None:
-    """One line per check; a failure's evidence follows, indented, in full."""
+    """One line per check; a failure's evidence follows behind the gutter, in full."""
     ok = result(True, "h", "s", "c", "fine", "hidden")
     bad = result(False, "h", "-", "c", "broken", "a\n\nb")
     assert ok.render() == "PASS h s c: fine"
-    assert bad.render() == "FAIL h - c: broken\n    a\n\n    b"
+    assert bad.render() == "FAIL h - c: broken\n    | a\n    | \n    | b"

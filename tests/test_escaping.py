@@ -1,0 +1,142 @@
+"""Text that reaches a terminal, a CI log, JSON or SARIF carries no control character (issue 22 item 6).
+
+The class: anything a repository, ``output/``, a probed interpreter or a host can put into
+text gen prints (a key path, a value, a file name, a symlink's target, a journal line). A
+newline in an S008 key path started a fake ``::error`` line in CI; ESC and OSC 8 sequences
+reached the terminal. Diagnostics are escaped when they are made (``errors.Diagnostic``),
+every other line when it is printed (``cli/output.Output``), and text quoted from outside
+sits behind a gutter, so no line of it can begin a CI command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli.main import main
+from generator.cli.output import Output
+from generator.errors import Diagnostic, Position, printable, printable_lines, quoted
+from generator.live.results import Status, CheckResult
+
+# ESC colors, OSC 8 hyperlink, CSI cursor-up via C1, CR overwrite, bidi override, zero-width,
+# line separator, NEL, a lone surrogate (a file name that is not UTF-8), DEL, BEL.
+HOSTILE = ("a\n::error file=hosts/x.yaml,line=1::forged\x1b[31mred\x1b]8;;https://evil.test\x1b\\link"
+           "\x1b]8;;\x1b\\\x9b1A\rover\u202eevil\u200b\u2028\x85\udcff\x7f\x07")
+
+
+def _clean(text: str) -> None:
+    """No control character but newline and tab, and no line that a CI runner reads as a command."""
+    bad = [ch for ch in text if not ch.isprintable() and ch not in "\n\t"]
+    assert not bad, bad
+    for line in text.splitlines():
+        assert not line.lstrip().startswith(("::", "##[", "##vso[")), line
+
+
+def _gen(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), env={"GEN_RENDER_CACHE": "off"})
+
+
+def test_printable_escapes_every_unprintable_character_and_keeps_the_rest() -> None:
+    out = printable(HOSTILE)
+    _clean(out)
+    assert "\n" not in out and "\\n::error" in out and "\\x1b[31m" in out and "\\u202e" in out
+    assert "\\udcff" in out and "\\x85" in out and "\\r" in out
+    assert printable(out) == out  # idempotent: an escape is printable
+    assert printable("é → ok 'x'") == "é → ok 'x'"
+    assert printable_lines("a\tb\nc\x1bd") == "a\tb\nc\\x1bd"
+    assert quoted("x\n::error::y") == "  | x\n  | ::error::y"
+
+
+def test_a_diagnostic_is_escaped_in_every_field_whoever_made_it() -> None:
+    d = Diagnostic(Position("hosts/" + HOSTILE, 1, 2), "S008", "key " + HOSTILE, hint="fix " + HOSTILE)
+    for text in (str(d), d.pos.path, d.message, d.hint or ""):
+        _clean(text)
+        assert "\n" not in text
+    assert Diagnostic(Position(d.pos.path, 1, 2), d.code, d.message, hint=d.hint) == d  # stable through the cache
+
+
+HOST_KEY = '  "k\\n::error file=hosts/llm-two.yaml,line=1::forged\\e]8;;https://evil.test\\e\\\\x\\e[2J": 1\n'
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_an_s008_key_path_cannot_forge_a_ci_line_or_reach_the_terminal(repo_copy: Path, fmt: str) -> None:
+    """The issue's finding: a newline in a key (and so in the key path of its nested values)."""
+    host = repo_copy / "hosts" / "llm-two.yaml"
+    text = host.read_text()
+    host.write_text(text.replace("storage:\n", "storage:\n" + HOST_KEY.replace("1\n", "{x: \"v\\e[31m\"}\n"), 1))
+    result = _gen("check", "--root", str(repo_copy), "--format", fmt)
+    assert result.exit_code == 1
+    _clean(result.stderr)
+    _clean(result.stdout)
+    if fmt == "text":
+        assert "error[S008]" in result.stderr and "\\n::error" in result.stderr
+        return
+    doc = json.loads(result.stdout)
+    messages = ([d["message"] for d in doc["diagnostics"]] if fmt == "json"
+                else [r["message"]["text"] for r in doc["runs"][0]["results"]])
+    assert any("\\n::error" in m for m in messages)
+    for m in messages:
+        _clean(m)
+
+
+def _no_controls(text: str) -> None:
+    assert not [ch for ch in text if not ch.isprintable() and ch not in "\n\t"]
+
+
+def test_every_output_channel_escapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Text with lines of its own (say, data, detail) keeps them, with every control escaped;
+    an error's further lines go behind the gutter. Outside text is quoted() by its caller."""
+    out = Output("check", verbosity=1)
+    out.say(HOSTILE)
+    out.data(HOSTILE)
+    out.detail(HOSTILE)
+    captured = capsys.readouterr()
+    _no_controls(captured.out)
+    _no_controls(captured.err)
+    out.error_line("gen: " + HOSTILE)
+    out.fail("gen: " + HOSTILE)
+    captured = capsys.readouterr()
+    _clean(captured.err)
+    assert "\n  | ::error file=" in captured.err  # the rest of an error sits behind the gutter
+    assert out.errors == ["gen: a\n  | ::error file=hosts/x.yaml,line=1::forged\\x1b[31mred\\x1b]8;;https://evil.test"
+                          "\\x1b\\link\\x1b]8;;\\x1b\\\\x9b1A\\rover\\u202eevil\\u200b\\u2028\\x85\\udcff\\x7f\\x07"]
+
+
+def test_a_symlink_target_under_output_is_shown_escaped(repo_copy: Path) -> None:
+    """The target is whatever a pull request wrote: a newline in it forged a line of its own."""
+    os.symlink("/x\n::error file=hosts/llm-two.yaml::forged\x1b[2J", repo_copy / "output" / "llm-two" / "evil")
+    os.symlink("/y\x1b]8;;https://evil.test\x07", repo_copy / "output" / "llm-two" / "etc" / "sglang" / "qwen.env.x")
+    (repo_copy / "output" / "llm-two" / "etc" / "sglang" / "qwen.env").unlink()
+    os.symlink("/z\n::warning::w", repo_copy / "output" / "llm-two" / "etc" / "sglang" / "qwen.env")
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 3, result.output
+    _clean(result.stderr)
+    assert "symlink (-> /z\\n::warning::w)" in result.stderr
+
+
+def test_a_file_of_output_with_control_characters_is_diffed_escaped(repo_copy: Path) -> None:
+    unit = repo_copy / "output" / "llm-two" / "etc" / "systemd" / "system" / "sglang-qwen.service"
+    unit.write_text(unit.read_text().replace("[Unit]\n", "[Unit]\n\x1b]8;;https://evil.test\x1b\\click\x1b[0m\r\n", 1))
+    result = _gen("diff", "--root", str(repo_copy))
+    assert result.exit_code == 1
+    _clean(result.stdout)
+    assert "-\\x1b]8;;https://evil.test\\x1b\\click\\x1b[0m\\r" in result.stdout
+
+
+def test_a_hosts_evidence_is_quoted_behind_the_gutter() -> None:
+    res = CheckResult(Status.FAIL, "h", "qwen", "service", "failed", "ok\n::error::forged\x1b[2J\n##vso[task.x]")
+    text = res.render()
+    _clean(text)
+    assert text.splitlines()[1:] == ["    | ok", "    | ::error::forged\\x1b[2J", "    | ##vso[task.x]"]
+
+
+def test_a_sarif_location_is_a_uri() -> None:
+    from generator.cli.sarif import sarif_log
+
+    log = sarif_log([Diagnostic(Position("hosts/a b#c%2e.yaml", 1, 1), "R003", "x")])
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "hosts/a%20b%23c%252e.yaml"
