@@ -101,3 +101,79 @@ def test_findings_in_the_order_of_every_pair() -> None:
     found = [str(d) for d in reach_errors(reaches)]
     assert found == every_pair(reaches)
     assert sum("R011" in f for f in found) == 6 and sum("R012" in f for f in found) == 2
+
+
+# ----- one identity per machine (issue 22 item 3): every spelling of an address is one machine -----
+
+import socket  # noqa: E402
+
+import pytest  # noqa: E402
+
+from generator.load.addresses import inet_aton, machine_address  # noqa: E402
+
+SAME_MACHINE = [
+    ("2001:db8::10", "2001:db8:0:0::10"),          # the issue's pair
+    ("2001:db8::10", "2001:DB8:0000:0:0:0:0:0010"),  # case, leading zeros, uncompressed
+    ("2001:db8::10", "[2001:db8::10]"),            # brackets
+    ("fe80::1", "fe80::1%eth0"),                   # a zone names an interface, not a machine
+    ("10.0.0.1", "::ffff:10.0.0.1"),               # IPv4-mapped
+    ("10.0.0.1", "::ffff:a00:1"),
+    ("10.0.0.1", "64:ff9b::10.0.0.1"),             # NAT64 (RFC 6052)
+    ("10.0.0.1", "0x0a000001"),                    # what inet_aton reads
+    ("10.0.0.1", "167772161"),
+    ("10.0.0.1", "012.0.0.1"),
+    ("10.0.0.1", "10.1"),
+    ("box.lan", "BOX.Lan."),                       # DNS: case, trailing dot
+    ("127.0.0.1", "localhost"),                    # the controller itself, any name of it
+    ("127.0.0.1", "LOCALHOST."),
+    ("127.0.0.1", "node.localhost"),
+    ("127.0.0.1", "::1"),
+    ("127.0.0.1", "0.0.0.0"),
+    ("127.0.0.1", "::"),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME_MACHINE)
+def test_two_spellings_of_one_address_are_one_machine(a: str, b: str) -> None:
+    assert machine_address(a) == machine_address(b)
+    first = _doc("hosts/a.yaml", f"name: a\naddress: '{a}'\n")
+    second = _doc("hosts/b.yaml", f"name: b\naddress: '{b}'\n")
+    assert [d.code for d in shared_address_errors([first, second])] == ["R011", "R011"]
+
+
+@pytest.mark.parametrize("a, b", [("2001:db8::10", "2001:db8::11"), ("10.0.0.1", "10.0.0.2"),
+                                  ("127.0.0.2", "127.0.0.3"), ("box.lan", "box.lan.example"),
+                                  ("::10.0.0.1", "10.0.0.1")])  # IPv4-compatible is no mapping
+def test_other_addresses_are_other_machines(a: str, b: str) -> None:
+    assert machine_address(a) != machine_address(b)
+
+
+@pytest.mark.parametrize("text", ["10.1", "0x0a000001", "012.0.0.1", "0x0a.0.0.1", "10.0.0.01", "167772161",
+                                  "1.2.65535", "0377.0xff.255.0", "4294967295", "1.2.65536", "4294967296",
+                                  "08.0.0.1", "1.2.3.4.5", "0x1g", "a.b", "", "1..2", "-1"])
+def test_inet_aton_reads_what_the_c_library_reads(text: str) -> None:
+    """The oracle is the system's own inet_aton (glibc), which getaddrinfo and ssh use."""
+    try:
+        expected = socket.inet_ntoa(socket.inet_aton(text))
+    except OSError:
+        expected = None
+    found = inet_aton(text)
+    assert (str(found) if found is not None else None) == expected
+
+
+def test_the_message_names_the_machine_once_and_an_ipv6_one_in_brackets() -> None:
+    a = _doc("hosts/a.yaml", "name: a\naddress: '2001:db8::10'\n")
+    b = _doc("hosts/b.yaml", "name: b\naddress: '2001:db8:0:0::10'\n")
+    assert "reaches [2001:db8::10]:22 over ssh" in str(shared_address_errors([a, b])[0])
+
+
+@pytest.mark.parametrize("address, canonical", [("0x0a000001", "10.0.0.1"), ("10.1", "10.0.0.1"),
+                                                ("010.0.0.1", "8.0.0.1")])
+def test_an_address_ssh_reads_as_another_ipv4_spelling_is_a_schema_error(address: str, canonical: str) -> None:
+    from generator.load.schema import HOST_SCHEMA, validate
+
+    diags = Diagnostics()
+    doc = _doc("hosts/a.yaml", f"name: a\naddress: '{address}'\n")
+    validate(doc, HOST_SCHEMA, diags)
+    found = [d for d in diags.items if d.pos.line == 2]
+    assert [d.code for d in found] == ["S012"] and f"write '{canonical}'" in found[0].message

@@ -109,3 +109,20 @@ def test_check_refuses_sharing_inventories_with_one_service_name(repo_copy: Path
     cached = _gen("check", "--root", str(repo_copy))
     assert cached.exit_code == 1
     assert [ln for ln in (cached.stdout + cached.stderr).splitlines() if "error[R012]" in ln] == found
+
+
+def test_two_spellings_of_one_ipv6_address_are_one_machine_to_the_playbook_too(repo_copy: Path) -> None:
+    """Issue 22 item 3: 2001:db8::10 and 2001:db8:0:0::10 passed as two machines, and each
+    inventory's prepare play then removed the other's units."""
+    two, full = repo_copy / "hosts/llm-two.yaml", repo_copy / "hosts/llm-two-full.yaml"
+    two.write_text(two.read_text().replace("address: llm-two.lan", "address: '2001:db8::10'"))
+    full.write_text(full.read_text().replace("address: llm-two-full.lan", "address: '2001:DB8:0:0::10'"))
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1 and result.stderr.count("error[R011]") == 2, result.stderr
+    two.write_text(two.read_text().replace("ssh:\n", "ssh:\n  shared_with: [llm-two-full]\n", 1))
+    full.write_text(full.read_text().replace("ssh:\n", "ssh:\n  shared_with: [llm-two]\n", 1))
+    for args in (("render", "--all"), ("ansible",)):
+        assert _gen(*args, "--root", str(repo_copy)).exit_code == 0
+    hosts = _hostvars(repo_copy)
+    assert hosts["llm-two"]["gen_host_list"] == "/etc/sglang/.gen-managed.llm-two"
+    assert hosts["llm-two-full"]["gen_keep"]  # each keeps the other's files

@@ -19,6 +19,8 @@ reported about a file whose address or ssh port is malformed (the schema check d
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,6 +32,77 @@ if TYPE_CHECKING:  # a warm run never parses YAML: ruamel is imported where a fi
 CODE = "R011"
 SAME_PATH_CODE = "R012"
 DEFAULT_SSH_PORT = 22
+
+# What the controller's own loopback is called: ssh to any of these reaches this machine.
+LOOPBACK = "127.0.0.1"
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052: the IPv4 host behind a NAT64
+_INET_ATON_PART = re.compile(r"^(?:0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
+
+
+def inet_aton(text: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address glibc's ``inet_aton`` (and so ``getaddrinfo``, ssh, Ansible) reads in
+    ``text``, or None: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x), the last
+    filling the remaining bytes. ``10.1`` is 10.0.0.1, ``012.0.0.1`` is 10.0.0.1,
+    ``0x0a000001`` and ``167772161`` are too."""
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_INET_ATON_PART.match(p) for p in parts):
+        return None
+    values = [int(p, 16) if p[:2].lower() == "0x" else int(p, 8) if p.startswith("0") else int(p)
+              for p in (q if q.lower() != "0x" else "0x0" for q in parts)]
+    *head, last = values
+    if any(v > 255 for v in head) or last >= 256 ** (5 - len(values)):
+        return None
+    number = 0
+    for v in head:
+        number = number << 8 | v
+    return ipaddress.IPv4Address(number << 8 * (4 - len(head)) | last)
+
+
+def machine_address(address: str) -> str:
+    """The one spelling of the machine ``address`` reaches, for comparing two inventories.
+
+    Every spelling of one address is one machine: IPv6 compressed and lowercase
+    (``2001:DB8:0:0::10`` is ``2001:db8::10``), without brackets or a zone (``%eth0``);
+    an IPv4-mapped (``::ffff:10.0.0.1``) or NAT64 (``64:ff9b::a00:1``) address is its IPv4
+    address; IPv4 as ``inet_aton`` reads it (``10.1``, ``012.0.0.1``, ``0x0a000001`` are
+    10.0.0.1); the controller's own loopback, whatever it is called (``localhost``, any
+    ``*.localhost``, ``::1``, ``0.0.0.0`` and ``::``, which Linux connects to loopback), is
+    127.0.0.1. A DNS name is lowercase without its trailing dot: gen never resolves one, so
+    two names of one machine are two machines to this check. The ``rollout`` side uses it
+    too (the host list on the machine records who wrote it).
+    """
+    text = address.strip().lower()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    text = text.split("%", 1)[0] if ":" in text else text
+    text = text.rstrip(".") if not text.replace(".", "").isdigit() else text
+    if text == "localhost" or text.endswith(".localhost"):
+        return LOOPBACK
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(text)
+    except ValueError:
+        ip = inet_aton(text)
+    if ip is None:
+        return text
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip in _NAT64:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.is_unspecified or ip == ipaddress.IPv6Address("::1") or str(ip) == LOOPBACK:
+        return LOOPBACK
+    return str(ip)
+
+
+def machine(address: str, port: int) -> tuple[str, int]:
+    """The machine and ssh port an inventory reaches (:func:`machine_address`)."""
+    return machine_address(address), port
+
+
+def shown_machine(target: tuple[str, int]) -> str:
+    """``host:port``, an IPv6 address in brackets."""
+    address, port = target
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
 @dataclass(frozen=True)
@@ -56,8 +129,7 @@ def reach(doc: Document) -> Reach | None:
     if not isinstance(port, int) or isinstance(port, bool) or not isinstance(shared, list):
         return None
     name = data.get("name") if isinstance(data.get("name"), str) else doc.path
-    # DNS names are case-insensitive; a trailing dot names the same host.
-    key = (address.lower().rstrip("."), port)
+    key = machine(address, port)  # every spelling of one address is one machine
     listed = data.get("services")
     services = listed if isinstance(listed, list) else []
     named = tuple((s["name"], doc.pos(("services", i, "name"))) for i, s in enumerate(services)
@@ -107,7 +179,7 @@ def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
             if b.name in a.shared_with and a.name in b.shared_with:
                 out.extend(_same_files(a, b))
                 continue
-            where = f"{a.target[0]}:{a.target[1]}"
+            where = shown_machine(a.target)
             for this, other in ((a, b), (b, a)):
                 out.append(Diagnostic(
                     this.pos, CODE,

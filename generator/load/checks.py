@@ -16,6 +16,7 @@ from typing import Any
 from cerberus import TypeDefinition, Validator
 
 from generator import systemd
+from generator.load.addresses import inet_aton
 
 # The highest CPU number Linux supports (NR_CPUS is at most 8192).
 MAX_CPU = 8191
@@ -132,8 +133,15 @@ class GenValidator(Validator):
             self._error(field, "ip_address:" + str(ip_problem(value)))
 
     def _check_with_net_address(self, field: str, value: Any) -> None:
-        """A DNS name (the regex rule) or, when it looks like one, a valid IP literal."""
-        if isinstance(value, str) and _IP_LIKE.search(value) and ip_problem(value):
+        """A DNS name (the regex rule) or, when it looks like one, a valid IP literal; never a
+        name ssh reads as another spelling of an IPv4 address (``0x0a000001``, ``10.1``)."""
+        if not isinstance(value, str):
+            return
+        spelled = inet_aton(value)
+        if spelled is not None and str(spelled) != value:
+            self._error(field, f"ip_address:is read by ssh and Ansible (inet_aton) as the IPv4 address "
+                               f"{spelled}: write '{spelled}'")
+        elif _IP_LIKE.search(value) and ip_problem(value):
             self._error(field, "ip_address:" + str(ip_problem(value)))
 
     def _check_with_cpu_list(self, field: str, value: Any) -> None:

@@ -33,6 +33,7 @@ from generator.emit.render import (
 )
 from generator.emit.secrets import credential_path
 from generator.emit.writer import MANAGED_LIST
+from generator.load.addresses import machine
 from generator.load.resolve import default_timeout_start_min
 
 GROUP = "sglang_hosts"
@@ -104,7 +105,7 @@ def _service(rs: RenderedService) -> dict[str, Any]:
 
 def _target(render: HostRender) -> tuple[str, int]:
     """The machine an inventory reaches (as the same-address check R011 compares it)."""
-    return render.host.address.lower().rstrip("."), render.host.ssh_port
+    return machine(render.host.address, render.host.ssh_port)
 
 
 def host_list_path(name: str, shared: bool) -> str:
