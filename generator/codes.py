@@ -87,6 +87,8 @@ _CODES: tuple[Code, ...] = (
     Code("Y013", E, "more than 5,000 values once aliases are expanded (billion laughs)"),
     Code("Y014", E, "\"and K more\": the findings of a file past the first 50"),
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
+    Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
+         "is circular, or nests deeper than 8"),
     Code("S000", E, "a schema rule without a dedicated message (names the cerberus rule)"),
     Code("S001", E, "unknown key (with a did-you-mean)"),
     Code("S002", E, "wrong type, or null where a value is required"),

@@ -16,6 +16,7 @@ from generator.errors import Diagnostics
 from generator.load.files import host_file_index
 from generator.load.sources import load_host, load_models, source_files
 from generator.pipeline.fleet import render_fleet, run_fleet
+from generator.emit.templates import read_templates
 from generator.pipeline.host import plan_host, process_host
 from generator.emit.render import render_host
 
@@ -32,14 +33,15 @@ def test_peers_come_from_loading_and_planning_reads_no_file(repo_copy: Path) -> 
     sources, models, index, peers = _sources(repo_copy, "gpu-b")
     assert sources is not None and set(sources.peers) == {"gpu-a"}
     assert sources.peer("gpu-a").host is not None and sources.peer("gpu-a").host.name == "gpu-a"
-    before = render_host(plan_host(sources, Diagnostics()), repo_copy / "templates").tree
+    templates = read_templates(repo_copy)
+    before = render_host(plan_host(sources, Diagnostics()), templates).tree
     # Every host file gone: planning and rendering only use what loading handed over.
     for path in (repo_copy / "hosts").iterdir():
         path.unlink()
     diags = Diagnostics()
     planned = plan_host(sources, diags)
     assert planned is not None and not diags.items
-    assert render_host(planned, repo_copy / "templates").tree == before
+    assert render_host(planned, templates).tree == before
     unit = next(f.text for f in before.files if f.relpath.endswith(".service"))
     assert "--dist-init-addr 192.0.2.10:50000" in unit and "--node-rank 1" in unit
 

@@ -1,51 +1,75 @@
-"""Tests for generator/emit/render.py's compiled-template cache: jinja2's per-file reload
-check (auto_reload) is asked once per render instead, and a changed file is still read again.
+"""Tests for generator/emit/render.py's templating: the texts read_templates read, sandboxed and bounded.
+
+Jinja is handed the texts of templates/ (emit/templates.py), never a path: a changed file is a
+new set of texts, and what renders is exactly what was read. A render is bounded in CPU,
+memory, recursion and output size: templates are code from the repository (issue 22 item 2).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from generator.emit.render import render_template
+from generator.emit.render import MAX_RENDERED_BYTES, render_template
+from generator.emit.templates import Templates
 from generator.errors import TemplateError
 
 
-def _write(path: Path, text: str, bump: int) -> None:
-    path.write_text(text)
-    st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + bump * 10**9))  # a later mtime, for sure
+def _templates(**texts: str) -> Templates:
+    return Templates(tuple(sorted((name.replace("_", ".", 1), text) for name, text in texts.items())))
 
 
-def test_a_changed_template_or_partial_is_read_again(tmp_path: Path) -> None:
-    _write(tmp_path / "main.j2", "main {{ x }} {% include 'part.j2' %}", 1)
-    _write(tmp_path / "part.j2", "part one", 1)
-    assert render_template(tmp_path, "main.j2", {"x": 1}) == "main 1 part one"
-    assert render_template(tmp_path, "main.j2", {"x": 2}) == "main 2 part one"
-    _write(tmp_path / "part.j2", "part two", 2)  # only the included file changes
-    assert render_template(tmp_path, "main.j2", {"x": 3}) == "main 3 part two"
-    _write(tmp_path / "main.j2", "new {{ x }}", 3)
-    assert render_template(tmp_path, "main.j2", {"x": 4}) == "new 4"
+def test_a_changed_template_or_partial_is_a_new_set_of_texts() -> None:
+    first = _templates(main_j2="main {{ x }} {% include 'part.j2' %}", part_j2="part one")
+    assert render_template(first, "main.j2", {"x": 1}) == "main 1 part one"
+    second = _templates(main_j2="main {{ x }} {% include 'part.j2' %}", part_j2="part two")
+    assert second.digest != first.digest
+    assert render_template(second, "main.j2", {"x": 3}) == "main 3 part two"
+    assert render_template(first, "main.j2", {"x": 2}) == "main 2 part one"  # each set renders its own
 
 
-def test_a_removed_template_is_not_found(tmp_path: Path) -> None:
-    _write(tmp_path / "gone.j2", "here", 1)
-    assert render_template(tmp_path, "gone.j2", {}) == "here"
-    (tmp_path / "gone.j2").unlink()
+def test_a_missing_template_is_not_found_and_no_file_is_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gone.j2").write_text("on disk, never read")
     with pytest.raises(TemplateError, match="templates/gone.j2: template not found"):
-        render_template(tmp_path, "gone.j2", {})
+        render_template(_templates(main_j2="x"), "gone.j2", {})
 
 
-def test_the_sandbox_still_refuses_internals(tmp_path: Path) -> None:
+def test_the_sandbox_still_refuses_internals() -> None:
     """The environment kept across renders is the immutable sandbox (issue 10's attack)."""
-    _write(tmp_path / "evil.j2", "{{ cycler.__init__.__globals__ }}", 1)
     with pytest.raises(TemplateError):
-        render_template(tmp_path, "evil.j2", {})
-    _write(tmp_path / "list.j2", "{{ items.append(1) }}", 1)
+        render_template(_templates(evil_j2="{{ cycler.__init__.__globals__ }}"), "evil.j2", {})
     with pytest.raises(TemplateError):
-        render_template(tmp_path, "list.j2", {"items": []})
+        render_template(_templates(list_j2="{{ items.append(1) }}"), "list.j2", {"items": []})
+
+
+@pytest.mark.parametrize("text, words", [
+    # loops of loops: 10**10 iterations, a hang of gen check (was: killed by the CI timeout)
+    ("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}", "CPU"),
+    ("{% for a in 'x' * 99999 %}{% for b in 'y' * 99999 %}{{ '' }}{% endfor %}{% endfor %}", "CPU"),
+    # gigabytes from one call (was: minutes of swapping)
+    ("{{ 'x'.ljust(3000000000) | length }}", "memory"),
+    ("{{ ('x' * 2000000000) | length }}", "memory"),
+    # a macro calling itself (was: RecursionError, exit 4)
+    ("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "calls itself"),
+    # one rendered file of 20 MB
+    ("{{ 'x' * 20000000 }}", "a rendered file holds"),
+])
+def test_a_render_is_bounded(text: str, words: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.emit import render
+
+    monkeypatch.setattr(render, "RENDER_CPU_SECONDS", 0.5)  # the bound, not its size, is tested
+    with pytest.raises(TemplateError, match=words):
+        render_template(_templates(bomb_j2=text), "bomb.j2", {})
+    # ...and the next render of this process is unaffected (limits put back)
+    assert render_template(_templates(ok_j2="{{ 'ok' * 3 }}"), "ok.j2", {}) == "okokok"
+    assert len(bytearray(200 * 1024 * 1024)) == 200 * 1024 * 1024  # memory limit lifted
+
+
+def test_a_large_but_sane_file_renders() -> None:
+    text = render_template(_templates(big_j2="{{ 'x' * n }}"), "big.j2", {"n": MAX_RENDERED_BYTES})
+    assert len(text) == MAX_RENDERED_BYTES
 
 
 def test_the_unit_context_carries_what_the_template_used_to_assemble() -> None:

@@ -10,7 +10,13 @@ error is re-raised with the template's file and line.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import resource
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
@@ -28,6 +34,7 @@ from generator.plan.services import PlannedHost, PlannedService
 from generator.load.resolve import Host, default_timeout_start_min
 from generator.emit.writer import MARKER, HostTree, RenderedFile
 from generator.emit.secrets import load_credentials, secret_env_path
+from generator.emit.templates import FOLDER, Templates
 from generator.load.captured import recorded_digest
 
 UNIT_DIR = "etc/systemd/system"
@@ -67,52 +74,114 @@ def env_path(service_name: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _environment(templates: Path) -> jinja2.Environment:
+def _environment(templates: Templates) -> jinja2.Environment:
+    """The sandboxed environment of one set of template texts (kept per content: equal texts,
+    one environment, each template compiled once per process)."""
+    texts = templates.mapping()
+
+    def source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+        # Jinja gets the texts load_templates read (emit/templates.py), never a path to open;
+        # the file name is for its messages and tracebacks only.
+        return (texts[name], f"{FOLDER}/{name}", lambda: True) if name in texts else None
+
     # templates/ is repo content a pull request controls, and `gen check` renders it in CI:
     # a plain Environment lets `{{ cycler.__init__.__globals__.os.system(...) }}` run code.
     # The immutable sandbox refuses dunder attributes and mutating calls (issue 10 attack).
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(templates)),
+        loader=jinja2.FunctionLoader(source),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
-        # jinja2 would stat a template on every get_template and include (13 per host);
-        # _fresh_environment asks the same question once per host instead.
-        auto_reload=False,
+        auto_reload=False,  # the texts never change under an environment
     )
     env.filters.update(JINJA_FILTERS)
     return env
 
 
-def _fresh_environment(templates: Path) -> jinja2.Environment:
-    """The environment of ``templates``, its compiled templates dropped when one changed on disk.
-
-    jinja2's own check (``auto_reload``), the file's mtime, asked once per host rather than
-    per file rendered: a template edited between two renders is read again, as before.
-    """
-    env = _environment(templates)
-    if env.cache and not all(t.is_up_to_date for t in list(env.cache.values())):
-        env.cache.clear()
-    return env
-
-
-def render_template(templates: Path, name: str, context: dict[str, Any]) -> str:
+def render_template(templates: Templates, name: str, context: dict[str, Any]) -> str:
     """Render one template; errors name the template file and line."""
-    return _render(_fresh_environment(templates), name, context)
+    return _render(_environment(templates), name, context)
+
+
+# A template is code from the repository: what one render may cost. gen's own take well
+# under a millisecond and a few KB; a loop of loops or "x".ljust(3e9) took minutes or
+# gigabytes (issue 22 item 2). Each bound ends the run with a TemplateError (exit 3).
+RENDER_CPU_SECONDS = 5.0
+RENDER_MEMORY_BYTES = 1 << 30  # address space a render may add to the process
+MAX_RENDERED_BYTES = 1 << 20  # one rendered file
+
+
+class _OverBudget(Exception):
+    """Raised in the render by the CPU timer (never escapes this module)."""
+
+
+def _on_timer(signum: int, frame: object) -> None:
+    raise _OverBudget()
+
+
+def _address_space() -> int | None:
+    """This process's virtual memory size in bytes (Linux), None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def _budget() -> Iterator[None]:
+    """Run a render under :data:`RENDER_CPU_SECONDS` of CPU (a SIGPROF timer, on the main thread
+    only: signals go there) and :data:`RENDER_MEMORY_BYTES` more address space (RLIMIT_AS,
+    put back after). Where neither can be set, the render runs as before."""
+    timer = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    old_handler = signal.signal(signal.SIGPROF, _on_timer) if timer else None
+    if timer:
+        signal.setitimer(signal.ITIMER_PROF, RENDER_CPU_SECONDS)
+    limits, used = None, _address_space()
+    if used is not None:
+        with contextlib.suppress(ValueError, OSError, AttributeError):
+            limits = resource.getrlimit(resource.RLIMIT_AS)
+            hard = limits[1]
+            want = used + RENDER_MEMORY_BYTES
+            if hard == resource.RLIM_INFINITY or want < hard:
+                resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+            else:
+                limits = None
+    try:
+        yield
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, old_handler)
+        if limits is not None:
+            resource.setrlimit(resource.RLIMIT_AS, limits)
 
 
 def _render(env: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
-    """:func:`render_template` with an environment already checked for changed files."""
+    """:func:`render_template` in an environment already made, under the render budget."""
     try:
-        return env.get_template(name).render(**context)
+        with _budget():
+            text = env.get_template(name).render(**context)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"templates/{exc.name or name}:{exc.lineno}: template error: {exc.message}") from exc
     except jinja2.TemplateNotFound as exc:
         raise TemplateError(f"templates/{exc.name}: template not found") from exc
     except (jinja2.UndefinedError, jinja2.sandbox.SecurityError, ValueError, TypeError) as exc:
         raise TemplateError(f"templates/{name}:{_template_line(exc, name)}: {exc}") from exc
+    except _OverBudget:
+        raise TemplateError(f"templates/{name}: rendering took more than {RENDER_CPU_SECONDS:g} s of CPU: "
+                            "a template must not loop without bound") from None
+    except MemoryError:
+        raise TemplateError(f"templates/{name}: rendering needed more than {RENDER_MEMORY_BYTES >> 20} MiB "
+                            "of memory") from None
+    except RecursionError:
+        raise TemplateError(f"templates/{name}: a macro or include calls itself without end") from None
+    if len(text) > MAX_RENDERED_BYTES:
+        raise TemplateError(f"templates/{name}: renders {len(text)} characters; a rendered file holds at "
+                            f"most {MAX_RENDERED_BYTES}")
+    return text
 
 
 def _template_line(exc: BaseException, name: str) -> int:
@@ -227,12 +296,12 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService, home_paths: Seque
     }
 
 
-def render_host(planned: PlannedHost, templates: Path) -> HostRender:
+def render_host(planned: PlannedHost, templates: Templates) -> HostRender:
     """Template every planned service of one host (unit, environment file, readiness helper)."""
     host, catalog = planned.host, planned.catalog
     files: list[RenderedFile] = []
     rendered: list[RenderedService] = []
-    env = _fresh_environment(templates)  # templates changed on disk are read again, checked once per host
+    env = _environment(templates)
     home_paths = home_install_paths(host)  # the same for every service of the host
     for ps in planned.services:
         name = ps.placement.service.name

@@ -38,7 +38,7 @@ from generator.load.files import read_file
 
 CACHE_FORMAT = "render-v4-json+text"  # bump when the entry layout changes
 _LIBRARIES = ("jinja2", "ruamel.yaml", "ruamel.yaml.clib", "cerberus")
-_SHARED_FOLDERS = ("models", "catalogs", "templates")
+_SHARED_FOLDERS = ("models", "catalogs")  # templates/: keyed by the texts read (shared_key)
 
 
 @dataclass(frozen=True)
@@ -208,10 +208,11 @@ def _metadata_versions() -> dict[str, str]:
     return out
 
 
-def shared_key(root: Path, pin: str | None) -> str:
-    """The part of every host's key that all hosts share: gen, models, catalogs, templates."""
+def shared_key(root: Path, pin: str | None, templates: str) -> str:
+    """The part of every host's key that all hosts share: gen, models, catalogs, and
+    ``templates``, the digest of the texts every render reads (emit/templates.py)."""
     digest = hashlib.sha256(gen_fingerprint().encode())
-    digest.update(f"pin={pin}\0".encode())
+    digest.update(f"pin={pin}\0templates={templates}\0".encode())
     for folder in _SHARED_FOLDERS:
         _hash_tree(digest, root / folder, folder)
     return digest.hexdigest()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.emit.templates import Templates, read_templates
 from generator.emit.writer import Action, Change, HostTree, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
@@ -109,16 +110,16 @@ class _Work:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool) -> None:
-    _WORKER.update(root=root, models=models, pin=pin, detail=detail)
+def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool, templates: Templates | None) -> None:
+    _WORKER.update(root=root, models=models, pin=pin, detail=detail, templates=templates)
 
 
 def _process_chunk(work: list[_Work]) -> list[HostOutcome]:
     from generator.pipeline.host import process_host
 
     w = _WORKER
-    return [process_host(w["root"], item.file, w["models"], item.peers, item.render, w["pin"], w["detail"])
-            for item in work]
+    return [process_host(w["root"], item.file, w["models"], item.peers, item.render, w["pin"], w["detail"],
+                         w["templates"]) for item in work]
 
 
 def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
@@ -201,6 +202,7 @@ class _Models:
     diagnostics: tuple[Diagnostic, ...]
     groups: dict[str, list[str]]
     alone: dict[str, tuple[Diagnostic, ...]]  # findings of each model checked without a host
+    templates: tuple[Diagnostic, ...]  # the templates' includes (emit/templates.include_problems)
     loaded: ModelSet | None = None
 
     def get(self) -> ModelSet:
@@ -222,22 +224,25 @@ def _cached_models(root: Path, entry: tuple[Any, str] | None) -> _Models | None:
     if entry is None or entry[1]:
         return None
     payload = entry[0]
-    if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone"}:
+    if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone", "templates"}:
         return None
     diags, groups, alone = diagnostics_from_json(payload["diagnostics"]), payload["groups"], payload["alone"]
-    if diags is None or not _string_lists(groups) or not isinstance(alone, dict):
+    includes = diagnostics_from_json(payload["templates"])
+    if diags is None or includes is None or not _string_lists(groups) or not isinstance(alone, dict):
         return None
     lone = {name: diagnostics_from_json(items) for name, items in alone.items()}
     if any(v is None for v in lone.values()):
         return None
-    return _Models(root, diags, groups, {k: v for k, v in lone.items() if v is not None})
+    return _Models(root, diags, groups, {k: v for k, v in lone.items() if v is not None}, includes)
 
 
-def _models(root: Path, folder: Path | None, key: str) -> _Models:
-    """From the cache when it holds this key (the models' and catalogs' bytes are in it), else loaded."""
+def _models(root: Path, folder: Path | None, key: str, templates: Templates) -> _Models:
+    """From the cache when it holds this key (the models', catalogs' and templates' bytes are
+    in it), else loaded; with the templates' include check, which needs jinja2."""
     cached = _cached_models(root, render_cache.load(folder, key))
     if cached is not None:
         return cached
+    from generator.emit.templates import include_problems
     from generator.load.sources import load_models
     from generator.pipeline.models import check_models_alone
 
@@ -245,19 +250,24 @@ def _models(root: Path, folder: Path | None, key: str) -> _Models:
     hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
     groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
     alone = check_models_alone(root, models)
+    includes = tuple(include_problems(templates))
     render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
                                      "groups": groups,
-                                     "alone": {k: [diagnostic_json(d) for d in v] for k, v in alone.items()}})
-    return _Models(root, models.diagnostics, groups, alone, models)
+                                     "alone": {k: [diagnostic_json(d) for d in v] for k, v in alone.items()},
+                                     "templates": [diagnostic_json(d) for d in includes]})
+    return _Models(root, models.diagnostics, groups, alone, includes, models)
 
 
 # ----- putting it together ------------------------------------------------------------------
 
 def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin: str | None,
-              jobs: int, detail: bool, cache: Path | None) -> tuple[list[HostOutcome], _Models]:
+              jobs: int, detail: bool, cache: Path | None,
+              templates: Templates) -> tuple[list[HostOutcome], _Models]:
     """Every host file's outcome (rendered when selected), and the models' diagnostics."""
-    shared = render_cache.shared_key(root, pin)
-    models = _models(root, cache, render_cache.host_key(shared, "models/", b""))
+    # The key holds what Jinja is given (the texts read_templates read), not the folder's names.
+    shared = render_cache.shared_key(root, pin, templates.digest)
+    models = _models(root, cache, render_cache.host_key(shared, "models/", b""), templates)
+    usable = templates if not templates.problems and not models.templates else None
     index = host_file_index(files)
     outcomes: list[HostOutcome | None] = []
     work: list[_Work] = []
@@ -276,7 +286,7 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
             work.append(_Work(sf, peers, render))
             keys.append(key)
     if work:
-        computed = _compute(work, jobs, (root, models.get(), pin, detail))
+        computed = _compute(work, jobs, (root, models.get(), pin, detail, usable))
         done = iter(computed)
         outcomes = [o if o is not None else next(done) for o in outcomes]
         for key, outcome in zip(keys, computed, strict=True):
@@ -325,8 +335,9 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
         result.notices.append(cache_folder.warning)
     files = source_files(root, "hosts")
     wanted = _select(host_file_index(files), host_names)
-    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path)
-    diagnostics = list(models.diagnostics)
+    templates = read_templates(root)  # once per run: every render reads these texts
+    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path, templates)
+    diagnostics = [*models.diagnostics, *templates.problems, *models.templates]
     if detail:
         result.models = dict(models.get().models)
     for outcome in outcomes:

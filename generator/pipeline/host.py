@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from generator.emit.render import render_host
+from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
 from generator.load.addresses import reach
@@ -89,8 +90,13 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
 
 
 def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[str, SourceFile | None],
-                 render: bool = True, pin: str | None = None, detail: bool = False) -> HostOutcome:
-    """Load one host file with its peers and, when ``render``, plan and render it."""
+                 render: bool = True, pin: str | None = None, detail: bool = False,
+                 templates: Templates | None = None) -> HostOutcome:
+    """Load one host file with its peers and, when ``render``, plan and render it.
+
+    ``templates`` are what :func:`generator.emit.templates.load_templates` read; None (the
+    folder has findings of its own) plans the host but renders nothing.
+    """
     load_diags = Diagnostics()
     sources = load_host(root, sf, models, peer_files, load_diags)
     if sources is None:
@@ -103,7 +109,7 @@ def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mappi
                            None, host if detail else None, where)
     render_diags = Diagnostics()
     planned = plan_host(sources, render_diags, pin)
-    rendered = render_host(planned, root / "templates") if planned is not None else None
+    rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
                        host if detail else None, where)
