@@ -96,7 +96,7 @@ _CODES: tuple[Code, ...] = (
     Code("S004", E, "a value outside the allowed ones"),
     Code("S005", E, "a number out of range, or a list or string too short"),
     Code("S006", E, "a relative or not normalized path (`..`, `.`, `//`, trailing `/`)"),
-    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`)"),
+    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`, nothing YAML reads as a boolean, number or date)"),
     Code("S008", E, "control, invisible (format, separator) or noncharacter Unicode in a key or value"),
     Code("S009", E, "a key or value that does not match its pattern"),
     Code("S010", E, "a path that cannot be written into a unit file"),
@@ -114,6 +114,12 @@ _CODES: tuple[Code, ...] = (
     Code("R010", W, "a listener beyond loopback without an API key"),
     Code("R011", E, "two inventories reach the same ssh address and port without both declaring `ssh.shared_with`"),
     Code("R012", E, "two inventories sharing one machine render the same service (same unit and files)"),
+    Code("R013", E, "two files of `hosts/`, `models/` or `templates/` whose names differ only in case "
+         "(one file on a case-insensitive checkout)"),
+    Code("R014", E, "two services of one host whose names differ only in case (their units and files)"),
+    Code("R015", E, "two multi-node models whose Ansible groups are one (`-` and `.` become `_`)"),
+    Code("R016", E, "a host named like an Ansible inventory group (`all`, `ungrouped`, `sglang_hosts`, "
+         "`gen_group_*`)"),
     Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
     Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),

@@ -27,6 +27,8 @@ parser), not by comparing strings.
 
 from __future__ import annotations
 
+import functools
+
 import posixpath
 import re
 from collections.abc import Sequence
@@ -328,6 +330,25 @@ def name_problem(name: object) -> str | None:
         return f"use {NAME_RULE}"
     if not unit_name_ok(f"sglang-{name}.service"):  # the derived unit name, checked as such
         return "the unit name sglang-<name>.service would be invalid"
+    read_as = yaml_reads_as(name)
+    if read_as is not None:  # host names are keys of the Ansible inventory, read by YAML 1.1
+        return f"a YAML reader takes '{name}' for {read_as}, not a name (Ansible's inventory reads it so): choose another"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)  # pure: the fleet asks for the same few names again and again
+def yaml_reads_as(text: str) -> str | None:
+    """What a plain YAML scalar ``text`` is read as when it is no string (``a boolean`` for
+    ``on``, ``a number`` for ``1_000``, ``a date`` for ``2024-01-01``), by YAML 1.1 (PyYAML,
+    so Ansible) or 1.2 (ruamel, so gen): the resolvers of ruamel.yaml, which holds both."""
+    from ruamel.yaml.resolver import implicit_resolvers  # a name's check only, not every run
+
+    words = {"bool": "a boolean", "int": "a number", "float": "a number", "null": "null",
+             "timestamp": "a date", "merge": "a merge key", "value": "a value key"}
+    for _versions, tag, regexp, _first in implicit_resolvers:
+        kind = tag.rsplit(":", 1)[-1]
+        if kind in words and regexp.match(text):
+            return words[kind]
     return None
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from generator.errors import Diagnostic, Position
 from generator.load.files import read_at
+from generator.load.names import case_collisions
 
 FOLDER = "templates"
 MAX_TEMPLATES = 64  # gen's own four, and room for an operator's split of them
@@ -102,6 +103,7 @@ def _read_folder(root: Path) -> tuple[dict[str, str], list[Diagnostic]]:
                 out.append(_fail(display, "Y007", f"not UTF-8 text (byte {exc.start}): save it as UTF-8"))
     finally:
         os.close(dir_fd)
+    out += case_collisions(((n, Position(f"{FOLDER}/{n}")) for n in texts), "template")
     return texts, out
 
 

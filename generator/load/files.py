@@ -177,6 +177,16 @@ def source_files(root: Path, folder: str) -> list[SourceFile]:
         os.close(dir_fd)
 
 
+def case_collisions_of(files: list[SourceFile]) -> list[Diagnostic]:
+    """R013 at each of two files of one folder whose names differ only in case (``Qwen.yaml``
+    and ``qwen.yaml``: one file on a case-insensitive checkout). Exact stem twins are R009."""
+    from generator.load.names import case_collisions
+
+    exact = {sf.stem for sf in files if sf.error is not None and sf.error.code == "R009"}
+    return case_collisions(((sf.path.name, Position(sf.display)) for sf in files if sf.stem not in exact),
+                           "file name")
+
+
 def host_file_index(files: list[SourceFile]) -> dict[str, SourceFile]:
     """Host files by stem; ``<name>.yaml`` before ``<name>.yml``."""
     index: dict[str, SourceFile] = {}

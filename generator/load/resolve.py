@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.errors import Diagnostics, Position
 from generator.load.exposure import check_listeners
+from generator.load.names import ansible_group, host_group_problem, service_collisions
 from generator.load.manifests import Document, DocPath
 from generator.load.schema import suggest
 
@@ -386,6 +387,12 @@ def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diag
             hint = suggest(svc.model, models)
             diags.error(svc.pos("model"), "R002", f"unknown model '{svc.model}' (no models/{svc.model}.yaml)",
                         f"did you mean '{hint}'?" if hint else None)
+    # Names derived from these (files, units, inventory keys) must stay distinct (load/names.py).
+    diags.items.extend(service_collisions(host.name, [(svc.name, svc.pos("name")) for svc in host.services]))
+    clash = host_group_problem(host.name, {ansible_group(m.name) for m in models.values() if m.multinode})
+    if clash is not None:
+        diags.error(host.pos("name"), "R016", f"host {clash}: every play for that group would take this "
+                    "host in too", "rename the host")
 
 
 def default_timeout_start_min(model: Model) -> int:

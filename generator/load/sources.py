@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics
-from generator.load.files import SUFFIXES, SourceFile, source_files
+from generator.load.files import SUFFIXES, SourceFile, case_collisions_of, source_files
+from generator.load.names import group_collisions
 from generator.load.limits import cap
 from generator.load.manifests import Document, load_source
 from generator.load.resolve import (
@@ -83,13 +84,17 @@ def load_models(root: Path) -> ModelSet:
     diags = Diagnostics()
     models: dict[str, Model] = {}
     broken: set[str] = set()
-    for sf in source_files(root, "models"):
+    files = source_files(root, "models")
+    for sf in files:
         doc = load_document(sf, MODEL_SCHEMA, "model", diags)
         if doc is None:
             broken.add(sf.stem)
             continue
         model = model_from_doc(doc)
         models[model.name] = model
+    # Names derived from model names stay distinct: files, Ansible groups (load/names.py).
+    diags.items.extend(case_collisions_of(files))
+    diags.items.extend(group_collisions([(m.name, m.pos("name")) for m in models.values() if m.multinode]))
     return ModelSet(dict(sorted(models.items())), frozenset(broken), tuple(diags.items))
 
 
@@ -156,7 +161,9 @@ def load_sources(root: Path, diags: Diagnostics) -> Sources:
     models = load_models(root)
     diags.items.extend(models.diagnostics)
     hosts: dict[str, Host] = {}
-    for sf in source_files(root, "hosts"):
+    files = source_files(root, "hosts")
+    diags.items.extend(case_collisions_of(files))
+    for sf in files:
         doc = load_document(sf, HOST_SCHEMA, "host", diags)
         if doc is not None:
             host = host_from_doc(doc)

@@ -23,7 +23,7 @@ from generator.emit.templates import Templates, read_templates
 from generator.emit.writer import Action, Change, HostTree, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
-from generator.load.files import SourceFile, host_file_index, source_files
+from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files
 from generator.load.limits import MAX_JOBS
 from generator.pipeline import cache as render_cache
 from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
@@ -337,7 +337,7 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     wanted = _select(host_file_index(files), host_names)
     templates = read_templates(root)  # once per run: every render reads these texts
     outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path, templates)
-    diagnostics = [*models.diagnostics, *templates.problems, *models.templates]
+    diagnostics = [*models.diagnostics, *templates.problems, *models.templates, *case_collisions_of(files)]
     if detail:
         result.models = dict(models.get().models)
     for outcome in outcomes:

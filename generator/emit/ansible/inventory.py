@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,9 +33,10 @@ from generator.emit.render import (
 from generator.emit.secrets import credential_path
 from generator.emit.writer import MANAGED_LIST
 from generator.load.addresses import machine
+from generator.load.names import HOSTS_GROUP, ansible_group
 from generator.load.resolve import default_timeout_start_min
 
-GROUP = "sglang_hosts"
+GROUP = HOSTS_GROUP
 # Where a machine keeps the list of what gen put there (output/<host>/.gen-managed + previous sets).
 HOST_MANAGED_LIST = f"/{ENV_DIR}/{MANAGED_LIST}"
 PREVIOUS_DIR = "var/lib/gen/previous"
@@ -51,8 +51,9 @@ def _mode(mode: int) -> str:
 
 
 def group_name(model: str) -> str:
-    """The inventory group of a multi-node deployment (Ansible wants [A-Za-z0-9_] names)."""
-    return "gen_group_" + re.sub(r"[^A-Za-z0-9_]", "_", model)
+    """The inventory group of a multi-node deployment: load/names.ansible_group, whose
+    uniqueness the load checks (R015)."""
+    return ansible_group(model)
 
 
 def _b64(doc: Any) -> str:
