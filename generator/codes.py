@@ -192,6 +192,9 @@ _CODES: tuple[Code, ...] = (
     Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),
     Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
     Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
+    Code("O002", E, "an entry of `output/` gen neither renders nor owns (a file, folder or link beside the rendered "
+         "ones): gen never writes or removes it"),
+    Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("D001", E, "a generated schema or `docs/manifests.md` is missing or not current"),
 )
 

@@ -17,6 +17,7 @@ import contextlib
 import enum
 import functools
 import operator
+import os
 import re
 import stat
 from collections.abc import Iterable
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.emit.safe_fs import OutputTree, UnsafeOutputError, WriteError, is_temp_of
+from generator.errors import printable
 
-__all__ = ["MANAGED_LIST", "MARKER", "WriteError", "UnsafeOutputError", "owns_header"]
+__all__ = ["MANAGED_LIST", "MARKER", "Stray", "WriteError", "UnsafeOutputError", "owns_header"]
 
 MANAGED_LIST = ".gen-managed"
 _BY_RELPATH, _BY_PATH = operator.attrgetter("relpath"), operator.attrgetter("path")  # sort keys, per file
@@ -186,9 +188,75 @@ def _read_listed(out: OutputTree, folder: tuple[str, ...], name: str,
     return out.read_listed(folder, name, listing)
 
 
-def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
+@dataclass(frozen=True, slots=True)
+class Stray:
+    """An entry under ``output/`` that gen did not render and does not own: never written or removed.
+
+    ``path`` is relative to ``output/``; ``kind`` says what it is (``a file``, ``a folder``,
+    ``a symlink (-> target)``, ...); ``orphan`` marks a host folder with no inventory.
+    """
+
+    path: str
+    kind: str
+    orphan: bool = False
+
+
+def _entry_kind(out: OutputTree, parts: tuple[str, ...]) -> str:
+    """What ``output/<parts>`` is, in words (a symlink with its target, escaped)."""
+    st = out.lstat(parts)
+    if st is None:
+        return "gone"
+    if stat.S_ISLNK(st.st_mode):
+        parent = out.dir_fd(parts[:-1])
+        try:
+            target = os.readlink(parts[-1], dir_fd=parent) if parent is not None else "?"
+        except OSError:
+            target = "?"
+        return f"a symlink (-> {printable(target)})"
+    for test, word in ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(st.st_mode):
+            return word
+    return "not a regular file"
+
+
+def _strays(out: OutputTree, host: str, owned: set[str], listings: dict[tuple[str, ...], dict[str, bool]],
+            found: list[Stray]) -> None:
+    """Every entry of ``output/<host>/`` that is neither a file of ``owned`` (rendered, listed
+    in .gen-managed, or gen's temp file beside one), nor a folder on the way to one, into ``found``.
+
+    Folders are walked without following links; a folder gen has no file in is reported
+    once, not entry by entry. ``listings`` holds folders the plan scanned already.
+    """
+    folders: dict[tuple[str, ...], set[str]] = {}
+    for rel in owned:
+        parts = _safe_rel(rel)
+        for depth in range(len(parts)):
+            folders.setdefault(parts[:depth], set()).add(parts[depth])
+    stack: list[tuple[str, ...]] = [()]
+    while stack:
+        sub = stack.pop()
+        where = (host, *sub)
+        listing = listings.get(where)
+        if listing is None:
+            listing = listings[where] = out.scan(where)
+        expected = folders.get(sub, set())
+        for name in sorted(listing):
+            parts = (*sub, name)
+            if name in expected:
+                if parts in folders:
+                    stack.append(parts)
+                continue
+            if listing[name] and is_temp_of(name, expected):
+                continue  # gen's own temp residue: planned for removal (_residue)
+            found.append(Stray("/".join((host, *parts)), _entry_kind(out, (host, *parts))))
+
+
+def _plan_tree(out: OutputTree, tree: HostTree, strays: list[Stray] | None = None) -> list[Change]:
     """:func:`plan` of one tree in an opened ``output/``: each folder scanned once, each file
-    read once (the managed list's bytes are both parsed and compared). Runs per file of a fleet."""
+    read once (the managed list's bytes are both parsed and compared). Runs per file of a fleet.
+    With ``strays``, every entry of the host's folder gen neither renders nor owns goes there."""
     tree = tree.with_managed_list()
     host = tree.host
     listings: dict[tuple[str, ...], dict[str, bool]] = {}
@@ -224,6 +292,8 @@ def _plan_tree(out: OutputTree, tree: HostTree) -> list[Change]:
         if old is not None:
             changes.append(Change(f"{host}/{relpath}", Action.REMOVED, old, None))
     changes += _residue(out, host, managed | rendered, listings)
+    if strays is not None:
+        _strays(out, host, managed | rendered, listings, strays)
     return sorted(changes, key=_BY_PATH)
 
 
@@ -232,24 +302,31 @@ def plan(output_root: Path, tree: HostTree) -> list[Change]:
     return plan_trees(output_root, [tree])
 
 
-def plan_trees(output_root: Path, trees: Iterable[HostTree]) -> list[Change]:
+def plan_trees(output_root: Path, trees: Iterable[HostTree], strays: list[Stray] | None = None) -> list[Change]:
     """:func:`plan` of each tree in turn (changes in tree order), ``output/`` opened once; each
-    host's folders are closed before the next host's are opened (a handful of fds, not 9,000)."""
+    host's folders are closed before the next host's are opened (a handful of fds, not 9,000).
+
+    With ``strays``, what each host's folder holds beyond what gen renders and owns is added
+    there (:class:`Stray`): output/ must be exactly what gen renders (``gen check``: O002).
+    """
     changes: list[Change] = []
     with OutputTree(output_root) as out:
         for tree in trees:
             try:
-                changes += _plan_tree(out, tree)
+                changes += _plan_tree(out, tree, strays)
             finally:
                 out.forget_below(tree.host)
     return changes
 
 
-def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
+def plan_orphans(output_root: Path, hosts: Iterable[str], strays: list[Stray] | None = None) -> list[Change]:
     """Managed files of hosts that no longer exist in ``hosts/`` (for ``--all``).
 
     Every entry of ``output/`` is looked at without following it: a symlink there is
     refused, since gen could not tell a host tree from a link to somewhere else.
+    With ``strays``, the rest goes there: an entry of ``output/`` that is no folder, a host
+    folder without an inventory or a managed list (``orphan``), and whatever such a folder
+    holds beyond its managed list.
     """
     keep = set(hosts)
     changes: list[Change] = []
@@ -258,9 +335,15 @@ def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
             st = out.lstat((name,))
             if st is not None and stat.S_ISLNK(st.st_mode) and name not in keep:
                 out.dir_fd((name,))  # raises the symlink error, naming its target
-            if name in keep or st is None or not stat.S_ISDIR(st.st_mode):
+            if name in keep or st is None:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                if strays is not None:
+                    strays.append(Stray(name, _entry_kind(out, (name,))))
                 continue
             if out.lstat((name, MANAGED_LIST)) is None:
+                if strays is not None:
+                    strays.append(Stray(name, "a folder", orphan=True))
                 continue
             managed = _read_managed(out, name)
             for relpath in managed + [MANAGED_LIST]:
@@ -268,6 +351,9 @@ def plan_orphans(output_root: Path, hosts: Iterable[str]) -> list[Change]:
                 if old is not None:
                     changes.append(Change(f"{name}/{relpath}", Action.REMOVED, old, None))
             changes += _residue(out, name, [*managed, MANAGED_LIST])
+            if strays is not None:
+                _strays(out, name, {*managed, MANAGED_LIST}, {}, strays)
+            out.forget_below(name)
     return changes
 
 

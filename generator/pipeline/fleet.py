@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.emit.templates import Templates, read_templates
-from generator.emit.writer import Action, Change, HostTree, plan_orphans, plan_trees
+from generator.emit.writer import Action, Change, HostTree, Stray, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files
@@ -369,11 +369,31 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     result.diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
     if result.ok and pin is None:
         output = root / OUTPUT_DIR
+        strays: list[Stray] = []
         with _no_collections():
-            result.changes.extend(plan_trees(output, result.trees))
+            result.changes.extend(plan_trees(output, result.trees, strays))
             if host_names is None:
-                result.changes.extend(plan_orphans(output, by_name))
+                result.changes.extend(plan_orphans(output, by_name, strays))
+        # output/ is exactly what gen renders: anything else is a finding (and gen never removes it).
+        result.diagnostics.extend(sorted((stray_diagnostic(s) for s in strays), key=Diagnostic.sort_key))
     return result
+
+
+def stray_diagnostic(stray: Stray) -> Diagnostic:
+    """O002 for an entry of ``output/`` gen neither renders nor owns; O003 for a host folder
+    without an inventory. Both are errors: output/ is what will be deployed and reviewed."""
+    where = Position(f"{OUTPUT_DIR}/{stray.path}")
+    host, _, rest = stray.path.partition("/")
+    if stray.orphan:
+        return Diagnostic(where, "O003", f"{OUTPUT_DIR}/{host}/ is a host folder with no inventory (no "
+                          f"hosts/{host}.yaml) and no .gen-managed list of gen's: gen never renders or removes it",
+                          hint=f"delete the folder, or add hosts/{host}.yaml")
+    if not rest:
+        return Diagnostic(where, "O002", f"{OUTPUT_DIR}/{host} is {stray.kind}: {OUTPUT_DIR}/ holds one folder "
+                          "per host and nothing else", hint="delete it")
+    return Diagnostic(where, "O002", f"{OUTPUT_DIR}/{stray.path} is {stray.kind} gen does not render for host "
+                      f"'{host}' (not in its .gen-managed): gen never writes or removes it",
+                      hint="delete it (git rm); what a host runs comes from hosts/ and models/")
 
 
 def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagnostic]]:
