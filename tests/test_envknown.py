@@ -70,3 +70,42 @@ def test_a_bad_pattern_is_c015(tmp_path: Path) -> None:
         envknown.load_table(bad)
     assert [d.code for d in info.value.diagnostics] == ["C015"]
     assert info.value.diagnostics[0].pos.line == 3
+
+
+# ----- a pattern is data from the repository: bounded, matched without backtracking (issue 22 item 7) -----
+
+def _table_with(tmp_path: Path, pattern: str) -> Path:
+    text = TABLE.read_text()
+    start = text.index("    pattern: '")
+    end = text.index("\n", start)
+    quoted = pattern.replace("'", "''")
+    path = tmp_path / "catalogs" / envknown.FILE_NAME
+    path.parent.mkdir(parents=True)
+    path.write_text(text[:start] + f"    pattern: '{quoted}'" + text[end:])
+    return path
+
+
+@pytest.mark.parametrize("pattern", [r"^(a+)+$", r"^(a|a)*$", r"^(a*)*b$", r"^(\d+\.?)+$", "^" + "a*" * 40 + "b$"])
+def test_a_nested_quantifier_takes_linear_time(tmp_path: Path, pattern: str) -> None:
+    """Python's re doubled its time per character on (a+)+$; RE2 does not backtrack."""
+    import time
+
+    table = envknown.load_table(_table_with(tmp_path, pattern))
+    diags = Diagnostics()
+    start = time.process_time()
+    envknown.check_known(table, [("TORCH_CUDA_ARCH_LIST", "a" * 50_000 + "!", Position("m.yaml", 1, 1))], diags)
+    assert time.process_time() - start < 1.0  # Python's re: beyond the age of the universe
+    assert [d.code for d in diags.items] == ["E005"]
+
+
+@pytest.mark.parametrize("pattern, words", [
+    (r"^(a)\1$", "without backtracking"),            # a backreference
+    (r"^(?=a)a$", "without backtracking"),          # lookaround
+    ("((((a{100}){100}){100}){100})", "without backtracking"),  # a program too large
+    ("a" * 1025, "at most 1024"),
+])
+def test_a_pattern_re2_cannot_bound_is_c015_at_its_line(tmp_path: Path, pattern: str, words: str) -> None:
+    with pytest.raises(DataFileError) as exc:
+        envknown.load_table(_table_with(tmp_path, pattern))
+    assert "error[C015]" in str(exc.value) and words in str(exc.value)
+    assert ":37:" in str(exc.value)

@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.datafiles import load_data_file, raise_if_errors
@@ -35,6 +35,36 @@ SCHEMA = {
 }
 
 
+# A pattern is repository data matched against manifest values: RE2 matches in time linear in
+# the value and never backtracks (Python's re took twice as long per character on a
+# nested quantifier like (a+)+$), and refuses what it cannot do so (backreferences,
+# lookaround). Its size is bounded, in text and in the compiled program.
+MAX_PATTERN_CHARS = 1024
+_RE2_MEMORY = 1 << 20  # bytes for the compiled program (RE2's default is 8 MiB)
+
+
+class LinearPattern(Protocol):
+    """What gen needs of a compiled pattern (``re2``'s and ``re``'s both have it)."""
+
+    def fullmatch(self, text: str) -> object: ...
+
+
+def compile_pattern(text: str) -> tuple[LinearPattern | None, str | None]:
+    """``text`` compiled by RE2, or None and why it is refused (C015)."""
+    if len(text) > MAX_PATTERN_CHARS:
+        return None, f"{len(text)} characters; a pattern has at most {MAX_PATTERN_CHARS}"
+    import re2  # google-re2: only when a service sets a variable this table lists
+
+    options = re2.Options()
+    options.log_errors = False  # its reason is in the exception: nothing on gen's stderr
+    options.max_mem = _RE2_MEMORY
+    try:
+        return re2.compile(text, options=options), None
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        return None, f"not a pattern RE2 matches without backtracking ({reason})"
+
+
 @dataclass(frozen=True)
 class KnownVar:
     """One reviewed entry: what is wrong with setting it, or which values its reader takes."""
@@ -43,7 +73,7 @@ class KnownVar:
     owned: str | None
     values: tuple[str, ...]
     insensitive: bool
-    pattern: re.Pattern[str] | None
+    pattern: LinearPattern | None
     split: str
     renamed: str | None
     why: str
@@ -65,10 +95,9 @@ def load_table(path: Path) -> dict[str, KnownVar]:
     for name, e in doc.data["variables"].items():
         pattern = None
         if e.get("pattern"):
-            try:
-                pattern = re.compile(e["pattern"])
-            except re.error as exc:
-                diags.error(doc.pos(("variables", name, "pattern")), "C015", f"{name}: bad pattern: {exc}")
+            pattern, problem = compile_pattern(e["pattern"])
+            if problem is not None:
+                diags.error(doc.pos(("variables", name, "pattern")), "C015", f"{name}: bad pattern: {problem}")
                 continue
         out[name] = KnownVar(name, e.get("owned"), tuple(e.get("values") or ()), e.get("case") == "insensitive",
                              pattern, e.get("split") or "", e.get("renamed"), e.get("why") or "")
