@@ -299,13 +299,13 @@ def test_a_warm_run_is_answered_from_the_cache(repo_copy: Path, cache: Path,
     from generator.pipeline import host
 
     calls: list[str] = []
-    real = host.process_host
+    real = host._outcome  # one per host file planned and rendered (process_group's members)
 
-    def counted(root: Path, sf: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted(sf: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(sf.stem)
-        return real(root, sf, *args, **kwargs)
+        return real(sf, *args, **kwargs)
 
-    monkeypatch.setattr(host, "process_host", counted)
+    monkeypatch.setattr(host, "_outcome", counted)
     cold = render_fleet(repo_copy, None, jobs=1)
     assert sorted(calls) == ["gpu-a", "gpu-b", "llm-two", "llm-two-full"]
     calls.clear()

@@ -12,8 +12,8 @@ never through a symlink, bounded), so the render cache keys exactly the bytes th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,12 +110,18 @@ class PeerInventory:
 
 @dataclass(frozen=True)
 class HostSources:
-    """What one host's render reads: the host, every model, and its multi-node peers."""
+    """What one host's render reads: the host, every model, and its multi-node peers.
+
+    ``nodes`` is shared by every member of one multi-node group (:func:`load_group`): how
+    each node places and launches its service, worked out once per group rather than once
+    per member and peer (generator/plan/cluster.py keeps it; n**2 of them took 51 s for 256).
+    """
 
     root: Path
     models: dict[str, Model]
     host: Host
     peers: Mapping[str, PeerInventory]
+    nodes: dict[tuple[str, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def peer(self, name: str) -> PeerInventory:
         """The inventory of host ``name`` (this host itself, or one it shares a model with)."""
@@ -133,6 +139,43 @@ def _load_peer(name: str, sf: SourceFile | None) -> PeerInventory:
     return PeerInventory(name, sf.display, True, host if host is not None and host.name == name else None)
 
 
+def load_group(root: Path, members: Sequence[SourceFile], models: ModelSet,
+               peer_files: Mapping[str, SourceFile | None]) -> list[tuple[HostSources | None, Diagnostics]]:
+    """Load the host files of one multi-node group (its members, in order) once each.
+
+    Each member's own findings go into its Diagnostics; a member that does not load has
+    None. Every member sees the others as peers from the one load (the document, not a copy
+    of it read again), and a peer outside ``members`` (a file of ``peer_files``, or none) is
+    loaded once, quietly: its own render reports its problems. Before, every member loaded
+    every peer again: n**2 host documents for a group of n.
+    """
+    inventories: dict[str, PeerInventory] = {}
+    loaded: list[tuple[SourceFile, Host | None, Diagnostics]] = []
+    for sf in members:
+        diags = Diagnostics()
+        doc = load_document(sf, HOST_SCHEMA, "host", diags)
+        host = host_from_doc(doc) if doc is not None else None
+        inventories[sf.stem] = PeerInventory(sf.stem, sf.display, True,
+                                             host if host is not None and host.name == sf.stem else None)
+        loaded.append((sf, host, diags))
+    nodes: dict[tuple[str, ...], Any] = {}  # one per group: every member's sources share it
+    out: list[tuple[HostSources | None, Diagnostics]] = []
+    for sf, host, diags in loaded:
+        if host is None:
+            out.append((None, diags))
+            continue
+        check_host_refs(host, models.models, set(models.broken), diags)
+        peers = {}
+        for name in models.peer_names(sf.stem):
+            if name == host.name:
+                continue
+            if name not in inventories:
+                inventories[name] = _load_peer(name, peer_files.get(name))
+            peers[name] = inventories[name]
+        out.append((HostSources(root, models.models, host, peers, nodes), diags))
+    return out
+
+
 def load_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[str, SourceFile | None],
               diags: Diagnostics) -> HostSources | None:
     """Load one host file with its peers' inventories; None (problems in ``diags``) when it fails.
@@ -140,16 +183,11 @@ def load_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[
     ``peer_files`` maps each name of ``models.peer_names(sf.stem)`` to its file (None
     when there is none); only those are read. Peers follow the file's stem, not the name
     written inside it (a mismatch is R003 already), so the render cache can key them
-    before anything is parsed.
+    before anything is parsed. :func:`load_group` of one member.
     """
-    doc = load_document(sf, HOST_SCHEMA, "host", diags)
-    if doc is None:
-        return None
-    host = host_from_doc(doc)
-    check_host_refs(host, models.models, set(models.broken), diags)
-    peers = {name: _load_peer(name, peer_files.get(name))
-             for name in models.peer_names(sf.stem) if name != host.name}
-    return HostSources(root, models.models, host, peers)
+    [(sources, own)] = load_group(root, [sf], models, peer_files)
+    diags.items.extend(own.items)
+    return sources
 
 
 def load_sources(root: Path, diags: Diagnostics) -> Sources:

@@ -99,11 +99,12 @@ def _select(stems: Mapping[str, Any], names: list[str] | None) -> set[str] | Non
 
 @dataclass(frozen=True)
 class _Work:
-    """One host file to process, with the peer files its render may read."""
+    """The host files of one multi-node group (or one host of none), processed together so
+    each is loaded once, with whether to render each and the peer files they may read."""
 
-    file: SourceFile
+    files: tuple[SourceFile, ...]
+    renders: tuple[bool, ...]
     peers: dict[str, SourceFile | None]
-    render: bool
 
 
 # Set in each worker (and in this process for serial work) by _init_worker.
@@ -115,11 +116,13 @@ def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool, te
 
 
 def _process_chunk(work: list[_Work]) -> list[HostOutcome]:
-    from generator.pipeline.host import process_host
+    """Every group of ``work`` processed: its members' outcomes, in order, group after group."""
+    from generator.pipeline.host import process_group
 
     w = _WORKER
-    return [process_host(w["root"], item.file, w["models"], item.peers, item.render, w["pin"], w["detail"],
-                         w["templates"]) for item in work]
+    return [o for item in work
+            for o in process_group(w["root"], list(zip(item.files, item.renders, strict=True)), w["models"],
+                                   item.peers, w["pin"], w["detail"], w["templates"])]
 
 
 def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
@@ -200,7 +203,7 @@ class _Models:
 
     root: Path
     diagnostics: tuple[Diagnostic, ...]
-    groups: dict[str, list[str]]
+    groups: list[list[str]]  # each multi-node model's hosts, in rank order
     alone: dict[str, tuple[Diagnostic, ...]]  # findings of each model checked without a host
     templates: tuple[Diagnostic, ...]  # the templates' includes (emit/templates.include_problems)
     loaded: ModelSet | None = None
@@ -215,8 +218,7 @@ class _Models:
 
 
 def _string_lists(value: Any) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value.values())
+    return isinstance(value, list) and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value)
 
 
 def _cached_models(root: Path, entry: tuple[Any, str] | None) -> _Models | None:
@@ -247,8 +249,7 @@ def _models(root: Path, folder: Path | None, key: str, templates: Templates) -> 
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
-    hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
-    groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
+    groups = [list(m.multinode.hosts) for m in models.models.values() if m.multinode]
     alone = check_models_alone(root, models)
     includes = tuple(include_problems(templates))
     render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
@@ -269,29 +270,94 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
     models = _models(root, cache, render_cache.host_key(shared, "models/", b""), templates)
     usable = templates if not templates.problems and not models.templates else None
     index = host_file_index(files)
+    roots = _components(models.groups)
+    members = _members(roots)
+    digests = {root: _group_digest(names, index) for root, names in members.items()}
     outcomes: list[HostOutcome | None] = []
-    work: list[_Work] = []
     keys: list[str] = []
+    missed: list[int] = []
     with _no_collections():
         for sf in files:
-            peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
             render = wanted is None or sf.stem in wanted
-            key = render_cache.host_key(shared, sf.display, sf.data, tuple(
-                (p.display if p else n, p.data if p else None) for n, p in peers.items()))
+            # A member's render reads its whole group's inventories: the group's digest (once
+            # per group, not the peers' bytes once per member) is part of its key.
+            group = roots.get(sf.stem)
+            key = render_cache.host_key(shared, sf.display, sf.data,
+                                        (("group", digests[group].encode()),) if group is not None else ())
+            keys.append(key)
             found = outcome_from_json(render_cache.load(cache, key), sf.stem)
             if found is not None and (found.rendered or not render or found.name is None):
                 outcomes.append(found)
                 continue
             outcomes.append(None)
-            work.append(_Work(sf, peers, render))
-            keys.append(key)
-    if work:
+            missed.append(len(outcomes) - 1)
+    if missed:
+        work, order = _work(files, missed, roots, members, index, wanted)
         computed = _compute(work, jobs, (root, models.get(), pin, detail, usable))
-        done = iter(computed)
-        outcomes = [o if o is not None else next(done) for o in outcomes]
-        for key, outcome in zip(keys, computed, strict=True):
-            render_cache.store(cache, key, *outcome_json(outcome))
+        for i, outcome in zip(order, computed, strict=True):
+            outcomes[i] = outcome
+            render_cache.store(cache, keys[i], *outcome_json(outcome))
     return [o for o in outcomes if o is not None], models
+
+
+def _components(groups: list[list[str]]) -> dict[str, str]:
+    """Each host name of a multi-node group -> the first name of its group, groups joined
+    where one host is in two (a host in no group is in none)."""
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            parent[name] = parent[parent[name]]  # path halving: near-constant per lookup
+            name = parent[name]
+        return name
+
+    for hosts in groups:
+        for name in hosts[1:]:
+            a, b = find(hosts[0]), find(name)
+            if a != b:
+                parent[b] = a
+    return {name: find(name) for name in list(parent)}
+
+
+def _members(roots: dict[str, str]) -> dict[str, list[str]]:
+    """Each group's root -> its names (host file stems and names without a file)."""
+    out: dict[str, list[str]] = {}
+    for name, root in roots.items():
+        out.setdefault(root, []).append(name)
+    return out
+
+
+def _group_digest(names: list[str], index: dict[str, SourceFile]) -> str:
+    """What a group's renders read of hosts/: each member's displayed path and bytes (None: no file)."""
+    import hashlib
+
+    digest = hashlib.sha256(b"group\0")
+    for name in sorted(names):
+        sf = index.get(name)
+        digest.update(f"{name}\0{sf.display if sf else '-'}\0".encode())
+        digest.update(b"\0missing" if sf is None else b"\1unreadable" if sf.data is None
+                      else f"{len(sf.data)}\0".encode() + sf.data)
+    return digest.hexdigest()
+
+
+def _work(files: list[SourceFile], missed: list[int], roots: dict[str, str], members: dict[str, list[str]],
+          index: dict[str, SourceFile], wanted: set[str] | None) -> tuple[list[_Work], list[int]]:
+    """The work for the missed files: the missed members of each multi-node group together
+    (each member loaded once), every other file alone; and the index in ``files`` of each
+    outcome the work returns, in order."""
+    together: dict[str, list[int]] = {}
+    for i in missed:
+        stem = files[i].stem
+        together.setdefault(roots.get(stem, "\0" + stem), []).append(i)  # "\0": no group name clashes
+    work: list[_Work] = []
+    order: list[int] = []
+    for root, indexes in together.items():
+        stems = {files[i].stem for i in indexes}
+        peers = {n: index.get(n) for n in members.get(root, ()) if n not in stems}
+        work.append(_Work(tuple(files[i] for i in indexes),
+                          tuple(wanted is None or files[i].stem in wanted for i in indexes), peers))
+        order.extend(indexes)
+    return work, order
 
 
 def _reaches(files: list[SourceFile], outcomes: list[HostOutcome]) -> list[Reach]:

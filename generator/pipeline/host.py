@@ -9,7 +9,7 @@ rendered from. Nothing here prints or writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from generator.emit.render import render_host
@@ -17,7 +17,7 @@ from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
 from generator.load.addresses import reach
-from generator.load.sources import HostSources, ModelSet, SourceFile, load_host
+from generator.load.sources import HostSources, ModelSet, SourceFile, load_group
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
 from generator.plan.argv import build_argv
@@ -89,16 +89,30 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     return PlannedHost(host, catalog, tuple(planned))
 
 
+def process_group(root: Path, members: Sequence[tuple[SourceFile, bool]], models: ModelSet,
+                  peer_files: Mapping[str, SourceFile | None], pin: str | None = None, detail: bool = False,
+                  templates: Templates | None = None) -> list[HostOutcome]:
+    """Load the host files of one multi-node group once, then plan and, where asked (each
+    member's bool), render each member: one outcome per member, in order.
+
+    ``templates`` are what :func:`generator.emit.templates.read_templates` read; None (the
+    folder has findings of its own) plans each host but renders nothing.
+    """
+    loaded = load_group(root, [sf for sf, _ in members], models, peer_files)
+    return [_outcome(sf, sources, load_diags, render, pin, detail, templates)
+            for (sf, render), (sources, load_diags) in zip(members, loaded, strict=True)]
+
+
 def process_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[str, SourceFile | None],
                  render: bool = True, pin: str | None = None, detail: bool = False,
                  templates: Templates | None = None) -> HostOutcome:
-    """Load one host file with its peers and, when ``render``, plan and render it.
+    """Load one host file with its peers and, when ``render``, plan and render it (a group of one)."""
+    return process_group(root, [(sf, render)], models, peer_files, pin, detail, templates)[0]
 
-    ``templates`` are what :func:`generator.emit.templates.load_templates` read; None (the
-    folder has findings of its own) plans the host but renders nothing.
-    """
-    load_diags = Diagnostics()
-    sources = load_host(root, sf, models, peer_files, load_diags)
+
+def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostics, render: bool, pin: str | None,
+             detail: bool, templates: Templates | None) -> HostOutcome:
+    """One loaded host file's outcome: planned and rendered when ``render``."""
     if sources is None:
         return HostOutcome(sf.stem, None, tuple(load_diags.items), (), False, None)
     host = sources.host

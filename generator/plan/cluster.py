@@ -69,12 +69,18 @@ def _serving(host: Host, model: str) -> tuple[ServiceSpec, ...]:
 
 
 def _peers(sources: HostSources, model: Model) -> list[Peer]:
+    """The nodes of ``model`` in rank order, as the group's members were loaded (once per
+    group: every member asks, ``sources.nodes``)."""
     assert model.multinode is not None
-    out = []
-    for rank, name in enumerate(model.multinode.hosts):
-        host = load_peer(sources, name)
-        out.append(Peer(name, rank, host, _serving(host, model.name) if host else ()))
-    return out
+    key = ("peers", model.name)
+    if key not in sources.nodes:
+        out = []
+        for rank, name in enumerate(model.multinode.hosts):
+            host = load_peer(sources, name)
+            out.append(Peer(name, rank, host, _serving(host, model.name) if host else ()))
+        sources.nodes[key] = out
+    found: list[Peer] = sources.nodes[key]
+    return found
 
 
 def node_for(sources: HostSources, host: Host, model: Model) -> ClusterNode | None:
@@ -169,12 +175,44 @@ def join(sources: HostSources, host: Host, placements: Sequence[Placement], diag
     return tuple(out)
 
 
-def _peer_argv(sources: HostSources, peer: Host, model: Model, catalog: Catalog) -> tuple[Placement, ServiceArgv] | None:
-    """How the peer's render would place and launch its node; None when that fails there.
+@dataclass(frozen=True)
+class _Launch:
+    """What one node passes: its flags (dest -> words, where written) and its environment
+    (name -> value, where written), and both without the positions, to compare nodes."""
+
+    flags: dict[str, tuple[tuple[str, ...], Position]]
+    env: dict[str, tuple[str, Position]]
+    flag_words: dict[str, tuple[str, ...]]
+    env_values: dict[str, str]
+
+
+def _launch(p: Placement, argv: ServiceArgv) -> _Launch:
+    flags = {g.action.dest: (g.words, g.pos) for g in argv.groups
+             if g.words and g.action.dest not in PER_NODE_DESTS}
+    env: dict[str, tuple[str, Position]] = {}
+    for owner in (p.model, p.service):  # the service's own value wins, as in the rendering
+        for name, value in owner.env:
+            env[name] = (value, owner.pos("env", name))
+    return _Launch(flags, env, {k: v[0] for k, v in flags.items()}, {k: v[0] for k, v in env.items()})
+
+
+def _peer_launch(sources: HostSources, peer: Host, model: Model, catalog: Catalog) -> _Launch | None:
+    """How the peer's render would launch its node; None when placing or building it fails there.
 
     ``catalog`` is the one this host's render checks against (the shared pin, or the pin
-    of ``gen check --sglang``), so both argvs are spelled by the same SGLang.
+    of ``gen check --sglang``), so both argvs are spelled by the same SGLang. Worked out
+    once per group (``sources.nodes``, shared by its members): every member compares with
+    every other, and placing each peer again for each member was n**2 placements.
     """
+    key = ("launch", peer.name, model.name, catalog.pin, catalog.version)
+    if key not in sources.nodes:
+        sources.nodes[key] = _place_peer(sources, peer, model, catalog)
+    found: _Launch | None = sources.nodes[key]
+    return found
+
+
+def _place_peer(sources: HostSources, peer: Host, model: Model, catalog: Catalog) -> _Launch | None:
+    """:func:`_peer_launch`, worked out."""
     quiet = Diagnostics()
     placed = [p for p in place_host(peer, sources.models, quiet) if p.model.name == model.name]
     node = node_for(sources, peer, model)
@@ -184,20 +222,7 @@ def _peer_argv(sources: HostSources, peer: Host, model: Model, catalog: Catalog)
     argv = build_argv(p, peer.sglang.python, catalog, quiet)
     if quiet.has_errors:
         return None
-    return p, argv
-
-
-def _flags(argv: ServiceArgv) -> dict[str, tuple[tuple[str, ...], Position]]:
-    return {g.action.dest: (g.words, g.pos) for g in argv.groups
-            if g.words and g.action.dest not in PER_NODE_DESTS}
-
-
-def _user_env(p: Placement) -> dict[str, tuple[str, Position]]:
-    merged: dict[str, tuple[str, Position]] = {}
-    for owner in (p.model, p.service):  # the service's own value wins, as in the rendering
-        for name, value in owner.env:
-            merged[name] = (value, owner.pos("env", name))
-    return merged
+    return _launch(p, argv)
 
 
 def check_same_everywhere(sources: HostSources, host: Host, p: Placement, argv: ServiceArgv, catalog: Catalog,
@@ -210,21 +235,25 @@ def check_same_everywhere(sources: HostSources, host: Host, p: Placement, argv: 
     if model.multinode is None or p.cluster is None:
         return
     fallback = p.service.pos("model")
-    mine_flags, mine_env = _flags(argv), _user_env(p)
+    own = _launch(p, argv)
+    mine_flags, mine_env = own.flags, own.env
     for peer in _peers(sources, model):
         if peer.name == host.name or peer.host is None or len(peer.services) != 1:
             continue  # reported as a membership problem
+        same_pin = peer.host.sglang.pin == host.sglang.pin
+        other = _peer_launch(sources, peer.host, model, catalog) if same_pin else None
+        if same_pin and (other is None or (other.flag_words == own.flag_words
+                                           and other.env_values == own.env_values)):
+            continue  # the usual case, compared as a whole; or the peer's own render says why not
         them = f"host '{peer.name}' (rank {peer.rank})"
-        if peer.host.sglang.pin != host.sglang.pin:
+        if not same_pin:
             diags.error(host.pos("sglang", "pin"), "P027", f"host '{host.name}' runs SGLang "
                         f"{host.sglang.pin} but {them} runs {peer.host.sglang.pin} "
                         f"({peer.host.pos('sglang', 'pin')}); every node of model '{model.name}' "
                         "must run the same SGLang")
             continue  # flag spellings differ between pins: comparing them says nothing more
-        other = _peer_argv(sources, peer.host, model, catalog)
-        if other is None:
-            continue  # the peer's own render reports why it cannot render
-        their_flags = _flags(other[1])
+        assert other is not None
+        their_flags = other.flags
         for dest in sorted(set(mine_flags) | set(their_flags)):
             mine, theirs = mine_flags.get(dest), their_flags.get(dest)
             if mine is not None and theirs is not None and mine[0] == theirs[0]:
@@ -238,7 +267,7 @@ def check_same_everywhere(sources: HostSources, host: Host, p: Placement, argv: 
                      else f"{them} does not pass it ({peer.host.doc.path})")
             diags.error(pos, "P028", f"service '{p.service.name}' {ours}, but {there}; the nodes of "
                         f"model '{model.name}' must pass the same flags except --node-rank")
-        their_env = _user_env(other[0])
+        their_env = other.env
         for name in sorted(set(mine_env) | set(their_env)):
             a, b = mine_env.get(name), their_env.get(name)
             if a is not None and b is not None and a[0] == b[0]:
