@@ -49,13 +49,14 @@ def service_names(ctx: click.Context, param: click.Parameter, incomplete: str) -
     folder = _root(ctx) / "hosts"
     files = [folder / f"{n}.yaml" for n in names] if names else sorted(folder.glob("*.yaml"))
     found: set[str] = set()
-    from ruamel.yaml import YAML, YAMLError  # only when completing services
+    from generator.errors import Diagnostics
+    from generator.load.manifests import load_file  # only when completing services
 
     for path in files:
-        try:
-            data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, YAMLError):
-            continue
+        # gen's own reader: a regular file, bounded, no alias bomb (a TAB in a checkout of
+        # someone's pull request must not hang the shell on hosts/x.yaml -> /dev/zero).
+        doc = load_file(path, path.name, Diagnostics())
+        data = doc.data if doc is not None else None
         services = data.get("services") if isinstance(data, dict) else None
         for svc in services if isinstance(services, list) else []:
             if isinstance(svc, dict) and isinstance(svc.get("name"), str):

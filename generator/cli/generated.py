@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.errors import Diagnostic, Position
+from generator.load.files import read_file
+
+MAX_GENERATED_BYTES = 4 * 1024 * 1024  # the largest generated file, docs/manifests.md, is ~60 KB
 
 
 def generated_files(root: Path) -> dict[str, str]:
@@ -29,13 +32,18 @@ def check_generated(root: Path) -> list[Diagnostic]:
     if not any((root / p).exists() for p in ("schemas", "docs/manifests.md")):
         return out
     for path, text in generated_files(root).items():
-        try:
-            current = (root / path).read_text(encoding="utf-8")
-        except FileNotFoundError:
+        # Read like every other repository file: a regular file only, bounded. A pull request
+        # can commit docs/manifests.md as a link to /dev/zero, which gen check read forever.
+        data, problem = read_file(root / path, path, limit=max(MAX_GENERATED_BYTES, 2 * len(text)))
+        if problem is not None and problem.code == "Y008" and not (root / path).exists():
             current = None
-        except (OSError, UnicodeDecodeError) as exc:
-            out.append(Diagnostic(Position(path), "D001", f"{path} cannot be read: {exc}"))
+        elif problem is not None or data is None:
+            reason = problem.message if problem is not None else "cannot be read"
+            out.append(Diagnostic(Position(path), "D001", f"{path} {reason}",
+                                  hint="remove it, then run `gen schema --write`"))
             continue
+        else:
+            current = data.decode("utf-8", "replace")
         if current != text:
             state = "is missing" if current is None else "is not current"
             out.append(Diagnostic(Position(path), "D001", f"{path} {state}", hint="run `gen schema --write`"))

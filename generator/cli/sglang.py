@@ -27,6 +27,8 @@ from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, root_option
 from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
+from generator.load.captured import MAX_CAPTURED_BYTES
+from generator.load.files import read_file
 from generator.importer.build import import_command as import_manifest
 from generator.live.target import target_for_host
 from generator.pipeline.fleet import load_inventory_host
@@ -62,9 +64,10 @@ def _load_host(root: Path, name: str) -> Host:
 
 def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
     """True when ``path`` already holds this catalog, apart from the capture date."""
+    data, problem = read_file(path, str(path), limit=MAX_CAPTURED_BYTES)  # no link, FIFO or /dev/zero
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        old = json.loads(data) if data is not None and problem is None else None
+    except ValueError:
         return False
     return isinstance(old, dict) and without_date(old) == without_date(catalog)
 

@@ -16,6 +16,7 @@ import os
 import resource
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -109,8 +110,18 @@ def render_template(templates: Templates, name: str, context: dict[str, Any]) ->
 # under a millisecond and a few KB; a loop of loops or "x".ljust(3e9) took minutes or
 # gigabytes (issue 22 item 2). Each bound ends the run with a TemplateError (exit 3).
 RENDER_CPU_SECONDS = 5.0
+# ...and all of a run's renders in one process together: 5 s a file is far more than the
+# milliseconds a template takes, and times 3,000 files it would be hours of CI.
+RUN_CPU_SECONDS = 30.0
 RENDER_MEMORY_BYTES = 1 << 30  # address space a render may add to the process
 MAX_RENDERED_BYTES = 1 << 20  # one rendered file
+_SPENT = [0.0]  # CPU seconds this process's renders took since the run began (reset_budget)
+
+
+def reset_budget() -> None:
+    """A new run begins in this process (the fleet calls it in each worker): its renders
+    start with the whole :data:`RUN_CPU_SECONDS`."""
+    _SPENT[0] = 0.0
 
 
 class _OverBudget(Exception):
@@ -136,9 +147,13 @@ def _budget() -> Iterator[None]:
     only: signals go there) and :data:`RENDER_MEMORY_BYTES` more address space (RLIMIT_AS,
     put back after). Where neither can be set, the render runs as before."""
     timer = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    left = min(RENDER_CPU_SECONDS, RUN_CPU_SECONDS - _SPENT[0])
+    if left <= 0:
+        raise _OverBudget()
     old_handler = signal.signal(signal.SIGPROF, _on_timer) if timer else None
+    started = time.process_time()
     if timer:
-        signal.setitimer(signal.ITIMER_PROF, RENDER_CPU_SECONDS)
+        signal.setitimer(signal.ITIMER_PROF, left)
     limits, used = None, _address_space()
     if used is not None:
         with contextlib.suppress(ValueError, OSError, AttributeError):
@@ -152,6 +167,7 @@ def _budget() -> Iterator[None]:
     try:
         yield
     finally:
+        _SPENT[0] += time.process_time() - started
         if timer:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.signal(signal.SIGPROF, old_handler)
@@ -171,8 +187,9 @@ def _render(env: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
     except (jinja2.UndefinedError, jinja2.sandbox.SecurityError, ValueError, TypeError) as exc:
         raise TemplateError(f"templates/{name}:{_template_line(exc, name)}: {exc}") from exc
     except _OverBudget:
-        raise TemplateError(f"templates/{name}: rendering took more than {RENDER_CPU_SECONDS:g} s of CPU: "
-                            "a template must not loop without bound") from None
+        raise TemplateError(f"templates/{name}: rendering took more than {RENDER_CPU_SECONDS:g} s of CPU (or "
+                            f"the run's renders more than {RUN_CPU_SECONDS:g} s): a template must not loop "
+                            "without bound") from None
     except MemoryError:
         raise TemplateError(f"templates/{name}: rendering needed more than {RENDER_MEMORY_BYTES >> 20} MiB "
                             "of memory") from None

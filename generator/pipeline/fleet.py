@@ -112,7 +112,10 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(root: Path, models: ModelSet, pin: str | None, detail: bool, templates: Templates | None) -> None:
+    from generator.emit.render import reset_budget
+
     _WORKER.update(root=root, models=models, pin=pin, detail=detail, templates=templates)
+    reset_budget()  # the templates' CPU budget is per run (emit/render.py)
 
 
 def _process_chunk(work: list[_Work]) -> list[HostOutcome]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import CatalogMissingError, GenError
+from generator.load.captured import MAX_CAPTURED_BYTES
 from generator.load.files import read_file
 from generator.load.pins import is_pin
 
@@ -35,7 +36,7 @@ def read_data_text(path: Path) -> str:
     catalogs/ is repo content a pull request controls: a FIFO there hung `gen check`, and a
     symlink read any file of the CI machine. Raises CatalogFormatError (exit 3), never hangs.
     """
-    data, problem = read_file(path, str(path), limit=None)
+    data, problem = read_file(path, str(path), limit=MAX_CAPTURED_BYTES)  # bounded: a PR controls it
     if problem is not None or data is None:
         raise CatalogFormatError(f"{problem}" if problem is not None else f"{path}: cannot be read")
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from generator.load.captured import captured_json
+from generator.load.files import read_file
 from generator.sglang.snapshot import (DEFAULT_TIMEOUT, SnapshotError, _run, check_commit,
                                        probe_env, remote_probe_command)
 
@@ -66,11 +67,8 @@ def env_path_for(catalog_file: Path) -> Path:
 
 def write_env_catalog(text: bytes, path: Path) -> bool:
     """Write atomically; False when the file already holds exactly this text."""
-    try:
-        if path.read_bytes() == text:
-            return False
-    except OSError:
-        pass
+    if read_file(path, str(path), limit=len(text))[0] == text:  # a regular file only: never a link's target
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
