@@ -171,6 +171,8 @@ _CODES: tuple[Code, ...] = (
          "capture recorded: edited after the capture"),
     Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
          "`tool` and `sha256`)"),
+    Code("C018", E, "a template of `catalogs/rules.yaml` (message, fix, checks) with a format spec, a conversion, "
+         "an index or a placeholder that is not a name or reader.NAME"),
     Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
     Code("E002", E, "a value SGLang would silently ignore (its own parse rule for the variable)"),
     Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),

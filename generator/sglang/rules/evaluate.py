@@ -14,6 +14,7 @@ from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
 from generator.sglang.rules.load import load_rules, rules_path
+from generator.sglang.rules.texts import fill
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
 from generator.sglang.rules.spec import RuleSpec
@@ -48,8 +49,7 @@ def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
             continue
         fields = _Fields(hit.fields)
         fields.setdefault("version", settings.catalog.version)
-        out.append(Finding(rule, rule.message.format_map(fields), rule.fix.format_map(fields),
-                           settings.pos(hit.blame)))
+        out.append(Finding(rule, fill(rule.message, fields), fill(rule.fix, fields), settings.pos(hit.blame)))
     return out
 
 

@@ -15,6 +15,7 @@ from generator.errors import Diagnostics, Severity
 from generator.load.manifests import Document
 from generator.sglang.catalog import Catalog, tables_dir
 from generator.sglang.datafiles import RULES_SCHEMA, load_data_file, raise_if_errors
+from generator.sglang.rules.texts import template_problem, templates_of
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.spec import RuleSpec, RulesFormatError, VersionRange
 
@@ -79,6 +80,10 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
             diags.error(doc.pos(at + ("id",)), "C010",
                         f"rule '{rid}' has no predicate in generator/sglang/rules/predicates/",
                         _hint(rid, set(PREDICATES) - {r.id for r in out} - {rid}))
+        for where, text in templates_of(item):  # every template: named placeholders only (texts.py)
+            problem = template_problem(text)
+            if problem is not None:
+                diags.error(doc.pos(at + where), "C018", f"rule '{rid}': {where[-1]}: {problem}")
         first_id.setdefault(rid, i)
         first_code.setdefault(code, rid)
         if versions is not None:
