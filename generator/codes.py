@@ -198,6 +198,8 @@ _CODES: tuple[Code, ...] = (
          "ones): gen never writes or removes it"),
     Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("D001", E, "a generated schema or `docs/manifests.md` is missing or not current"),
+    Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
+         "printed (new, gone, or its lines before and after)"),
 )
 
 REGISTRY: dict[str, Code] = {}

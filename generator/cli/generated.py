@@ -47,4 +47,57 @@ def check_generated(root: Path) -> list[Diagnostic]:
         if current != text:
             state = "is missing" if current is None else "is not current"
             out.append(Diagnostic(Position(path), "D001", f"{path} {state}", hint="run `gen schema --write`"))
+            if path == RULES_TABLE and current is not None:
+                out += section_changes(path, current, text)
+    return out
+
+
+# The committed page every rule change must show in (the rules engineer's generated table):
+# gen check prints each rule that differs from it, so neither CI's log nor the review can
+# miss a rule turned off, narrowed or reworded in catalogs/rules.yaml.
+RULES_TABLE = "docs/rules.md"
+_SHOWN = 160  # characters of a changed line shown on each side
+
+
+def _sections(text: str) -> dict[str, tuple[int, list[str]]]:
+    """The ``## `` sections of a generated page: heading -> (its line, its other lines)."""
+    out: dict[str, tuple[int, list[str]]] = {}
+    heading: str | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            out[heading] = (number, [])
+        elif heading is not None and line.strip():
+            out[heading][1].append(line)
+    return out
+
+
+def _short(line: str) -> str:
+    line = line.removeprefix("- ")
+    return line if len(line) <= _SHOWN else line[:_SHOWN] + "..."
+
+
+def section_changes(path: str, committed: str, generated: str) -> list[Diagnostic]:
+    """D002 for each section (a rule) of ``generated`` that differs from the committed page:
+    new, gone, or its changed lines, old -> new, at the committed section's line."""
+    old, new = _sections(committed), _sections(generated)
+    out: list[Diagnostic] = []
+    for heading in sorted(set(old) | set(new)):
+        if heading not in old:
+            out.append(Diagnostic(Position(path), "D002", f"{heading} is new in catalogs/rules.yaml (not in the "
+                                  f"committed {path})", hint="review it, then run `gen schema --write`"))
+            continue
+        line, before = old[heading]
+        if heading not in new:
+            out.append(Diagnostic(Position(path, line, 1), "D002", f"{heading} is gone from catalogs/rules.yaml "
+                                  f"(the committed {path} has it)", hint="review it, then run `gen schema --write`"))
+            continue
+        after = new[heading][1]
+        if before == after:
+            continue
+        gone = [x for x in before if x not in after]
+        came = [x for x in after if x not in before]
+        changes = "; ".join([f'was "{_short(x)}"' for x in gone] + [f'now "{_short(x)}"' for x in came])
+        out.append(Diagnostic(Position(path, line, 1), "D002", f"{heading} changed: {changes}",
+                              hint="review it, then run `gen schema --write`"))
     return out
