@@ -64,3 +64,29 @@ def test_shell_completion_reads_hosts_with_gens_bounded_loader(repo_copy: Path, 
         ["status", "--root", str(repo_copy), "--service"], "")
     assert time.monotonic() - start < 30
     assert {w.value for w in words} >= {"qwen"}
+
+
+@pytest.mark.parametrize("entry, words", [
+    ("filter_plugins/pwn.py", "loads plugins"),
+    ("group_vars/all.yml", "group_vars/"),
+    ("host_vars/llm-two.yml", "host_vars/"),
+    ("ansible.cfg", "ansible.cfg"),
+    ("library/x.py", "library/"),
+    ("notes.txt", "gen did not write it"),
+])
+def test_ansible_holds_exactly_what_gen_ansible_writes(repo_copy: Path, entry: str, words: str) -> None:
+    """A pull request's ansible/filter_plugins/x.py is Python run on the operator's controller
+    by the playbook gen wrote (Ansible loads plugins beside the playbook; group_vars/ beside the
+    inventory sets ansible_ssh_common_args for every host)."""
+    assert _gen("render", "--all", "--root", str(repo_copy)).exit_code == 0
+    assert _gen("ansible", "--root", str(repo_copy)).exit_code == 0
+    path = repo_copy / "ansible" / entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x = 1\n")
+    before = sorted(p.read_bytes() for p in (repo_copy / "ansible").rglob("*") if p.is_file())
+    top = entry.split("/")[0]
+    for args in (("check",), ("ansible",)):
+        result = _gen(*args, "--root", str(repo_copy))
+        assert result.exit_code == 1, (args, result.output)
+        assert f"ansible/{top}: error[O004]" in result.stderr and words in result.stderr, result.stderr
+    assert sorted(p.read_bytes() for p in (repo_copy / "ansible").rglob("*") if p.is_file()) == before

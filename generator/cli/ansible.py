@@ -15,7 +15,8 @@ import click
 from generator.emit.ansible import generate
 from generator.cli import output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
-from generator.errors import ExitCode
+from generator.emit.safe_fs import OutputTree
+from generator.errors import Diagnostic, ExitCode, Position
 from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
 from generator.emit.writer import WriteError, atomic_write, owns_header, read_existing
 
@@ -37,6 +38,45 @@ def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[P
             raise WriteError(f"{path} exists but gen did not write it; move it away, then run again")
         actions.append((path, text, "created" if old is None else "unchanged" if old == text else "updated"))
     return actions
+
+
+# Why an entry beside gen's files matters: Ansible reads more of the folder than it is given.
+_READ_BY_ANSIBLE = {
+    "group_vars": "Ansible reads group_vars/ beside the inventory and the playbook (variables such as "
+                  "ansible_ssh_common_args for every host)",
+    "host_vars": "Ansible reads host_vars/ beside the inventory and the playbook",
+    "ansible.cfg": "Ansible reads ansible.cfg from the folder it runs in",
+    "library": "Ansible loads modules from library/ beside the playbook",
+    "module_utils": "Ansible loads module_utils/ beside the playbook",
+    "roles": "Ansible finds roles/ beside the playbook",
+    "collections": "Ansible finds collections/ beside the playbook",
+}
+
+
+def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
+    """O004 for each entry of ``out`` that is not one of the files ``gen ansible`` writes there.
+
+    The operator runs the playbook from a checkout that a pull request may have changed, and
+    Ansible takes in more of its folder than it is named: group_vars/ and host_vars/ beside
+    the inventory, plugins (``*_plugins/``), library/ and roles/ beside the playbook. A
+    ``filter_plugins/x.py`` there is Python run on the controller, as the operator whose
+    keys reach every host. Nothing is followed or opened; symlinks count as entries.
+    """
+    with OutputTree(out.parent, display=str(out.parent)) as tree:
+        if tree.lstat((out.name,)) is None:
+            return []
+        entries = tree.listdir((out.name,))
+    shown = out.name if out.parent == Path(".") else str(out)
+    found = []
+    for entry in entries:
+        if entry in names:
+            continue
+        why = _READ_BY_ANSIBLE.get(entry) or ("Ansible loads plugins from it beside the playbook"
+                                              if entry.endswith("_plugins") else "gen did not write it")
+        found.append(Diagnostic(Position(f"{shown}/{entry}"), "O004",
+                                f"{shown}/{entry} is not a file gen ansible writes: {why}; the playbook "
+                                "must run with exactly what gen wrote", hint="delete it (git rm)"))
+    return found
 
 
 @click.command("ansible", epilog=EXIT_CODES_HELP)
@@ -64,7 +104,13 @@ def ansible_command(out: Path | None, root: Path) -> int:
         output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
                                     "(the playbook copies what is in output/)")
         return ExitCode.FINDINGS
-    for path, text, action in ansible_actions(root, result, out):
+    actions = ansible_actions(root, result, out)
+    strays = ansible_strays(out, {path.name for path, _, _ in actions})
+    if strays:
+        report(strays)
+        output.current().error_line("gen: nothing written")
+        return ExitCode.FINDINGS
+    for path, text, action in actions:
         if action != "unchanged":
             atomic_write(path, text)
         output.current().say(f"{action:9} {path}")

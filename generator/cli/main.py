@@ -194,11 +194,15 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
         out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS
     if ansible_dir.is_dir():
-        from generator.cli.ansible import ansible_actions  # only a repo with ansible/ needs it
+        from generator.cli.ansible import ansible_actions, ansible_strays  # only a repo with ansible/ needs it
 
-        stale_ansible = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir)
-                         if action != "unchanged"]
-        out.results["current"] = out.results["current"] and not stale_ansible
+        actions = ansible_actions(root, result, ansible_dir)
+        stale_ansible = [(path, action) for path, _, action in actions if action != "unchanged"]
+        strays = ansible_strays(ansible_dir, {path.name for path, _, _ in actions})
+        report(strays)  # a file beside gen's is read by Ansible too: O004
+        out.results["current"] = out.results["current"] and not stale_ansible and not strays
+        if strays and not stale_ansible:
+            return ExitCode.FINDINGS
         for path, action in stale_ansible:
             out.fail(f"gen: {path.relative_to(root)} would be {action}")
         if stale_ansible:
