@@ -90,3 +90,14 @@ def test_ansible_holds_exactly_what_gen_ansible_writes(repo_copy: Path, entry: s
         assert result.exit_code == 1, (args, result.output)
         assert f"ansible/{top}: error[O004]" in result.stderr and words in result.stderr, result.stderr
     assert sorted(p.read_bytes() for p in (repo_copy / "ansible").rglob("*") if p.is_file()) == before
+
+
+def test_a_folders_files_are_bounded_together(repo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """10,000 host files of 256 KiB each were 2.5 GB held at once; now the folder has a total."""
+    from generator.load import files
+
+    monkeypatch.setattr(files, "MAX_FOLDER_BYTES", 3000)
+    for i in range(3):
+        (repo_copy / "hosts" / f"pad-{i}.yaml").write_text("# " + "x" * 2000 + "\n")
+    found = {sf.display: sf.error.code if sf.error else None for sf in files.source_files(repo_copy, "hosts")}
+    assert list(found.values()).count("Y010") >= 3 and found["hosts/gpu-a.yaml"] is None

@@ -31,6 +31,9 @@ from generator.errors import Diagnostic, Position
 MAX_FILE_BYTES = 256 * 1024
 SUFFIXES = (".yaml", ".yml")
 MAX_FILES = 10_000  # per folder: 300 hosts is a large fleet
+# All of one folder's files together: 10,000 files of 256 KiB are 2.5 GB held at once (every
+# file's bytes are kept to key the render cache). A fleet of 1,000 hosts is ~2 MB.
+MAX_FOLDER_BYTES = 64 * 1024 * 1024
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -152,6 +155,7 @@ def source_files(root: Path, folder: str) -> list[SourceFile]:
         for name in names:
             stems.setdefault(name.rsplit(".", 1)[0], []).append(name)
         out: list[SourceFile] = []
+        total = 0
         if len(names) > MAX_FILES:
             return [SourceFile(directory, f"{folder}/", None, _fail(
                 f"{folder}/", "Y010", f"{folder}/ holds {len(names)} YAML files; at most {MAX_FILES} are read"))]
@@ -170,7 +174,13 @@ def source_files(root: Path, folder: str) -> list[SourceFile]:
                     display, "R009", f"{both} both define '{name.rsplit('.', 1)[0]}': one would shadow "
                     "the other; keep one of them")))
                 continue
+            if total > MAX_FOLDER_BYTES:
+                out.append(SourceFile(directory / name, display, None, _fail(
+                    display, "Y010", f"not read: the files of {folder}/ before it hold more than "
+                    f"{MAX_FOLDER_BYTES >> 20} MiB together")))
+                continue
             data, error = read_at(dir_fd, directory / name, display)
+            total += len(data or b"")
             out.append(SourceFile(directory / name, display, data, error))
         return out
     finally:
