@@ -140,3 +140,9 @@ def test_a_sarif_location_is_a_uri() -> None:
     log = sarif_log([Diagnostic(Position("hosts/a b#c%2e.yaml", 1, 1), "R003", "x")])
     uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "hosts/a%20b%23c%252e.yaml"
+
+
+def test_a_checks_detail_is_one_escaped_line() -> None:
+    res = CheckResult(Status.FAIL, "h", "qwen", "version", "sglang 0.5.9\n::error::forged\x1b[2J")
+    _clean(res.line())
+    assert res.line() == "FAIL h qwen version: sglang 0.5.9\\n::error::forged\\x1b[2J"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from generator.errors import quoted
+from generator.errors import printable, quoted
 
 HOST_WIDE = "-"  # the service column of checks about the whole host
 
@@ -40,7 +40,8 @@ class CheckResult:
     def line(self) -> str:
         """The one-line form: status, host, service, check, detail."""
         text = f"{self.status.value} {self.host} {self.service} {self.check}"
-        return text + (f": {self.detail}" if self.detail else "")
+        # The detail often quotes the host (a version it printed, a unit's state): one line, escaped.
+        return text + (f": {printable(self.detail)}" if self.detail else "")
 
     def render(self) -> str:
         """The line plus the evidence behind a ``    | `` gutter (failures only)."""
