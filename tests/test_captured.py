@@ -162,3 +162,14 @@ def test_a_rendered_unit_names_the_digests_of_the_facts_it_was_checked_against()
     assert flags and env
     assert (f"# Facts: catalogs/sglang/0.5.9.json sha256:{flags[:16]}, "
             f"catalogs/sglang/0.5.9.env.json sha256:{env[:16]}\n") in unit
+
+
+@pytest.mark.parametrize("link", ["catalogs", "catalogs/sglang"])
+def test_a_linked_catalogs_folder_cannot_take_its_files_out_of_the_check(repo_copy: Path, link: str) -> None:
+    """A link to a folder of unstamped copies made gen read them and check nothing."""
+    real = repo_copy / link
+    elsewhere = repo_copy / "elsewhere"
+    real.rename(elsewhere)
+    os.symlink(elsewhere.relative_to(real.parent) if link == "catalogs" else Path("..") / "elsewhere", real)
+    found = [(d.pos.path, d.code) for d in check_captured(repo_copy)]
+    assert (f"{link}/" if link == "catalogs" else link, "Y009") in found, found

@@ -142,10 +142,10 @@ def digest_problem(data: bytes) -> tuple[str, str | None, int] | None:
                     f"{'`' + tool + '`' if tool else 'the capture'} wrote it"), line
 
 
-def _json_files(folder: str, rel: str, out: list[tuple[str, str]]) -> None:
-    """Every ``*.json`` below ``folder`` (a real folder; linked folders are not walked), as
-    (path, display) in name order; entries that are not regular files are listed too and
-    refused when read."""
+def _json_files(folder: str, rel: str, out: list[tuple[str, str]], linked: list[Diagnostic]) -> None:
+    """Every ``*.json`` below ``folder`` as (path, display) in name order, into ``out``; a
+    linked folder, or a link named ``*.json``, into ``linked`` (Y009): a link would put
+    files gen reads out of this check's reach."""
     try:
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=lambda e: e.name)
@@ -155,24 +155,39 @@ def _json_files(folder: str, rel: str, out: list[tuple[str, str]]) -> None:
         if len(out) >= MAX_CAPTURED_FILES:
             return
         shown = f"{rel}/{entry.name}"
-        if entry.is_dir(follow_symlinks=False):
-            _json_files(entry.path, shown, out)
+        if entry.is_symlink() and (entry.name.endswith(".json") or entry.is_dir()):
+            linked.append(_linked(shown, entry.path))
+        elif entry.is_dir(follow_symlinks=False):
+            _json_files(entry.path, shown, out, linked)
         elif entry.name.endswith(".json"):
             out.append((entry.path, shown))
 
 
+def _linked(shown: str, path: str) -> Diagnostic:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return Diagnostic(Position(shown), "Y009", f"is a symbolic link (to {target!r}): the files under catalogs/ "
+                      "are read and checked as they are in the repository; copy them instead of linking")
+
+
 def check_captured(root: Path) -> list[Diagnostic]:
     """C016/C017 for each ``catalogs/**/*.json`` of ``root`` that does not prove its content
-    (Y009/Y008/Y010 when it cannot be read as a regular file within the size bound)."""
+    (Y009/Y008/Y010 when it cannot be read as a regular file within the size bound; Y009 for
+    ``catalogs/`` itself or a folder below it that is a link)."""
     folder = root / CATALOGS
     try:
-        if not stat.S_ISDIR(folder.lstat().st_mode):
-            return []
+        mode = folder.lstat().st_mode
     except OSError:
         return []
+    if stat.S_ISLNK(mode):
+        return [_linked(f"{CATALOGS}/", str(folder))]
+    if not stat.S_ISDIR(mode):
+        return []
     files: list[tuple[str, str]] = []
-    _json_files(str(folder), CATALOGS, files)
     out: list[Diagnostic] = []
+    _json_files(str(folder), CATALOGS, files, out)
     for path, shown in files:
         data, error = read_file(Path(path), shown, limit=MAX_CAPTURED_BYTES)
         if error is not None:
