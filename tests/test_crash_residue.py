@@ -62,21 +62,29 @@ def test_kill_9_residue_is_reported_by_check_and_removed_by_render(tmp_path: Pat
     make_fleet(root, HOSTS)
     cache = tmp_path / "cache"
     residue = _kill_while_writing(root, cache)
-    # Files of the same shape that are not gen's: kept.
+    # Files of the same shape that are not gen's: never removed, and output/ is then not
+    # what gen renders (O002): render writes nothing until the operator deletes them.
     theirs = [root / "output" / "notes.abcdefgh.tmp", root / "output" / "gpu-0000" / ".notes.abcdefgh.tmp"]
     for p in theirs:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("not gen's\n")
+    blocked = _gen(root, cache, "check")
+    assert blocked.returncode == 1
+    assert {f"output/{p.relative_to(root / 'output')}" for p in theirs} == {
+        ln.split(": error[O002]")[0] for ln in blocked.stderr.splitlines() if "error[O002]" in ln}
+    assert _gen(root, cache, "render", "--all").returncode == 1
+    assert set(theirs) <= set(_temps(root / "output"))  # untouched
+    for p in theirs:
+        p.unlink()
 
     check = _gen(root, cache, "check")
     assert check.returncode == 1, check.stderr
     reported = {ln.split()[1] for ln in check.stderr.splitlines() if ln.endswith(" would be removed")}
     assert {f"output/{p.relative_to(root / 'output')}" for p in residue} <= reported, check.stderr[-3000:]
-    assert not any(f"output/{p.relative_to(root / 'output')}" in reported for p in theirs)
 
     render = _gen(root, cache, "render", "--all")
     assert render.returncode == 0, render.stderr
-    assert _temps(root / "output") == sorted(theirs)
+    assert _temps(root / "output") == []
     again = _gen(root, cache, "check")
     assert again.returncode == 0, again.stderr
     assert "output/ is current" in again.stdout
