@@ -1,5 +1,6 @@
-"""Tests for generator/emit/render.py's compiled-template cache: jinja2's per-file reload
-check (auto_reload) is asked once per render instead, and a changed file is still read again.
+"""Tests for generator/emit/render.py's template environment, kept across renders of one process:
+a changed template or partial is read again (jinja2's auto_reload), the sandbox stays, and the
+unit template's context.
 """
 
 from __future__ import annotations

@@ -78,33 +78,18 @@ def _environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
-        # jinja2 would stat a template on every get_template and include (13 per host);
-        # _fresh_environment asks the same question once per host instead.
-        auto_reload=False,
     )
     env.filters.update(JINJA_FILTERS)
     return env
 
 
-def _fresh_environment(templates: Path) -> jinja2.Environment:
-    """The environment of ``templates``, its compiled templates dropped when one changed on disk.
-
-    jinja2's own check (``auto_reload``), the file's mtime, asked once per host rather than
-    per file rendered: a template edited between two renders is read again, as before.
-    """
-    env = _environment(templates)
-    if env.cache and not all(t.is_up_to_date for t in list(env.cache.values())):
-        env.cache.clear()
-    return env
-
-
 def render_template(templates: Path, name: str, context: dict[str, Any]) -> str:
     """Render one template; errors name the template file and line."""
-    return _render(_fresh_environment(templates), name, context)
+    return _render(_environment(templates), name, context)
 
 
 def _render(env: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
-    """:func:`render_template` with an environment already checked for changed files."""
+    """:func:`render_template` in the environment of its templates/ folder."""
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateSyntaxError as exc:
@@ -232,7 +217,7 @@ def render_host(planned: PlannedHost, templates: Path) -> HostRender:
     host, catalog = planned.host, planned.catalog
     files: list[RenderedFile] = []
     rendered: list[RenderedService] = []
-    env = _fresh_environment(templates)  # templates changed on disk are read again, checked once per host
+    env = _environment(templates)  # jinja2 reads a template again when its file changed (auto_reload)
     home_paths = home_install_paths(host)  # the same for every service of the host
     for ps in planned.services:
         name = ps.placement.service.name
