@@ -11,10 +11,8 @@ here prints.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,8 +38,6 @@ if TYPE_CHECKING:
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
 MIN_HOSTS_FOR_POOL = 8
-# Allocations between young collections while hosts are processed (Python's default: 700).
-GC_YOUNG_THRESHOLD = 2000
 
 
 class UnknownHostError(GenError, KeyError):
@@ -126,48 +122,6 @@ def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
     count = max(1, min(len(items), jobs * 4))
     size = -(-len(items) // count)
     return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector's young pass less often, for a run of the fleet only.
-
-    Loading a host makes tens of thousands of short-lived objects, so at Python's default
-    threshold (700) the collector ran ~700 times over 1,000 hosts and promoted enough to
-    trigger five full passes over everything live: a tenth of a cold check's CPU. At
-    :data:`GC_YOUNG_THRESHOLD` the same garbage is collected in ~170 passes and one full
-    one, at the same peak memory. Forked workers inherit the setting; it is put back here.
-    """
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-
-
-@contextlib.contextmanager
-def _no_collections() -> Iterator[None]:
-    """Pause the cyclic garbage collector for work that makes no cyclic garbage.
-
-    Reading cached outcomes and planning against ``output/`` build long-lived, acyclic
-    objects (JSON data, frozen dataclasses): ~100,000 in a warm run of 1,000 hosts, which
-    the collector would traverse again and again (a seventh of a warm `gen check`) to free
-    nothing. Afterwards they go straight to the oldest generation (``freeze`` then
-    ``unfreeze``: two list moves, documented as such), so they are not traversed at once
-    when the collector is back on either; cyclic garbage, if any, waits for the next full
-    collection. Objects someone else froze stay frozen (then nothing is moved).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOutcome]:
@@ -262,19 +216,18 @@ def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin:
     outcomes: list[HostOutcome | None] = []
     work: list[_Work] = []
     keys: list[str] = []
-    with _no_collections():
-        for sf in files:
-            peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
-            render = wanted is None or sf.stem in wanted
-            key = render_cache.host_key(shared, sf.display, sf.data, tuple(
-                (p.display if p else n, p.data if p else None) for n, p in peers.items()))
-            found = outcome_from_json(render_cache.load(cache, key), sf.stem)
-            if found is not None and (found.rendered or not render or found.name is None):
-                outcomes.append(found)
-                continue
-            outcomes.append(None)
-            work.append(_Work(sf, peers, render))
-            keys.append(key)
+    for sf in files:
+        peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
+        render = wanted is None or sf.stem in wanted
+        key = render_cache.host_key(shared, sf.display, sf.data, tuple(
+            (p.display if p else n, p.data if p else None) for n, p in peers.items()))
+        found = outcome_from_json(render_cache.load(cache, key), sf.stem)
+        if found is not None and (found.rendered or not render or found.name is None):
+            outcomes.append(found)
+            continue
+        outcomes.append(None)
+        work.append(_Work(sf, peers, render))
+        keys.append(key)
     if work:
         computed = _compute(work, jobs, (root, models.get(), pin, detail))
         done = iter(computed)
@@ -309,15 +262,6 @@ def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, 
     nothing and is left empty). ``detail`` keeps each host's full render (``renders``);
     it is never cached. ``jobs=None`` uses every core.
     """
-    # A warm run builds ~100,000 long-lived objects (cached outcomes, trees, the plan) and
-    # almost no cyclic garbage: at Python's default threshold the collector ran ~120 young
-    # passes and a full one over all of them, a seventh of a warm `gen check`.
-    with _fewer_collections():
-        return _run_fleet(root, host_names, pin, jobs, use_cache, detail)
-
-
-def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: int | None,
-               use_cache: bool, detail: bool) -> RenderResult:
     jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS))  # a 256-core default too
     result = RenderResult()
     cache_folder = render_cache.open_cache() if use_cache and not detail else render_cache.CacheFolder(None)
@@ -358,10 +302,9 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     result.diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
     if result.ok and pin is None:
         output = root / OUTPUT_DIR
-        with _no_collections():
-            result.changes.extend(plan_trees(output, result.trees))
-            if host_names is None:
-                result.changes.extend(plan_orphans(output, by_name))
+        result.changes.extend(plan_trees(output, result.trees))
+        if host_names is None:
+            result.changes.extend(plan_orphans(output, by_name))
     return result
 
 
