@@ -192,7 +192,6 @@ def _version_key(pin: str) -> tuple[int, tuple[int, ...], str]:
     return (1, (), pin)
 
 
-@functools.lru_cache(maxsize=256)  # every rule asks for its pin's release: a pure function
 def version_key(version: str) -> tuple[int, ...] | None:
     """Numeric release tuple of a version string ("0.5.9" -> (0, 5, 9)), None when unknown."""
     match = re.match(r"^(\d+(?:\.\d+)*)", version or "")
