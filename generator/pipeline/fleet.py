@@ -1,12 +1,11 @@
-"""The fleet runner: the per-host pipeline over every host file, scheduled and cached.
+"""The fleet runner: the per-host pipeline over every host file, scheduled in a process pool.
 
 :func:`run_fleet` is what every command calls. It lists ``hosts/``, loads the models once,
 and runs :func:`generator.pipeline.host.process_host` for each host file, in a process
-pool when that pays, answering from the render cache (generator/pipeline/cache.py) where
-it can. Then it puts the results together in one way: every file's load diagnostics,
-the selected hosts' render diagnostics, their trees, and the plan against ``output/``.
-Output and diagnostics do not depend on the number of jobs or on the cache. Nothing
-here prints.
+pool when that pays. Then it puts the results together in one way: every file's load
+diagnostics, the selected hosts' render diagnostics, their trees, and the plan against
+``output/``. Output and diagnostics do not depend on the number of jobs. Nothing here
+prints.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, host_file_index, source_files
 from generator.load.limits import MAX_JOBS
-from generator.pipeline import cache as render_cache
-from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
 from generator.pipeline.outcome import HostOutcome
 
 if TYPE_CHECKING:
@@ -32,8 +29,7 @@ if TYPE_CHECKING:
     from generator.load.sources import ModelSet
 
 # generator.pipeline.host (planning, flags, jinja2), .models, load.sources (schemas,
-# cerberus) and the process pool are imported where work is done: a run the render cache
-# answers entirely never needs them.
+# cerberus) and the process pool are imported where work is done.
 
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
@@ -52,8 +48,7 @@ class RenderResult:
     """Diagnostics of a run, the selected hosts' trees, and the plan against ``output/``.
 
     ``renders`` (what each service was rendered from), ``hosts`` (every loaded host, by
-    name) and ``models`` are filled only for ``detail=True``;
-    ``notices`` are one-line remarks about the run itself (e.g. a refused cache folder).
+    name) and ``models`` are filled only for ``detail=True``.
     """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -62,7 +57,6 @@ class RenderResult:
     hosts: list[Host] = field(default_factory=list)
     models: dict[str, Model] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -149,92 +143,40 @@ def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOu
 
 @dataclass
 class _Models:
-    """The models' diagnostics, multi-node groups and lone checks; the set once it is needed."""
+    """The loaded models, their multi-node groups and the findings of each model checked alone."""
 
-    root: Path
-    diagnostics: tuple[Diagnostic, ...]
+    loaded: ModelSet
     groups: dict[str, list[str]]
-    alone: dict[str, tuple[Diagnostic, ...]]  # findings of each model checked without a host
-    loaded: ModelSet | None = None
+    alone: dict[str, tuple[Diagnostic, ...]]
 
-    def get(self) -> ModelSet:
-        """The loaded models (loaded now when the cache answered for them)."""
-        if self.loaded is None:
-            from generator.load.sources import load_models
-
-            self.loaded = load_models(self.root)
-        return self.loaded
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """The models' own load diagnostics."""
+        return self.loaded.diagnostics
 
 
-def _string_lists(value: Any) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value.values())
-
-
-def _cached_models(root: Path, entry: tuple[Any, str] | None) -> _Models | None:
-    """The models entry :func:`_models` stored (it has no text), or None when it is not exactly that."""
-    if entry is None or entry[1]:
-        return None
-    payload = entry[0]
-    if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone"}:
-        return None
-    diags, groups, alone = diagnostics_from_json(payload["diagnostics"]), payload["groups"], payload["alone"]
-    if diags is None or not _string_lists(groups) or not isinstance(alone, dict):
-        return None
-    lone = {name: diagnostics_from_json(items) for name, items in alone.items()}
-    if any(v is None for v in lone.values()):
-        return None
-    return _Models(root, diags, groups, {k: v for k, v in lone.items() if v is not None})
-
-
-def _models(root: Path, folder: Path | None, key: str) -> _Models:
-    """From the cache when it holds this key (the models' and catalogs' bytes are in it), else loaded."""
-    cached = _cached_models(root, render_cache.load(folder, key))
-    if cached is not None:
-        return cached
+def _models(root: Path) -> _Models:
+    """models/ loaded once for the run, with each model's check on its own."""
     from generator.load.sources import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
     hosts = {h for m in models.models.values() if m.multinode for h in m.multinode.hosts}
     groups = {h: list(models.peer_names(h)) for h in sorted(hosts)}
-    alone = check_models_alone(root, models)
-    render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
-                                     "groups": groups,
-                                     "alone": {k: [diagnostic_json(d) for d in v] for k, v in alone.items()}})
-    return _Models(root, models.diagnostics, groups, alone, models)
+    return _Models(models, groups, check_models_alone(root, models))
 
 
 # ----- putting it together ------------------------------------------------------------------
 
 def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin: str | None,
-              jobs: int, detail: bool, cache: Path | None) -> tuple[list[HostOutcome], _Models]:
-    """Every host file's outcome (rendered when selected), and the models' diagnostics."""
-    shared = render_cache.shared_key(root, pin)
-    models = _models(root, cache, render_cache.host_key(shared, "models/", b""))
+              jobs: int, detail: bool) -> tuple[list[HostOutcome], _Models]:
+    """Every host file's outcome (rendered when selected), and the models."""
+    models = _models(root)
     index = host_file_index(files)
-    outcomes: list[HostOutcome | None] = []
-    work: list[_Work] = []
-    keys: list[str] = []
-    for sf in files:
-        peers = {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem}
-        render = wanted is None or sf.stem in wanted
-        key = render_cache.host_key(shared, sf.display, sf.data, tuple(
-            (p.display if p else n, p.data if p else None) for n, p in peers.items()))
-        found = outcome_from_json(render_cache.load(cache, key), sf.stem)
-        if found is not None and (found.rendered or not render or found.name is None):
-            outcomes.append(found)
-            continue
-        outcomes.append(None)
-        work.append(_Work(sf, peers, render))
-        keys.append(key)
-    if work:
-        computed = _compute(work, jobs, (root, models.get(), pin, detail))
-        done = iter(computed)
-        outcomes = [o if o is not None else next(done) for o in outcomes]
-        for key, outcome in zip(keys, computed, strict=True):
-            render_cache.store(cache, key, *outcome_json(outcome))
-    return [o for o in outcomes if o is not None], models
+    work = [_Work(sf, {n: index.get(n) for n in models.groups.get(sf.stem, []) if n != sf.stem},
+                  wanted is None or sf.stem in wanted) for sf in files]
+    outcomes = _compute(work, jobs, (root, models.loaded, pin, detail)) if work else []
+    return outcomes, models
 
 
 def _reaches(files: list[SourceFile], outcomes: list[HostOutcome]) -> list[Reach]:
@@ -253,31 +195,28 @@ def _reaches(files: list[SourceFile], outcomes: list[HostOutcome]) -> list[Reach
 
 
 def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, jobs: int | None = None,
-              use_cache: bool = True, detail: bool = False) -> RenderResult:
+              detail: bool = False) -> RenderResult:
     """Validate every source, render the selected hosts, and plan the writes.
 
     ``host_names`` are host file stems (``hosts/<name>.yaml``); None means every host, and
     then managed files of hosts that no longer exist are planned for removal too. ``pin``
     checks every host against that SGLang catalog instead of its own (the plan then means
-    nothing and is left empty). ``detail`` keeps each host's full render (``renders``);
-    it is never cached. ``jobs=None`` uses every core.
+    nothing and is left empty). ``detail`` keeps each host's full render (``renders``).
+    ``jobs=None`` uses every core.
     """
     jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS))  # a 256-core default too
     result = RenderResult()
-    cache_folder = render_cache.open_cache() if use_cache and not detail else render_cache.CacheFolder(None)
-    if cache_folder.warning:
-        result.notices.append(cache_folder.warning)
     files = source_files(root, "hosts")
     wanted = _select(host_file_index(files), host_names)
-    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path)
+    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail)
     diagnostics = list(models.diagnostics)
     if detail:
-        result.models = dict(models.get().models)
+        result.models = dict(models.loaded.models)
     for outcome in outcomes:
         diagnostics.extend(outcome.load)
     if not (root / "hosts").is_dir():
         diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
-    # One machine, two inventories: a property of all host files together (never cached).
+    # One machine, two inventories: a property of all host files together.
     diagnostics.extend(reach_errors(_reaches(files, outcomes)))
     if host_names is None:  # every host is in: a model none of them names is checked alone
         used = {m for o in outcomes for m in o.models}
@@ -328,11 +267,10 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
 
 
 def run(root: Path, host_names: list[str] | None, pin: str | None = None) -> RenderResult:
-    """:func:`run_fleet` in this process, uncached, keeping every host's full render."""
-    return run_fleet(root, host_names, pin, jobs=1, use_cache=False, detail=True)
+    """:func:`run_fleet` in this process, keeping every host's full render."""
+    return run_fleet(root, host_names, pin, jobs=1, detail=True)
 
 
-def render_fleet(root: Path, host_names: list[str] | None, jobs: int | None = None,
-                 use_cache: bool = True) -> RenderResult:
-    """:func:`run_fleet` as render, diff and check use it: in a pool, cached, trees only."""
-    return run_fleet(root, host_names, jobs=jobs, use_cache=use_cache)
+def render_fleet(root: Path, host_names: list[str] | None, jobs: int | None = None) -> RenderResult:
+    """:func:`run_fleet` as render, diff and check use it: in a pool, trees only."""
+    return run_fleet(root, host_names, jobs=jobs)
