@@ -156,3 +156,31 @@ def test_same_address_check_sees_every_host_and_a_file_that_failed_its_schema(tm
     # Each of the three files collides with both others: two findings per file.
     assert r011 == ["hosts/gpu-0000.yaml"] * 2 + ["hosts/gpu-0001.yaml"] * 2 + ["hosts/gpu-0002.yaml"] * 2
     _same(render_fleet(repo, None), slow)
+
+
+def test_collector_threshold_raised_for_the_host_loop_only(fleet_repo: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host loop runs with the larger young-generation threshold (workers inherit it at
+    fork); the caller's own setting is back afterwards, also when a host raised."""
+    import gc
+
+    seen: list[int] = []
+    real = pipeline._process_chunk
+
+    def spy(work: list) -> list:
+        seen.append(gc.get_threshold()[0])
+        return real(work)
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(pipeline, "_process_chunk", spy)
+    run(fleet_repo, None)
+    assert seen and all(t >= pipeline.GC_YOUNG_THRESHOLD for t in seen)
+    assert gc.get_threshold() == before
+
+    def boom(work: list) -> list:
+        raise RuntimeError("host failed")
+
+    monkeypatch.setattr(pipeline, "_process_chunk", boom)
+    with pytest.raises(RuntimeError):
+        run(fleet_repo, None)
+    assert gc.get_threshold() == before
