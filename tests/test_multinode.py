@@ -227,16 +227,13 @@ print("PARSED " + json.dumps(out))
 @pytest.mark.parametrize("pin", ["0.5.9", "0.5.23"])
 def test_real_sglang_parses_each_node_as_meant(pin: str, repo_copy: Path) -> None:
     import json
-    import subprocess
-
-    from sglang_env import sglang_python
+    import sglang_worker
 
     for rel in (A, B):
         _apply(repo_copy, {rel: _replace('pin: "0.5.9"', f'pin: "{pin}"')})
     renders = _renders(repo_copy)
     argvs = [list(_argv(renders[n])[3:]) for n in ("gpu-a", "gpu-b")]  # after python -m sglang.launch_server
-    proc = subprocess.run([sglang_python(pin), "-c", PARSE], input=json.dumps(argvs), capture_output=True,
-                          text=True, timeout=600, check=False)
+    proc = sglang_worker.run(pin, PARSE, json.dumps(argvs), "test_multinode.PARSE")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("PARSED ")]
     assert json.loads(line.removeprefix("PARSED ")) == [[2, 0, "192.0.2.10:50000", 16],
