@@ -110,8 +110,6 @@ class OutputTree:
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
-        # Folders found missing (only without ``create``): looked up once, not once per file.
-        self._missing: set[tuple[str, ...]] = set()
         self._parent_fd: int | None = None
 
     def __enter__(self) -> OutputTree:
@@ -174,8 +172,6 @@ class OutputTree:
         """The fd of folder ``output/<parts>`` (None when it does not exist and not creating)."""
         if parts in self._fds:
             return self._fds[parts]
-        if parts in self._missing:
-            return None
         if not parts:
             fd = self._open_root()
         else:  # one component at a time, each opened without following a link
@@ -183,16 +179,12 @@ class OutputTree:
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:
             self._fds[parts] = fd
-        elif not self._create:
-            self._missing.add(parts)
         return fd
 
     def forget_below(self, top: str) -> None:
-        """Close ``output/<top>``'s folder fds (and forget its missing ones): few fds stay open."""
+        """Close ``output/<top>``'s folder fds: few fds stay open."""
         for parts in [p for p in self._fds if p and p[0] == top]:
             os.close(self._fds.pop(parts))
-        if self._missing:
-            self._missing = {p for p in self._missing if p[:1] != (top,)}
 
     def forget(self, parts: tuple[str, ...]) -> None:
         """Drop the cached fd of a folder that was removed."""
