@@ -83,7 +83,7 @@ def test_sglangs_own_parser_and_validation_judge_each_service(tmp_path: Path, ve
     rep, elapsed = _run(dataclasses.replace(plan, services=tuple(services)))
 
     ok = [r for r in rep.results if r.service in ("chat", "-")]
-    assert not any(not r.ok for r in ok), "\n".join(r.render() for r in ok)
+    assert not any(r.failed for r in ok), "\n".join(r.render() for r in ok)
     assert set(_lines(rep, "chat")) == {"sglang-version", "checkpoint-model", "checkpoint-draft",
                                         "eagle3-draft-names", "sglang-parse", "sglang-server-args"}
     assert any("--device cpu" in n for n in rep.notes)
