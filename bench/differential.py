@@ -18,8 +18,7 @@ edits of the manifests: free-form flag values of several types for the same flag
 (``64``, ``64.0``, ``"64"``, ``true``), service overrides of a model's flags,
 environment values, pins per host, flags given twice, non-ASCII, control and ``%``/``$``
 characters. Both gens run on the same folder, each with its own templates/ and catalogs/, with
-GEN_RENDER_CACHE=off (``--cache``: a render cache per checkout and case, so later
-commands are answered from what earlier ones kept). The commands (:data:`COMMANDS`):
+GEN_RENDER_CACHE=off (for an oracle from before the render cache was removed). The commands (:data:`COMMANDS`):
 render, diff and check with --jobs 1 and 2, text, json and sarif, upgrade checks against
 a committed and a history-only pin, show, import, schema and ansible. Every exit code,
 stdout, stderr, output/ tree and ansible/ tree must be equal. A difference is printed
@@ -209,8 +208,7 @@ COMMANDS: tuple[tuple[list[str], str | None], ...] = (
 )
 
 
-def run_all(gen: list[str], checkout: Path, repo: Path, pristine: dict[str, bytes],
-            cache: bool = False) -> list[tuple[str, object]]:
+def run_all(gen: list[str], checkout: Path, repo: Path, pristine: dict[str, bytes]) -> list[tuple[str, object]]:
     """Every command of :data:`COMMANDS` with ``gen`` (run in ``checkout``) on ``repo``.
 
     ``checkout``'s templates/ and catalogs/ are put into the repository first; ``pristine`` (the case's
@@ -221,8 +219,7 @@ def run_all(gen: list[str], checkout: Path, repo: Path, pristine: dict[str, byte
         shutil.rmtree(repo / own, ignore_errors=True)
         shutil.copytree(checkout / own, repo / own)
     shutil.rmtree(repo / "ansible", ignore_errors=True)
-    where = str(repo.parent / f"{repo.name}.cache-{checkout.name}") if cache else "off"
-    env = {**os.environ, "GEN_RENDER_CACHE": where, "NO_COLOR": "1", "COLUMNS": "200"}
+    env = {**os.environ, "GEN_RENDER_CACHE": "off", "NO_COLOR": "1", "COLUMNS": "200"}
     seen: list[tuple[str, object]] = []
     for cmd, leaves in COMMANDS:
         if cmd[0] == "render":  # each render starts from the committed tree
@@ -244,14 +241,14 @@ def run_all(gen: list[str], checkout: Path, repo: Path, pristine: dict[str, byte
 def compare(old: list[tuple[str, object]], new: list[tuple[str, object]]) -> list[str]:
     """The labels whose values differ, with a short excerpt."""
     out = []
-    for (label, a), (_, b) in zip(old, new):
+    for (label, a), (_, b) in zip(old, new, strict=True):
         if a != b:
             if isinstance(a, dict) and isinstance(b, dict):
                 keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
                 out.append(f"{label}: files differ: {keys[:5]}")
             elif isinstance(a, bytes) and isinstance(b, bytes):
                 lines_a, lines_b = a.splitlines(), b.splitlines()
-                at = next((i for i, (x, y) in enumerate(zip(lines_a, lines_b)) if x != y),
+                at = next((i for i, (x, y) in enumerate(zip(lines_a, lines_b, strict=False)) if x != y),
                           min(len(lines_a), len(lines_b)))
                 out.append(f"{label}: first difference at line {at + 1}:\n"
                            f"    old {b''.join(lines_a[at:at + 1])[:400]!r}\n    new {b''.join(lines_b[at:at + 1])[:400]!r}")
@@ -280,7 +277,6 @@ def main() -> int:
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hosts", type=int, default=10)
-    ap.add_argument("--cache", action="store_true", help="render cache on (a folder per checkout and case)")
     ap.add_argument("--work", type=Path, default=None, help="where cases are written (default: a temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the oracle's worktree")
     opts = ap.parse_args()
@@ -297,8 +293,8 @@ def main() -> int:
             repo.mkdir(parents=True)
             what = make_case(i, opts.seed, opts.hosts, repo)
             pristine = _tree(repo / "output")
-            old = run_all(gen, oracle, repo, pristine, opts.cache)
-            new = run_all(gen, ROOT, repo, pristine, opts.cache)
+            old = run_all(gen, oracle, repo, pristine)
+            new = run_all(gen, ROOT, repo, pristine)
             diffs = compare(old, new)
             rcs = "/".join(str(v) for k, v in old if k.endswith(" rc"))
             stats[rcs] = stats.get(rcs, 0) + 1
@@ -311,8 +307,6 @@ def main() -> int:
                 differing += 1
             else:
                 shutil.rmtree(repo)
-                for folder in work.glob(f"{repo.name}.cache-*"):
-                    shutil.rmtree(folder)
     finally:
         if opts.against and not opts.keep:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(oracle)], check=False)

@@ -11,17 +11,15 @@ Every command runs in a fresh process; the table shows, per size:
 
   floor          load the same YAML files with ruamel.yaml (YAML(typ="safe"), the
                  loader generator/load/manifests.py uses), nothing else: the lower bound
-  render first   `gen render --all` into an empty output/, empty render cache (before each
-                 run the last one's tree and cache are moved aside and synced, untimed)
-  render again   `gen render --all` with nothing changed (must rewrite nothing;
-                 answered from the render cache, generator/pipeline/cache.py)
-  check          `gen check` (output/ current, warm cache)
-  check, no cache  `gen check` with GEN_RENDER_CACHE=off: the full work, as on a fresh CI box
+  render first   `gen render --all` into an empty output/ (before each run the last one's
+                 tree is moved aside and synced, untimed)
+  render again   `gen render --all` with nothing changed (must rewrite nothing)
+  check          `gen check` (output/ current): what CI and the pre-commit hook run
 
-The render cache lives in the temporary folder too (GEN_RENDER_CACHE), never in ~/.cache. gen
-runs from a snapshot of generator/ taken at the start, byte-compiled as an installed gen is
-(see :func:`snapshot_gen`): the cache key includes gen's own source, and other people editing
-this checkout mid-run would otherwise look like misses.
+gen runs from a snapshot of generator/ taken at the start, byte-compiled as an installed
+gen is (see :func:`snapshot_gen`), so other people editing this checkout mid-run do not
+change what is measured. Every command runs with GEN_RENDER_CACHE=off, so a --gen-src from
+before the render cache was removed (e1eb843 and older) does the same full work.
 
 with wall time (median of --runs), peak RSS of the child (ru_maxrss from wait4),
 time per service, and the ratio to the floor; then CPU seconds (user + system of the
@@ -191,9 +189,9 @@ def measure(cmd: list[str], runs: int, env: dict[str, str] | None = None, cwd: P
 
 
 def measure_first(cmd: list[str], runs: int, repo: Path, env: dict[str, str], cwd: Path) -> Sample:
-    """The first render, ``runs`` times: each into an empty output/ and an empty render cache.
+    """The first render, ``runs`` times: each into an empty output/.
 
-    The previous run's tree and cache are moved aside, not deleted (they go with the
+    The previous run's tree is moved aside, not deleted (it goes with the
     temporary folder at the end), and a ``sync`` keeps their writeback out of the next
     run. Deleting them would charge the next run for it: on ext4 without a journal (this
     machine's disk) the inode allocator skips inodes deleted in the last 60-360 s
@@ -205,9 +203,8 @@ def measure_first(cmd: list[str], runs: int, repo: Path, env: dict[str, str], cw
     for run in range(runs):
         aside = repo.parent / f"{repo.name}-aside-{run}"
         aside.mkdir(exist_ok=True)
-        for path in (repo / "output", Path(env["GEN_RENDER_CACHE"])):
-            if path.exists():
-                path.rename(aside / path.name)
+        if (repo / "output").exists():
+            (repo / "output").rename(aside / "output")
         os.sync()
         samples.append(measure(cmd, 1, env, cwd))
     return Sample(statistics.median(s.wall for s in samples), statistics.median(s.cpu for s in samples),
@@ -243,25 +240,23 @@ def bench_size(hosts: int, runs: int, jobs: int | None, gen_src: Path) -> list[t
         services = make_fleet(repo, hosts)
         gen = [py, "-m", "generator"]
         # python -m generator run in gen_src: the snapshot comes first on sys.path.
-        cache = {"GEN_RENDER_CACHE": str(repo / "cache")}
-        nocache = {"GEN_RENDER_CACHE": "off"}
+        nocache = {"GEN_RENDER_CACHE": "off"}  # for a --gen-src that still has the render cache
         rows = [("floor (yaml load)", measure([py, "-c", FLOOR_SCRIPT, str(repo)], runs), services)]
         first = measure_first(gen + ["render", "--all", "--root", str(repo)] + jobs_opt, runs, repo,
-                              cache, gen_src)
+                              nocache, gen_src)
         if first.status != 0:
             raise SystemExit(f"render of {hosts} hosts failed ({first.status}):\n{first.stderr}")
         rows.append(("render, first", first, services))
         before = mtimes(repo / "output")
-        again = measure(gen + ["render", "--all", "--root", str(repo)] + jobs_opt, runs, cache, gen_src)
+        again = measure(gen + ["render", "--all", "--root", str(repo)] + jobs_opt, runs, nocache, gen_src)
         rewritten = sum(1 for k, v in mtimes(repo / "output").items() if before.get(k) != v)
         if rewritten or again.status != 0:
             raise SystemExit(f"no-change render rewrote {rewritten} file(s), status {again.status}")
         rows.append(("render, no change", again, services))
-        for label, env in (("check", cache), ("check, no cache", nocache)):
-            check = measure(gen + ["check", "--root", str(repo)] + jobs_opt, runs, env, gen_src)
-            if check.status != 0:
-                raise SystemExit(f"{label} of {hosts} hosts failed ({check.status}):\n{check.stderr}")
-            rows.append((label, check, services))
+        check = measure(gen + ["check", "--root", str(repo)] + jobs_opt, runs, nocache, gen_src)
+        if check.status != 0:
+            raise SystemExit(f"check of {hosts} hosts failed ({check.status}):\n{check.stderr}")
+        rows.append(("check", check, services))
         files = len(before)
     print(f"{hosts:>5} hosts, {services:>5} services, {files:>6} files rendered; "
           f"no-change render rewrote 0 files", file=sys.stderr)
@@ -271,7 +266,7 @@ def bench_size(hosts: int, runs: int, jobs: int | None, gen_src: Path) -> list[t
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000", help="comma-separated host counts")
-    parser.add_argument("--runs", type=int, default=1, help="runs per command (median); each first render starts from an empty output/ and cache")
+    parser.add_argument("--runs", type=int, default=1, help="runs per command (median); each first render starts from an empty output/")
     parser.add_argument("--jobs", type=int, default=None, help="pass --jobs N to gen (default: gen's own)")
     parser.add_argument("--gen-src", type=Path, default=None,
                         help="run gen from a snapshot of this folder (holding generator/ and catalogs/) "

@@ -28,10 +28,10 @@ parser), not by comparing strings.
 from __future__ import annotations
 
 import functools
-
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 # Characters that never need quoting in an ExecStart= word. Everything else (spaces, quotes,
 # backslash, '#', ';', glob or shell characters, non-ASCII) is written inside double quotes.
@@ -95,6 +95,35 @@ def _refuse_control(s: str, what: str, allow_tab: bool) -> None:
                          f"systemd refuses: {s!r}")
 
 
+_R = TypeVar("_R")
+MEMO_SIZE = 4096  # distinct values per writer kept; a fleet repeats a few hundred
+
+
+def plain_memo(fn: Callable[..., _R]) -> Callable[..., _R]:
+    """Speed only (ARCHITECTURE.md): keep ``fn``'s results for calls whose arguments are all exact ``str``.
+
+    For the pure writers of this module and :mod:`generator.systemd_settings`: the same
+    words, paths and variables recur on every service of a fleet, and each was checked and
+    escaped again. Only plain strings are kept, by value: a str subclass (an
+    :class:`ExecVariable` equals its text but is written differently), a non-string (its
+    TypeError) or a keyword argument runs ``fn`` itself. A call that raises is not kept, so
+    a refused value raises the same error every time.
+    """
+    cached = functools.lru_cache(maxsize=MEMO_SIZE)(fn)
+
+    @functools.wraps(fn)
+    def writer(*args: Any, **kwargs: Any) -> _R:
+        if kwargs:
+            return fn(*args, **kwargs)
+        for a in args:
+            if type(a) is not str:
+                return fn(*args)
+        return cached(*args)
+
+    writer.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return writer
+
+
 # ``${NAME}`` (optionally followed by plain path characters): a word systemd must expand
 # at exec time, e.g. ``${CREDENTIALS_DIRECTORY}/x.yaml``, which only the service's own
 # environment knows.
@@ -114,6 +143,7 @@ class ExecVariable(str):
         return super().__new__(cls, value)
 
 
+@plain_memo
 def exec_word(s: str) -> str:
     """Quote one argv word for ExecStart= so that systemd splits it back to exactly ``s``.
 
@@ -213,6 +243,7 @@ def check_env_name(name: str) -> str:
     return name
 
 
+@plain_memo
 def environment_assignment(name: str, value: str) -> str:
     """Return one quoted ``"NAME=value"`` word for an Environment= line.
 
@@ -239,6 +270,7 @@ def environment_line(name: str, value: str) -> str:
     return f"Environment={environment_assignment(name, value)}"
 
 
+@plain_memo
 def env_file_line(name: str, value: str) -> str:
     """Return one ``NAME="value"`` line (no newline) for a file read by EnvironmentFile=.
 
@@ -257,6 +289,7 @@ def env_file_line(name: str, value: str) -> str:
     return f'{name}="{inner}"'
 
 
+@plain_memo
 def path_value(path: str) -> str:
     """Write one absolute path for ReadOnlyPaths=/ReadWritePaths= (and similar) settings.
 

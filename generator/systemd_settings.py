@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable
 
 from generator.systemd import (_UNIT_STEM, _refuse_control, env_file_line, environment_assignment, exec_lines,
-                               exec_word, path_value)
+                               exec_word, path_value, plain_memo)
 
 
+@plain_memo
 def bind_path_value(path: str) -> str:
     r"""Write one path for BindPaths=/BindReadOnlyPaths= as ``SRC`` (bound onto itself).
 
@@ -31,6 +32,7 @@ def bind_path_value(path: str) -> str:
     return written.replace(":", "\\:")
 
 
+@plain_memo
 def single_path_value(path: str) -> str:
     """Write the one absolute path of EnvironmentFile= (and similar whole-value settings).
 
@@ -45,6 +47,7 @@ def single_path_value(path: str) -> str:
     return path.replace("%", "%%")
 
 
+@plain_memo
 def unit_string_value(text: str) -> str:
     """Write free text for Description= (a specifier-expanded string, not unquoted).
 
@@ -60,6 +63,7 @@ def unit_string_value(text: str) -> str:
     return text.replace("%", "%%")
 
 
+@plain_memo
 def comment_value(text: str) -> str:
     """Text for a ``# ...`` comment line: a control character (a newline) would end it."""
     if not isinstance(text, str):
@@ -73,6 +77,7 @@ def comment_value(text: str) -> str:
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 
 
+@plain_memo
 def user_value(name: str) -> str:
     """Write User=/Group=: a portable user name (``[a-z_][a-z0-9_-]{0,31}``), else ValueError.
 
@@ -84,6 +89,7 @@ def user_value(name: str) -> str:
     return name
 
 
+@plain_memo
 def relative_dir_value(name: str) -> str:
     """Write one CacheDirectory=/StateDirectory= entry: a single name of ``[A-Za-z0-9_.-]``.
 
@@ -98,6 +104,7 @@ def relative_dir_value(name: str) -> str:
 _SPECIFIER_DIRS = frozenset({"%S", "%C", "%t", "%L", "%E"})
 
 
+@plain_memo
 def environment_under(name: str, specifier: str, tail: str) -> str:
     """One Environment= word ``"NAME=%S/tail"``: a directory specifier, then escaped ``tail``.
 
@@ -114,6 +121,7 @@ def environment_under(name: str, specifier: str, tail: str) -> str:
 CPU_MAX = 8191  # systemd's cpu_set_t parser refuses CPUs beyond 8191 (CPU_SIZE_MAX)
 
 
+@plain_memo
 def cpu_list_value(spec: str | int) -> str:
     """Write a CPU or NUMA node list for CPUAffinity=/NUMAMask=: ``0-7,16-23`` or ``3``.
 
@@ -154,6 +162,7 @@ def minutes_value(minutes: int) -> str:
 _CREDENTIAL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,255}")
 
 
+@plain_memo
 def credential_value(name: str, path: str) -> str:
     """Write ``NAME:PATH`` for LoadCredential=.
 

@@ -1,9 +1,9 @@
-"""Shared fixtures: the example repository, throwaway copies of it, a private render cache.
+"""Shared fixtures: the example repository and throwaway copies of it.
 
-Runs stay hermetic: the render cache (``GEN_RENDER_CACHE``) points at a folder of this
-session, so no run writes into ``~/.cache/gen``. ``GEN_CACHE`` is left alone on purpose:
-the heavy, input-keyed build products under it (SGLang venvs from scripts/sglang-venv and
-tests/sglang_env.py, the test host's root from scripts/test-host) must still be found.
+Runs stay hermetic: gen itself writes nothing outside the repository it is given
+(tests/test_hermetic.py). ``GEN_CACHE`` is left alone on purpose: the heavy, input-keyed
+build products under it (SGLang venvs from scripts/sglang-venv and tests/sglang_env.py,
+the test host's root from scripts/test-host) must still be found.
 
 Hypothesis runs under the ``ci`` profile (a budget of examples per test, see
 tests/hypothesis_budget.py) unless ``HYPOTHESIS_PROFILE=nightly`` asks for ten times more.
@@ -11,11 +11,9 @@ tests/hypothesis_budget.py) unless ``HYPOTHESIS_PROFILE=nightly`` asks for ten t
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,13 +26,6 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output")
-
-# Set when pytest loads this file, before any test module is imported or any fixture runs,
-# so every render of the session (and of the processes tests start) uses it.
-_RENDER_CACHE = tempfile.mkdtemp(prefix="gen-render-cache-")
-os.environ["GEN_RENDER_CACHE"] = _RENDER_CACHE
-# Removed when pytest exits, also after a run that selected no test.
-atexit.register(shutil.rmtree, _RENDER_CACHE, ignore_errors=True)
 
 # No deadline: timings on a shared 2-core machine vary too much to fail a test on.
 settings.register_profile("ci", deadline=None, print_blob=True, max_examples=100,

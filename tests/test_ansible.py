@@ -34,11 +34,6 @@ def _gen(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
-
-
 @pytest.fixture
 def repo(repo_copy: Path) -> Path:
     """The example repo with output/ rendered from its current sources."""

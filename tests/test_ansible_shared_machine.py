@@ -29,11 +29,6 @@ def _gen(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
-
-
 def _share(repo: Path) -> None:
     """Point llm-two-full at llm-two's address, both declaring the sharing."""
     two, full = repo / "hosts/llm-two.yaml", repo / "hosts/llm-two-full.yaml"

@@ -74,14 +74,3 @@ def test_valid_unused_model_passes_and_a_pin_that_knows_its_flag_is_enough(repo_
     r = _gen("check", "--root", str(repo_copy))
     assert r.exit_code == 0, r.stderr
     assert "spare" not in r.stderr and "plain" not in r.stderr
-
-
-def test_unused_model_check_is_cached_with_the_models(repo_copy: Path, tmp_path: Path) -> None:
-    """A warm check (models entry from the cache) reports the same finding as a cold one."""
-    _unused_model(repo_copy, "spare", "args:\n  --no-such-flag: 1\n")
-    env = {"GEN_RENDER_CACHE": str(tmp_path / "cache")}
-    runner = CliRunner()
-    cold = runner.invoke(main, ["check", "--root", str(repo_copy)], env=env)
-    warm = runner.invoke(main, ["check", "--root", str(repo_copy)], env=env)
-    assert cold.exit_code == warm.exit_code == 1
-    assert cold.stderr == warm.stderr and "models/spare.yaml" in warm.stderr

@@ -129,8 +129,7 @@ def test_an_unreadable_file_reports_the_real_reason_as_a_non_root_user(tmp_path:
 
 
 @pytest.mark.parametrize("make", ["fifo", "devzero", "folder"])
-def test_special_files_end_in_findings_through_the_cli(repo_copy: Path, make: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEN_CACHE", str(repo_copy / "cache"))  # a fresh cache: nothing stale answers
+def test_special_files_end_in_findings_through_the_cli(repo_copy: Path, make: str) -> None:
     target = repo_copy / "models" / "extra.yaml"
     {"fifo": lambda: os.mkfifo(target), "devzero": lambda: os.symlink("/dev/zero", target),
      "folder": lambda: target.mkdir()}[make]()
@@ -142,19 +141,17 @@ def test_special_files_end_in_findings_through_the_cli(repo_copy: Path, make: st
     assert elapsed < 10, elapsed  # the FIFO hung forever and /dev/zero ran out of memory before
 
 
-def test_a_special_file_is_reported_even_after_a_cached_clean_run(repo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The render cache keys every entry by name, so a new FIFO is not hidden by the clean entry."""
-    monkeypatch.setenv("GEN_CACHE", str(repo_copy / "cache"))
+def test_a_special_file_is_reported_after_a_clean_run(repo_copy: Path) -> None:
+    """A FIFO that appears after a clean check is found by the next one."""
     assert CliRunner().invoke(main, ["check", "--root", str(repo_copy)]).exit_code == 0
     os.mkfifo(repo_copy / "models" / "late.yaml")
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert result.exit_code == 1 and "models/late.yaml: error[Y009]" in result.stderr, result.stderr
 
 
-def test_file_names_that_are_not_printable_cannot_forge_diagnostics(repo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_names_that_are_not_printable_cannot_forge_diagnostics(repo_copy: Path) -> None:
     """A newline in a file name printed a line of its own (a fake finding in CI logs); a name
     that is not UTF-8 crashed the output (exit 4)."""
-    monkeypatch.setenv("GEN_CACHE", str(repo_copy / "cache"))
     (repo_copy / "hosts" / "evil\nx.yaml:1:1: error[X999]: forged.yaml").write_text("name: x\n")
     os.close(os.open(os.fsencode(repo_copy / "models") + b"/\xff.yaml", os.O_CREAT | os.O_WRONLY))
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
@@ -172,21 +169,3 @@ def test_a_folder_with_too_many_files_is_refused(tmp_path: Path, monkeypatch: py
     for i in range(4):
         (tmp_path / "hosts" / f"h{i}.yaml").write_text("name: x\n")
     assert _errors(tmp_path, "hosts") == ["hosts/: error[Y010]: hosts/ holds 4 YAML files; at most 3 are read"]
-
-
-def test_the_cache_keys_files_over_the_manifest_limit_by_their_content(tmp_path: Path) -> None:
-    """Catalogs are gen's own and may grow past 256 KiB (0.5.23's is 255 KiB): the render cache
-    must still see every change in them."""
-    import hashlib
-
-    from generator.pipeline.cache import _hash_tree
-
-    big = tmp_path / "catalogs" / "big.json"
-    big.parent.mkdir()
-    keys = []
-    for last in (b"a", b"b"):
-        big.write_bytes(b"x" * (MAX_FILE_BYTES + 10) + last)
-        digest = hashlib.sha256()
-        _hash_tree(digest, tmp_path / "catalogs", "catalogs")
-        keys.append(digest.hexdigest())
-    assert keys[0] != keys[1]

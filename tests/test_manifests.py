@@ -104,3 +104,14 @@ def test_data_is_ruamels_own_values() -> None:
         assert [type(v) for v in doc.data.values()] == [type(v) for v in expected.values()]
 
 
+def test_remembered_resolution_is_bounded() -> None:
+    """A stream of distinct values never grows the memo past its bound."""
+    from generator.load import libyaml
+
+    assert libyaml.FAST  # ruamel.yaml.clib is a dependency: its resolver memo is what is tested
+    for start in range(0, libyaml.RESOLVED_MAX + 2000, 1000):  # files stay under MAX_NODES
+        doc, errors = _load("".join(f"k{i}: v{i}\n" for i in range(start, start + 1000)))
+        assert errors == [] and doc.data[f"k{start + 999}"] == f"v{start + 999}"
+        assert 0 < len(libyaml.RESOLVED) <= libyaml.RESOLVED_MAX
+
+

@@ -43,7 +43,7 @@ def test_each_member_is_loaded_once(group: Path, monkeypatch: pytest.MonkeyPatch
         return real(sf, *args, **kwargs)
 
     monkeypatch.setattr(sources_module, "load_document", counted)
-    result = run_fleet(group, None, jobs=1, use_cache=False)
+    result = run_fleet(group, None, jobs=1)
     assert result.ok, result.diagnostics
     hosts = [d for d in loaded if d.startswith("hosts/")]
     assert sorted(hosts) == sorted(f"hosts/node-{i:04d}.yaml" for i in range(N))  # n, not n**2
@@ -59,7 +59,7 @@ def test_each_node_is_placed_a_bounded_number_of_times(group: Path, monkeypatch:
 
     monkeypatch.setattr(cluster_module, "place_host", counted)  # placing a peer to compare with it
     monkeypatch.setattr(host_module, "place_host", counted)     # placing a member for its own render
-    assert run_fleet(group, None, jobs=1, use_cache=False).ok
+    assert run_fleet(group, None, jobs=1).ok
     assert {name: placed.count(name) for name in set(placed)} == {f"node-{i:04d}": 2 for i in range(N)}
 
 
@@ -78,7 +78,7 @@ def _spoil(root: Path) -> None:
 def test_findings_are_each_members_own(group: Path) -> None:
     """The oracle: each member processed alone, loading its peers itself (the per-host way)."""
     _spoil(group)
-    fleet = run_fleet(group, None, jobs=1, use_cache=False)
+    fleet = run_fleet(group, None, jobs=1)
     models = load_models(group)
     files = source_files(group, "hosts")
     index = host_file_index(files)
@@ -101,8 +101,8 @@ def test_a_group_among_other_hosts_in_a_pool(group: Path, jobs: int) -> None:
         (group / "hosts" / f"{name}.yaml").write_text((example / "hosts" / f"{name}.yaml").read_text())
     for name in ("qwen3.5-122b-a10b", "kimi-k2.5-eagle3"):
         (group / "models" / f"{name}.yaml").write_text((example / "models" / f"{name}.yaml").read_text())
-    serial = run_fleet(group, None, jobs=1, use_cache=False)
-    pooled = run_fleet(group, None, jobs=jobs, use_cache=False)
+    serial = run_fleet(group, None, jobs=1)
+    pooled = run_fleet(group, None, jobs=jobs)
     assert serial.ok and pooled.diagnostics == serial.diagnostics
     assert [t.host for t in pooled.trees] == [t.host for t in serial.trees] and pooled.trees == serial.trees
     assert len(serial.trees) == N + 2

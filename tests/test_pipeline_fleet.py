@@ -1,8 +1,7 @@
-"""The fleet path (pipeline.render_fleet): same answers as pipeline.run, any jobs, cache or not.
+"""The fleet path (pipeline.render_fleet): same answers as pipeline.run, for any jobs.
 
-render_fleet loads and renders each host file on its own, in a process pool, and caches
-each host's result by the hash of everything it depends on. None of that may show:
-diagnostics (and their order), trees and the plan must equal run()'s, byte for byte.
+render_fleet loads and renders each host file on its own, in a process pool. None of that
+may show: diagnostics (and their order), trees and the plan must equal run()'s, byte for byte.
 """
 
 from __future__ import annotations
@@ -22,12 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from fleet import make_fleet
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("GEN_RENDER_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
 
 
 def _same(fast: pipeline.RenderResult, slow: pipeline.RenderResult) -> None:
@@ -53,13 +46,10 @@ def fleet_run(fleet_repo: Path) -> pipeline.RenderResult:
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])
-def test_fleet_equals_run_for_any_jobs_cold_and_warm(fleet_repo: Path, fleet_run: pipeline.RenderResult,
-                                                     jobs: int) -> None:
+def test_fleet_equals_run_for_any_jobs(fleet_repo: Path, fleet_run: pipeline.RenderResult, jobs: int) -> None:
     slow = fleet_run
     assert slow.ok and len(slow.trees) == 12
-    _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # cold cache
-    _same(render_fleet(fleet_repo, None, jobs=jobs), slow)  # warm cache
-    _same(render_fleet(fleet_repo, None, jobs=jobs, use_cache=False), slow)
+    _same(render_fleet(fleet_repo, None, jobs=jobs), slow)
 
 
 def test_a_models_finding_is_reported_once_however_many_services_use_it(
@@ -97,7 +87,7 @@ def test_bad_inputs_give_the_same_diagnostics(case: str, repo_copy: Path) -> Non
         _same(render_fleet(repo_copy, None, jobs=jobs), slow)
 
 
-def test_every_input_is_part_of_the_cache_key(repo_copy: Path) -> None:
+def test_every_input_reaches_the_fleet_render(repo_copy: Path) -> None:
     _same(render_fleet(repo_copy, None), run(repo_copy, None))
     edits = [
         ("models/qwen3.5-122b-a10b.yaml", "mem_fraction_static: 0.85", "mem_fraction_static: 0.8"),
@@ -141,8 +131,8 @@ def test_detail_runs_in_the_pool_equal_serial(fleet_repo: Path, fleet_run: pipel
     assert [h.name for h in pooled.hosts] == [h.name for h in serial.hosts] and len(pooled.hosts) == 12
 
 
-def test_a_peer_file_renamed_to_yml_misses_the_cache(repo_copy: Path) -> None:
-    """The peer's displayed path is in gpu-b's unit header: same bytes under another name must miss."""
+def test_a_peer_file_renamed_to_yml_is_named_in_the_unit(repo_copy: Path) -> None:
+    """The peer's displayed path is in gpu-b's unit header: the same bytes under another name show it."""
     _same(render_fleet(repo_copy, None), run(repo_copy, None))
     (repo_copy / "hosts/gpu-a.yaml").rename(repo_copy / "hosts/gpu-a.yml")
     fast, slow = render_fleet(repo_copy, None), run(repo_copy, None)
@@ -151,9 +141,9 @@ def test_a_peer_file_renamed_to_yml_misses_the_cache(repo_copy: Path) -> None:
     assert "hosts/gpu-a.yml" in unit
 
 
-def test_same_address_check_sees_cached_hosts_and_a_file_that_failed_its_schema(tmp_path: Path) -> None:
-    """R011 takes each loaded host's ssh target from its (cached) outcome, and parses a file
-    that failed to load on its own, so the answer is run()'s, from a cold or a warm cache."""
+def test_same_address_check_sees_every_host_and_a_file_that_failed_its_schema(tmp_path: Path) -> None:
+    """R011 takes each loaded host's ssh target from its outcome, and parses a file that
+    failed to load on its own, so the answer is run()'s."""
     repo = tmp_path / "repo"
     make_fleet(repo, 3)
     first = repo / "hosts" / "gpu-0001.yaml"
@@ -165,8 +155,7 @@ def test_same_address_check_sees_cached_hosts_and_a_file_that_failed_its_schema(
     r011 = sorted(d.pos.path for d in slow.diagnostics if d.code == "R011")
     # Each of the three files collides with both others: two findings per file.
     assert r011 == ["hosts/gpu-0000.yaml"] * 2 + ["hosts/gpu-0001.yaml"] * 2 + ["hosts/gpu-0002.yaml"] * 2
-    for _ in range(2):  # cold cache, then every loaded host answered from it
-        _same(render_fleet(repo, None), slow)
+    _same(render_fleet(repo, None), slow)
 
 
 def test_collector_threshold_raised_for_the_host_loop_only(fleet_repo: Path,
@@ -195,76 +184,3 @@ def test_collector_threshold_raised_for_the_host_loop_only(fleet_repo: Path,
     with pytest.raises(RuntimeError):
         run(fleet_repo, None)
     assert gc.get_threshold() == before
-
-
-def test_the_collector_pauses_for_cache_reads_and_the_plan_only(fleet_repo: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading cached outcomes and planning make no cyclic garbage: the collector is off for
-    them, on (at the raised threshold) while hosts are processed, and as it was afterwards,
-    also when the plan raised; a caller that turned it off keeps it off."""
-    import gc
-
-    seen: dict[str, list[bool]] = {"load": [], "plan": [], "process": []}
-    real_load, real_plan, real_chunk = pipeline.render_cache.load, pipeline.plan_trees, pipeline._process_chunk
-
-    def load(*args: object) -> object:
-        seen["load"].append(gc.isenabled())
-        return real_load(*args)
-
-    def plan(*args: object) -> object:
-        seen["plan"].append(gc.isenabled())
-        return real_plan(*args)
-
-    def chunk(work: list) -> list:
-        seen["process"].append(gc.isenabled())
-        return real_chunk(work)
-
-    monkeypatch.setattr(pipeline.render_cache, "load", load)
-    monkeypatch.setattr(pipeline, "plan_trees", plan)
-    monkeypatch.setattr(pipeline, "_process_chunk", chunk)
-    assert gc.isenabled()
-    cold = render_fleet(fleet_repo, None, jobs=1)
-    warm = render_fleet(fleet_repo, None, jobs=1)
-    _same(warm, cold)
-    # per run: the models' entry (collector on), then one read per host file (off)
-    hosts = len(seen["load"]) // 2 - 1
-    assert hosts > 0 and seen["load"] == ([True] + [False] * hosts) * 2
-    assert seen["plan"] == [False, False]
-    assert seen["process"] and all(seen["process"])
-    assert gc.isenabled()
-
-    def boom(*args: object) -> object:
-        raise OSError("plan failed")
-
-    monkeypatch.setattr(pipeline, "plan_trees", boom)
-    with pytest.raises(OSError):
-        render_fleet(fleet_repo, None, jobs=1)
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with pytest.raises(OSError):
-            render_fleet(fleet_repo, None, jobs=1)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
-def test_objects_of_a_run_go_to_the_oldest_generation_and_a_callers_freeze_is_kept(
-        fleet_repo: Path) -> None:
-    """After the paused work the run's objects are moved to the oldest generation (freeze,
-    then unfreeze), not left frozen; objects a caller froze stay frozen, and are not moved."""
-    import gc
-
-    render_fleet(fleet_repo, None, jobs=1)
-    assert gc.get_freeze_count() == 0
-    gc.collect()
-    young = gc.get_count()[0]
-    render_fleet(fleet_repo, None, jobs=1)  # warm: the paused part answers it all
-    assert gc.get_freeze_count() == 0 and gc.get_count()[0] < young + 2000
-    gc.freeze()
-    frozen = gc.get_freeze_count()
-    try:
-        render_fleet(fleet_repo, None, jobs=1)
-        assert gc.get_freeze_count() == frozen
-    finally:
-        gc.unfreeze()

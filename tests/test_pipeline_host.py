@@ -74,7 +74,7 @@ def test_render_host_with_a_yaml_error_and_a_wrong_name(repo_copy: Path) -> None
 
 def test_detail_runs_and_fleet_runs_give_the_same_result(repo_copy: Path) -> None:
     detail = run_fleet(repo_copy, None, detail=True)
-    fleet = render_fleet(repo_copy, None, use_cache=False)
+    fleet = render_fleet(repo_copy, None)
     assert detail.trees == fleet.trees and detail.changes == fleet.changes
     assert detail.diagnostics == fleet.diagnostics
     assert [r.tree for r in detail.renders] == detail.trees

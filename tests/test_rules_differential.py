@@ -2,8 +2,8 @@
 
 For each committed release pin, a deterministic corpus of speculative-decoding and
 parallelism settings is checked by gen (flags.py's catalog check, then rules.py) and
-rendered to argv; the same argv goes through the real SGLang (one subprocess per pin
-runs the whole corpus: tests/rules_differential_runner.py). Outcomes must agree:
+rendered to argv; the same argv goes through the real SGLang (the whole corpus in one run of
+tests/rules_differential_runner.py per pin, in the session's SGLang process: tests/sglang_worker.py). Outcomes must agree:
 gen refuses a case with an error from the flag check or from a rule SGLang enforces in
 its argument validation (``enforced: args`` in catalogs/rules.yaml) exactly when SGLang
 raises. Rules SGLang enforces later or never (``runtime``/``none``) make gen stricter by
@@ -20,14 +20,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from sglang_env import sglang_python
+import sglang_worker
 
 from generator.sglang.catalog import Catalog, load_catalog
 from generator.errors import Diagnostics, Position, Severity
@@ -223,8 +222,7 @@ def _written_words(case: WordCase) -> tuple[str, ...]:
 
 def _sglang_side(pin: str, cases: list[Case]) -> dict[str, dict[str, Any]]:
     payload = json.dumps([{"id": c.id, "argv": list(c.argv), "env": c.env} for c in cases])
-    proc = subprocess.run([sglang_python(pin), str(RUNNER)], input=payload, capture_output=True,
-                          text=True, timeout=RUN_TIMEOUT, check=False)
+    proc = sglang_worker.run(pin, RUNNER.read_text(encoding="utf-8"), payload, str(RUNNER), RUN_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {r["id"]: r for r in json.loads(proc.stdout)}
 

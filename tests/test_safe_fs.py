@@ -332,45 +332,9 @@ def test_read_returns_every_byte_of_any_size(tmp_path: Path, size: int) -> None:
         assert tree.read_listed((), "f", tree.scan(())) == data
 
 
-def _failed_folder_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every folder open that found nothing (the probe before a mkdir)."""
-    failed: list[str] = []
-    real = os.open
-
-    def spy(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
-        try:
-            return real(path, flags, *args, **kwargs)
-        except FileNotFoundError:
-            if flags & os.O_DIRECTORY:
-                failed.append(str(path))
-            raise
-
-    monkeypatch.setattr(os, "open", spy)
-    return failed
-
-
-def test_a_first_render_makes_new_folders_without_probing_them(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Below a folder gen just made nothing can be found: only output/ itself is looked for
-    (and the host folder, in an output/ that existed); every file still lands."""
-    out = tmp_path / "output"
-    tree = HostTree("h", (RenderedFile("etc/systemd/system/a", f"# {MARKER} x\n"),
-                          RenderedFile("usr/local/libexec/gen/b", f"# {MARKER} y\n")))
-    changes = plan(out, tree)
-    failed = _failed_folder_opens(monkeypatch)
-    apply(out, changes)
-    assert failed == ["output"]
-    assert (out / "h/usr/local/libexec/gen/b").read_text() == f"# {MARKER} y\n"
-    changes = plan(out, HostTree("g", tree.files))
-    failed.clear()
-    apply(out, changes)
-    assert failed == ["g"]
-    assert {c.action for c in plan(out, HostTree("g", tree.files))} == {Action.UNCHANGED}
-
-
 def test_what_appears_in_a_new_folder_before_its_mkdir_is_still_checked(tmp_path: Path, outside: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Made without a probe, a folder that someone else put there first fails the mkdir and
+    """A folder that someone else put there between the probe and the mkdir fails the mkdir and
     then takes the usual checks: a symlink is refused by name, a folder made meanwhile is used."""
     out = tmp_path / "output"
     tree = HostTree("h", (RenderedFile("etc/sglang/a", f"# {MARKER} x\n"),))

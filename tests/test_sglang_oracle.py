@@ -9,22 +9,22 @@
 * Every line of tests/fixtures/wrong-commands.yaml is refused by SGLang's own parser
   (as SGLang builds it: ``allow_abbrev`` on) with exit status 2 and the message named there.
 
-Importing SGLang takes about 5 s, so each version runs ONE subprocess that evaluates
-all cases for it (the script is ``ORACLE`` below, sent on stdin).
+Importing SGLang takes 5-10 s, so each version evaluates all cases of a test in one script
+(``ORACLE`` below, the cases on stdin), run in the session's SGLang process of that pin
+(tests/sglang_worker.py: SGLang imported once per pin for every oracle test).
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from repo_builder import host_yaml, write_repo
 from ruamel.yaml import YAML
-from sglang_env import sglang_python
+import sglang_worker
 from systemd_unquote import exec_time_dollars, systemd_load
 
 from generator.sglang.catalog import Action, load_catalog
@@ -59,8 +59,7 @@ print("ORACLE-RESULTS " + json.dumps(results, default=repr))
 
 def oracle(pin: str, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Evaluate ``cases`` (argv, allow_abbrev, dests) with the real SGLang ``pin`` in one process."""
-    proc = subprocess.run([sglang_python(pin), "-c", ORACLE], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = sglang_worker.run(pin, ORACLE, json.dumps(cases), "test_sglang_oracle.ORACLE")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("ORACLE-RESULTS ")]
     results: list[dict[str, Any]] = json.loads(line.removeprefix("ORACLE-RESULTS "))

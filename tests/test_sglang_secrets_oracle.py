@@ -11,11 +11,10 @@ keys set, while the argv itself holds neither.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from sglang_env import sglang_python
+import sglang_worker
 from systemd_unquote import systemd_load
 
 from generator.pipeline.fleet import run
@@ -57,8 +56,7 @@ def test_sglang_reads_the_key_from_the_credential_not_the_argv(repo_copy: Path, 
              for w in argv[3:]]
     assert f"{creds}/sglang-secrets.yaml" in words
     assert not any(KEY in w or ADMIN in w for w in argv), "a key in the argv"
-    proc = subprocess.run([sglang_python(pin), "-c", ORACLE], input=json.dumps(words), capture_output=True,
-                          text=True, timeout=600, check=False)
+    proc = sglang_worker.run(pin, ORACLE, json.dumps(words), "test_sglang_secrets_oracle.ORACLE")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("ORACLE ")]
     parsed = json.loads(line.removeprefix("ORACLE "))

@@ -362,25 +362,3 @@ def test_exec_time_dollars_refuses_variables() -> None:
     assert exec_time_dollars("a$$b") == "a$b"
     with pytest.raises(ValueError):
         exec_time_dollars("$HOME")
-
-
-def test_exec_variable_is_not_taken_for_its_text() -> None:
-    """An ExecVariable equals its text, but only the variable is written unquoted."""
-    from generator.systemd import ExecVariable
-
-    text = "${CREDENTIALS_DIRECTORY}/x.yaml"
-    assert exec_word(text) == '"$${CREDENTIALS_DIRECTORY}/x.yaml"'
-    assert exec_word(ExecVariable(text)) == text
-
-
-def test_writers_refuse_what_is_not_a_string() -> None:
-    """A list or a number reaches a writer only as a bug: its own TypeError or ValueError."""
-    from generator.systemd_settings import cpu_list_value
-
-    with pytest.raises(TypeError, match="argv word must be a string, got list"):
-        exec_word(["a"])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="path must be absolute: 3"):
-        path_value(3)  # type: ignore[arg-type]
-    assert cpu_list_value(3) == "3" and cpu_list_value("3") == "3"
-    with pytest.raises(TypeError):
-        cpu_list_value(True)  # type: ignore[arg-type]

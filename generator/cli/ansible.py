@@ -94,8 +94,6 @@ def ansible_command(out: Path | None, root: Path) -> int:
     """
     out = out if out is not None else root / DEFAULT_OUT
     result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
-    for notice in result.notices:
-        output.current().say(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     if not result.ok:
         output.current().error_line("gen: nothing written")

@@ -69,8 +69,6 @@ jobs_option = click.option("--jobs", "-j", type=JOBS, default=None, metavar="N",
 def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool = False) -> RenderResult:
     # -v explains placements: it needs each host's full render (detail), not only its tree.
     result = run_fleet(root, hosts, jobs=jobs, detail=detail or output.current().verbose)
-    for notice in result.notices:
-        output.current().say(f"gen: warning: {notice}", err=True)
     report(result.diagnostics)
     return result
 
@@ -173,7 +171,7 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
         return check_pin(root, pin)
     out.results.update(hosts=[], stale=[], current=False)  # the keys are there when errors stop the check
     ansible_dir = root / "ansible"
-    # The Ansible files need every host as loaded, which the render cache does not keep.
+    # The Ansible files need every host as loaded: the full render (detail).
     result = _render(root, None, jobs, detail=ansible_dir.is_dir())
     generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
     generated += check_captured(root)  # every catalogs/**/*.json proves its content (load/captured.py)

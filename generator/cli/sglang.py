@@ -158,7 +158,7 @@ def _pin_catalog(root: Path, pin: str, param: str) -> Catalog:
 def used_flags(root: Path, catalogs: list[Catalog]) -> dict[str, list[str]]:
     """Option string -> the ``host/service`` whose rendered argv sets it, in every spelling
     the ``catalogs`` have for the same setting (so a renamed flag is still found)."""
-    from generator.pipeline.fleet import run_fleet  # every host's full render (cached)
+    from generator.pipeline.fleet import run_fleet  # every host's full render
 
     result = run_fleet(root, None, detail=True)
     report(result.diagnostics)

@@ -110,9 +110,6 @@ class OutputTree:
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
-        # Folders found missing (only without ``create``): looked up once, not once per file.
-        self._missing: set[tuple[str, ...]] = set()
-        self._made: set[tuple[str, ...]] = set()  # folders this tree created (``create`` only)
         self._parent_fd: int | None = None
 
     def __enter__(self) -> OutputTree:
@@ -142,14 +139,9 @@ class OutputTree:
                 raise WriteError(f"cannot open {self._root.parent}: {exc.strerror}") from exc
         return self._open_in(self._parent_fd, self._root.name, ())
 
-    def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...], first: bool = True) -> int | None:
-        """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing.
-
-        In a folder this tree made nothing can be found, so it is made without looking first
-        (a first render makes 9,000); what appeared meanwhile fails the mkdir, then is checked.
-        """
-        if first and parts and parts[:-1] in self._made:
-            return self._make_in(parent_fd, name, parts)
+    def _open_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
+        """Open folder ``name`` in ``parent_fd`` (``parts`` names it); None when missing
+        (made first when creating)."""
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
@@ -170,19 +162,16 @@ class OutputTree:
     def _make_in(self, parent_fd: int, name: str, parts: tuple[str, ...]) -> int | None:
         try:
             os.mkdir(name, 0o755, dir_fd=parent_fd)
-            self._made.add(parts)
         except FileExistsError:
             pass  # made meanwhile (another host's apply): open it, still without following
         except OSError as exc:
             raise WriteError(f"cannot create {self.display(parts)}: {exc.strerror}") from exc
-        return self._open_in(parent_fd, name, parts, first=False)
+        return self._open_in(parent_fd, name, parts)
 
     def dir_fd(self, parts: tuple[str, ...]) -> int | None:
         """The fd of folder ``output/<parts>`` (None when it does not exist and not creating)."""
         if parts in self._fds:
             return self._fds[parts]
-        if parts in self._missing:
-            return None
         if not parts:
             fd = self._open_root()
         else:  # one component at a time, each opened without following a link
@@ -190,20 +179,15 @@ class OutputTree:
             fd = None if parent is None else self._open_in(parent, parts[-1], parts)
         if fd is not None:
             self._fds[parts] = fd
-        elif not self._create:
-            self._missing.add(parts)
         return fd
 
     def forget_below(self, top: str) -> None:
-        """Close ``output/<top>``'s folder fds (and forget its missing ones): few fds stay open."""
+        """Close ``output/<top>``'s folder fds: few fds stay open."""
         for parts in [p for p in self._fds if p and p[0] == top]:
             os.close(self._fds.pop(parts))
-        if self._missing:
-            self._missing = {p for p in self._missing if p[:1] != (top,)}
 
     def forget(self, parts: tuple[str, ...]) -> None:
         """Drop the cached fd of a folder that was removed."""
-        self._made.discard(parts)
         fd = self._fds.pop(parts, None)
         if fd is not None:
             os.close(fd)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import functools
 import operator
 import os
 import re
@@ -90,7 +89,6 @@ class Change:
     mode: int = 0o644  # the rendered file's mode, written with it
 
 
-@functools.lru_cache(maxsize=4096)  # a fleet repeats the same few relative paths per host
 def _safe_rel(relpath: str) -> tuple[str, ...]:
     """The components of a path relative to a tree; refused when it could leave the tree."""
     parts = tuple(relpath.split("/"))
@@ -172,7 +170,6 @@ def _residue(out: OutputTree, host: str, owned: Iterable[str],
     return changes
 
 
-@functools.lru_cache(maxsize=4096)
 def _split(relpath: str) -> tuple[tuple[str, ...], str]:
     """A relative path's folder components and file name, checked by :func:`_safe_rel`."""
     parts = _safe_rel(relpath)

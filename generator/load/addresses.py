@@ -12,8 +12,8 @@ one service name would write the same unit, environment file and secret paths, a
 would restart, roll back or remove the other's. That is R012, at both services' names.
 
 Pure: the functions take the already loaded documents, or each one's :class:`Reach`
-(computed where the host is loaded anyway, in the per-host pipeline, and cached with its
-outcome, so the fleet runner never parses every host file a second time); nothing is
+(computed where the host is loaded anyway, in the per-host pipeline, and returned with
+its outcome, so the fleet runner never parses every host file a second time); nothing is
 reported about a file whose address or ssh port is malformed (the schema check does that).
 """
 

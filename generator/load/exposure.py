@@ -6,7 +6,6 @@ it one only through the service's root-only credential (``secret_args``, issue 1
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,6 @@ def has_api_key(svc: ServiceSpec) -> bool:
     return "--api-key" in getattr(svc, "secret_args", ())
 
 
-@functools.lru_cache(maxsize=1024)  # a fleet writes the same few addresses on every service
 def _loopback(listen: Any) -> bool | None:
     """Whether ``listen`` is a loopback address; None when it is no address at all."""
     try:
@@ -36,8 +34,7 @@ def check_listeners(host: Host, diags: Diagnostics) -> None:
     """Warn (R010) on a service listening beyond loopback without an API key: SGLang then
     serves anyone who reaches the port."""
     for svc in host.services:
-        # Only text is remembered (the schema made it text; anything else is asked afresh).
-        loopback = _loopback(svc.listen) if isinstance(svc.listen, str) else _loopback.__wrapped__(svc.listen)
+        loopback = _loopback(svc.listen)
         if loopback is None:
             continue  # the schema reports it (S012)
         if not loopback and not has_api_key(svc):

@@ -93,7 +93,7 @@ def read_at(dir_fd: int | None, path: Path, display: str,
 
     Returns the bytes, or None and a diagnostic: Y009 not a regular file (symlink, FIFO,
     device, folder), Y010 larger than ``limit`` bytes (None: no limit, for gen's own
-    catalogs and templates that the cache hashes), Y008 any other reason it cannot be read
+    catalogs and templates), Y008 any other reason it cannot be read
     (permission denied, ...), with the system's own words.
     """
     target = path.name if dir_fd is not None else str(path)

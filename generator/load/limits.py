@@ -63,7 +63,7 @@ def _walk(text: str) -> None:
     composed, and most events are plain scalars.
     """
     # ruamel is imported here, not with the module: the limits' numbers are read by every
-    # command (MAX_JOBS), and a run the render cache answers parses no YAML at all.
+    # command (MAX_JOBS), and commands that load nothing need no YAML at all.
     from ruamel.yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
                                      ScalarEvent, SequenceEndEvent, SequenceStartEvent)
 

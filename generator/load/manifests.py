@@ -21,7 +21,6 @@ from typing import Any
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.resolver import VersionedResolver
 
 from generator.errors import Diagnostics, GenError, Position
 from generator.load import libyaml, limits
@@ -29,7 +28,6 @@ from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
 _STR_TAG = "tag:yaml.org,2002:str"
-_DEFAULT_STR = VersionedResolver.DEFAULT_SCALAR_TAG  # the Tag object ruamel gives every plain string
 
 _YAML = libyaml.YAML_SAFE  # its constructor makes the non-string scalars
 
@@ -88,8 +86,8 @@ class _TooBig(GenError, ValueError):  # internal: caught in this module
 
 def _scalar(node: ScalarNode, path: DocPath, doc: Document, diags: Diagnostics, budget: _Budget) -> Any:
     """Construct one scalar; a value Python refuses (a 5,000-digit integer) is positioned."""
-    if getattr(node, "ctag", None) is _DEFAULT_STR or node.tag == _STR_TAG:  # the first: a quick yes
-        return node.value  # what the constructor returns for a string, without its dispatch
+    if node.tag == _STR_TAG:
+        return node.value  # what the constructor returns for a string
     if node.tag == "tag:yaml.org,2002:merge":
         diags.error(doc.pos(path), "Y004", "YAML merge keys ('<<') are not supported")
         budget.failed = True
@@ -135,15 +133,14 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
              budget: _Budget) -> dict[Any, Any]:
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        plain = isinstance(key_node, ScalarNode) and getattr(key_node, "ctag", None) is _DEFAULT_STR
-        if not plain and (not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge"):
+        if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
             merge = key_node.tag == "tag:yaml.org,2002:merge"
             budget.failed = True  # the data would be a guess: nothing else is checked
             diags.error(Position(doc.path, *_mark(key_node)), "Y004" if merge else "Y005",
                         "YAML merge keys ('<<') are not supported" if merge
                         else "a mapping key must be a plain scalar")
             continue
-        key = key_node.value if plain else _scalar(key_node, path, doc, diags, budget)
+        key = _scalar(key_node, path, doc, diags, budget)
         if not isinstance(key, (str, int, float, bool)) and key is not None:
             key = str(key)  # e.g. a date used as key; keep it hashable
         kpath = path + (key,)

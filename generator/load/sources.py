@@ -7,7 +7,7 @@ the inventories of the hosts it shares a multi-node model with. Rendering never 
 file; ``resolve.load_sources`` is these same pieces over a whole repository.
 
 A file's bytes are read once (:class:`generator.load.files.SourceFile`: regular files only,
-never through a symlink, bounded), so the render cache keys exactly the bytes that were loaded.
+never through a symlink, bounded), and every later check sees exactly the bytes that were loaded.
 """
 
 from __future__ import annotations
@@ -182,8 +182,8 @@ def load_host(root: Path, sf: SourceFile, models: ModelSet, peer_files: Mapping[
 
     ``peer_files`` maps each name of ``models.peer_names(sf.stem)`` to its file (None
     when there is none); only those are read. Peers follow the file's stem, not the name
-    written inside it (a mismatch is R003 already), so the render cache can key them
-    before anything is parsed. :func:`load_group` of one member.
+    written inside it (a mismatch is R003 already), so they are known before anything is
+    parsed. :func:`load_group` of one member.
     """
     [(sources, own)] = load_group(root, [sf], models, peer_files)
     diags.items.extend(own.items)

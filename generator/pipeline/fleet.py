@@ -1,12 +1,11 @@
-"""The fleet runner: the per-host pipeline over every host file, scheduled and cached.
+"""The fleet runner: the per-host pipeline over every host file, scheduled in a process pool.
 
 :func:`run_fleet` is what every command calls. It lists ``hosts/``, loads the models once,
 and runs :func:`generator.pipeline.host.process_host` for each host file, in a process
-pool when that pays, answering from the render cache (generator/pipeline/cache.py) where
-it can. Then it puts the results together in one way: every file's load diagnostics,
-the selected hosts' render diagnostics, their trees, and the plan against ``output/``.
-Output and diagnostics do not depend on the number of jobs or on the cache. Nothing
-here prints.
+pool when that pays. Then it puts the results together in one way: every file's load
+diagnostics, the selected hosts' render diagnostics, their trees, and the plan against
+``output/``. Output and diagnostics do not depend on the number of jobs. Nothing here
+prints.
 """
 
 from __future__ import annotations
@@ -19,14 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.emit.templates import Templates, read_templates
+from generator.emit.templates import Templates, load_templates
 from generator.emit.writer import Action, Change, HostTree, Stray, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files
 from generator.load.limits import MAX_JOBS
-from generator.pipeline import cache as render_cache
-from generator.pipeline.codec import diagnostic_json, diagnostics_from_json, outcome_from_json, outcome_json
 from generator.pipeline.outcome import HostOutcome
 
 if TYPE_CHECKING:
@@ -35,8 +32,7 @@ if TYPE_CHECKING:
     from generator.load.sources import ModelSet
 
 # generator.pipeline.host (planning, flags, jinja2), .models, load.sources (schemas,
-# cerberus) and the process pool are imported where work is done: a run the render cache
-# answers entirely never needs them.
+# cerberus) and the process pool are imported where work is done.
 
 OUTPUT_DIR = "output"
 # Below this many hosts to process, starting worker processes costs more than it saves.
@@ -57,8 +53,7 @@ class RenderResult:
     """Diagnostics of a run, the selected hosts' trees, and the plan against ``output/``.
 
     ``renders`` (what each service was rendered from), ``hosts`` (every loaded host, by
-    name) and ``models`` are filled only for ``detail=True``;
-    ``notices`` are one-line remarks about the run itself (e.g. a refused cache folder).
+    name) and ``models`` are filled only for ``detail=True``.
     """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -67,7 +62,6 @@ class RenderResult:
     hosts: list[Host] = field(default_factory=list)
     models: dict[str, Model] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -137,13 +131,12 @@ def _chunks(items: list[Any], jobs: int) -> list[list[Any]]:
 
 @contextlib.contextmanager
 def _fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector's young pass less often, for a run of the fleet only.
+    """Speed only (ARCHITECTURE.md): the cyclic collector's young pass less often, for one run.
 
     Loading a host makes tens of thousands of short-lived objects, so at Python's default
-    threshold (700) the collector ran ~700 times over 1,000 hosts and promoted enough to
-    trigger five full passes over everything live: a tenth of a cold check's CPU. At
-    :data:`GC_YOUNG_THRESHOLD` the same garbage is collected in ~170 passes and one full
-    one, at the same peak memory. Forked workers inherit the setting; it is put back here.
+    threshold (700) the collector runs hundreds of times over a fleet and promotes enough
+    to trigger full passes over everything live. Forked workers inherit the setting; it is
+    put back here.
     """
     old = gc.get_threshold()
     gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), *old[1:])
@@ -151,30 +144,6 @@ def _fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
-
-
-@contextlib.contextmanager
-def _no_collections() -> Iterator[None]:
-    """Pause the cyclic garbage collector for work that makes no cyclic garbage.
-
-    Reading cached outcomes and planning against ``output/`` build long-lived, acyclic
-    objects (JSON data, frozen dataclasses): ~100,000 in a warm run of 1,000 hosts, which
-    the collector would traverse again and again (a seventh of a warm `gen check`) to free
-    nothing. Afterwards they go straight to the oldest generation (``freeze`` then
-    ``unfreeze``: two list moves, documented as such), so they are not traversed at once
-    when the collector is back on either; cyclic garbage, if any, waits for the next full
-    collection. Objects someone else froze stay frozen (then nothing is moved).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOutcome]:
@@ -202,104 +171,42 @@ def _compute(work: list[_Work], jobs: int, init: tuple[Any, ...]) -> list[HostOu
 
 @dataclass
 class _Models:
-    """The models' diagnostics, multi-node groups and lone checks; the set once it is needed."""
+    """The loaded models, their multi-node groups and the findings of each model checked alone."""
 
-    root: Path
-    diagnostics: tuple[Diagnostic, ...]
+    loaded: ModelSet
     groups: list[list[str]]  # each multi-node model's hosts, in rank order
-    alone: dict[str, tuple[Diagnostic, ...]]  # findings of each model checked without a host
-    templates: tuple[Diagnostic, ...]  # the templates' includes (emit/templates.include_problems)
-    loaded: ModelSet | None = None
+    alone: dict[str, tuple[Diagnostic, ...]]
 
-    def get(self) -> ModelSet:
-        """The loaded models (loaded now when the cache answered for them)."""
-        if self.loaded is None:
-            from generator.load.sources import load_models
-
-            self.loaded = load_models(self.root)
-        return self.loaded
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """The models' own load diagnostics."""
+        return self.loaded.diagnostics
 
 
-def _string_lists(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in value)
-
-
-def _cached_models(root: Path, entry: tuple[Any, str] | None) -> _Models | None:
-    """The models entry :func:`_models` stored (it has no text), or None when it is not exactly that."""
-    if entry is None or entry[1]:
-        return None
-    payload = entry[0]
-    if not isinstance(payload, dict) or set(payload) != {"diagnostics", "groups", "alone", "templates"}:
-        return None
-    diags, groups, alone = diagnostics_from_json(payload["diagnostics"]), payload["groups"], payload["alone"]
-    includes = diagnostics_from_json(payload["templates"])
-    if diags is None or includes is None or not _string_lists(groups) or not isinstance(alone, dict):
-        return None
-    lone = {name: diagnostics_from_json(items) for name, items in alone.items()}
-    if any(v is None for v in lone.values()):
-        return None
-    return _Models(root, diags, groups, {k: v for k, v in lone.items() if v is not None}, includes)
-
-
-def _models(root: Path, folder: Path | None, key: str, templates: Templates) -> _Models:
-    """From the cache when it holds this key (the models', catalogs' and templates' bytes are
-    in it), else loaded; with the templates' include check, which needs jinja2."""
-    cached = _cached_models(root, render_cache.load(folder, key))
-    if cached is not None:
-        return cached
-    from generator.emit.templates import include_problems
+def _models(root: Path) -> _Models:
+    """models/ loaded once for the run, with each model's check on its own."""
     from generator.load.sources import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
     groups = [list(m.multinode.hosts) for m in models.models.values() if m.multinode]
-    alone = check_models_alone(root, models)
-    includes = tuple(include_problems(templates))
-    render_cache.store(folder, key, {"diagnostics": [diagnostic_json(d) for d in models.diagnostics],
-                                     "groups": groups,
-                                     "alone": {k: [diagnostic_json(d) for d in v] for k, v in alone.items()},
-                                     "templates": [diagnostic_json(d) for d in includes]})
-    return _Models(root, models.diagnostics, groups, alone, includes, models)
+    return _Models(models, groups, check_models_alone(root, models))
 
 
 # ----- putting it together ------------------------------------------------------------------
 
 def _outcomes(root: Path, files: list[SourceFile], wanted: set[str] | None, pin: str | None,
-              jobs: int, detail: bool, cache: Path | None,
-              templates: Templates) -> tuple[list[HostOutcome], _Models]:
-    """Every host file's outcome (rendered when selected), and the models' diagnostics."""
-    # The key holds what Jinja is given (the texts read_templates read), not the folder's names.
-    shared = render_cache.shared_key(root, pin, templates.digest)
-    models = _models(root, cache, render_cache.host_key(shared, "models/", b""), templates)
-    usable = templates if not templates.problems and not models.templates else None
+              jobs: int, detail: bool, templates: Templates | None) -> tuple[list[HostOutcome], _Models]:
+    """Every host file's outcome (rendered when selected), and the models. The files of one
+    multi-node group are one unit of work, so each member is loaded once (:func:`_work`)."""
+    models = _models(root)
     index = host_file_index(files)
     roots = _components(models.groups)
-    members = _members(roots)
-    digests = {root: _group_digest(names, index) for root, names in members.items()}
-    outcomes: list[HostOutcome | None] = []
-    keys: list[str] = []
-    missed: list[int] = []
-    with _no_collections():
-        for sf in files:
-            render = wanted is None or sf.stem in wanted
-            # A member's render reads its whole group's inventories: the group's digest (once
-            # per group, not the peers' bytes once per member) is part of its key.
-            group = roots.get(sf.stem)
-            key = render_cache.host_key(shared, sf.display, sf.data,
-                                        (("group", digests[group].encode()),) if group is not None else ())
-            keys.append(key)
-            found = outcome_from_json(render_cache.load(cache, key), sf.stem)
-            if found is not None and (found.rendered or not render or found.name is None):
-                outcomes.append(found)
-                continue
-            outcomes.append(None)
-            missed.append(len(outcomes) - 1)
-    if missed:
-        work, order = _work(files, missed, roots, members, index, wanted)
-        computed = _compute(work, jobs, (root, models.get(), pin, detail, usable))
-        for i, outcome in zip(order, computed, strict=True):
-            outcomes[i] = outcome
-            render_cache.store(cache, keys[i], *outcome_json(outcome))
+    work, order = _work(files, list(range(len(files))), roots, _members(roots), index, wanted)
+    computed = _compute(work, jobs, (root, models.loaded, pin, detail, templates)) if work else []
+    outcomes: list[HostOutcome | None] = [None] * len(files)
+    for i, outcome in zip(order, computed, strict=True):
+        outcomes[i] = outcome
     return [o for o in outcomes if o is not None], models
 
 
@@ -328,19 +235,6 @@ def _members(roots: dict[str, str]) -> dict[str, list[str]]:
     for name, root in roots.items():
         out.setdefault(root, []).append(name)
     return out
-
-
-def _group_digest(names: list[str], index: dict[str, SourceFile]) -> str:
-    """What a group's renders read of hosts/: each member's displayed path and bytes (None: no file)."""
-    import hashlib
-
-    digest = hashlib.sha256(b"group\0")
-    for name in sorted(names):
-        sf = index.get(name)
-        digest.update(f"{name}\0{sf.display if sf else '-'}\0".encode())
-        digest.update(b"\0missing" if sf is None else b"\1unreadable" if sf.data is None
-                      else f"{len(sf.data)}\0".encode() + sf.data)
-    return digest.hexdigest()
 
 
 def _work(files: list[SourceFile], missed: list[int], roots: dict[str, str], members: dict[str, list[str]],
@@ -379,41 +273,35 @@ def _reaches(files: list[SourceFile], outcomes: list[HostOutcome]) -> list[Reach
 
 
 def run_fleet(root: Path, host_names: list[str] | None, pin: str | None = None, jobs: int | None = None,
-              use_cache: bool = True, detail: bool = False) -> RenderResult:
+              detail: bool = False) -> RenderResult:
     """Validate every source, render the selected hosts, and plan the writes.
 
     ``host_names`` are host file stems (``hosts/<name>.yaml``); None means every host, and
     then managed files of hosts that no longer exist are planned for removal too. ``pin``
     checks every host against that SGLang catalog instead of its own (the plan then means
-    nothing and is left empty). ``detail`` keeps each host's full render (``renders``);
-    it is never cached. ``jobs=None`` uses every core.
+    nothing and is left empty). ``detail`` keeps each host's full render (``renders``).
+    ``jobs=None`` uses every core.
     """
-    # A warm run builds ~100,000 long-lived objects (cached outcomes, trees, the plan) and
-    # almost no cyclic garbage: at Python's default threshold the collector ran ~120 young
-    # passes and a full one over all of them, a seventh of a warm `gen check`.
     with _fewer_collections():
-        return _run_fleet(root, host_names, pin, jobs, use_cache, detail)
+        return _run_fleet(root, host_names, pin, jobs, detail)
 
 
 def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: int | None,
-               use_cache: bool, detail: bool) -> RenderResult:
+               detail: bool) -> RenderResult:
     jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS))  # a 256-core default too
     result = RenderResult()
-    cache_folder = render_cache.open_cache() if use_cache and not detail else render_cache.CacheFolder(None)
-    if cache_folder.warning:
-        result.notices.append(cache_folder.warning)
     files = source_files(root, "hosts")
     wanted = _select(host_file_index(files), host_names)
-    templates = read_templates(root)  # once per run: every render reads these texts
-    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, cache_folder.path, templates)
-    diagnostics = [*models.diagnostics, *templates.problems, *models.templates, *case_collisions_of(files)]
+    templates, template_problems = load_templates(root)  # once per run: every render reads these texts
+    outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, templates)
+    diagnostics = [*models.diagnostics, *template_problems, *case_collisions_of(files)]
     if detail:
-        result.models = dict(models.get().models)
+        result.models = dict(models.loaded.models)
     for outcome in outcomes:
         diagnostics.extend(outcome.load)
     if not (root / "hosts").is_dir():
         diagnostics.append(Diagnostic(Position("hosts/"), "R007", f"no hosts/ folder under {root}"))
-    # One machine, two inventories: a property of all host files together (never cached).
+    # One machine, two inventories: a property of all host files together.
     diagnostics.extend(reach_errors(_reaches(files, outcomes)))
     if host_names is None:  # every host is in: a model none of them names is checked alone
         used = {m for o in outcomes for m in o.models}
@@ -439,10 +327,9 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     if result.ok and pin is None:
         output = root / OUTPUT_DIR
         strays: list[Stray] = []
-        with _no_collections():
-            result.changes.extend(plan_trees(output, result.trees, strays))
-            if host_names is None:
-                result.changes.extend(plan_orphans(output, by_name, strays))
+        result.changes.extend(plan_trees(output, result.trees, strays))
+        if host_names is None:
+            result.changes.extend(plan_orphans(output, by_name, strays))
         # output/ is exactly what gen renders: anything else is a finding (and gen never removes it).
         result.diagnostics.extend(sorted((stray_diagnostic(s) for s in strays), key=Diagnostic.sort_key))
     return result
@@ -485,11 +372,10 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
 
 
 def run(root: Path, host_names: list[str] | None, pin: str | None = None) -> RenderResult:
-    """:func:`run_fleet` in this process, uncached, keeping every host's full render."""
-    return run_fleet(root, host_names, pin, jobs=1, use_cache=False, detail=True)
+    """:func:`run_fleet` in this process, keeping every host's full render."""
+    return run_fleet(root, host_names, pin, jobs=1, detail=True)
 
 
-def render_fleet(root: Path, host_names: list[str] | None, jobs: int | None = None,
-                 use_cache: bool = True) -> RenderResult:
-    """:func:`run_fleet` as render, diff and check use it: in a pool, cached, trees only."""
-    return run_fleet(root, host_names, jobs=jobs, use_cache=use_cache)
+def render_fleet(root: Path, host_names: list[str] | None, jobs: int | None = None) -> RenderResult:
+    """:func:`run_fleet` as render, diff and check use it: in a pool, trees only."""
+    return run_fleet(root, host_names, jobs=jobs)

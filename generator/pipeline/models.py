@@ -7,8 +7,8 @@ committed SGLang catalog, since no host says which pin it will run on. It is val
 one pin accepts it; otherwise the findings of the newest pin are reported, at the
 manifest's own lines.
 
-The result depends only on models/ and catalogs/, so the render cache keeps it with the
-models (generator/pipeline/fleet.py); which models are unused is decided per run.
+The result depends only on models/ and catalogs/, so the fleet runner computes it once
+per run with the models (generator/pipeline/fleet.py); which are unused is decided per run.
 """
 
 from __future__ import annotations

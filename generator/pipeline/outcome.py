@@ -1,8 +1,7 @@
 """What the per-host pipeline returns for one host file (generator/pipeline/host.py).
 
-Kept apart from the pipeline itself so that a run answered from the render cache never
-imports the planning and templating code (jinja2, the flag checker): a no-change
-``gen check`` pays only for what it uses.
+Kept apart from the pipeline itself, so that the fleet runner and the worker results it
+receives do not import the planning and templating code (jinja2, the flag checker).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ class HostOutcome:
     ``load`` holds the diagnostics of loading and validating the file, ``render`` those of
     planning and rendering it (empty when it was only loaded). ``tree`` is None when the
     file did not load, was not rendered, or rendering failed; ``detail`` is the full
-    render, only when asked for (it holds documents and catalogs, so it is never cached).
+    render, only when asked for (it holds documents and catalogs).
     """
 
     stem: str  # the file name without suffix: what --host selects

@@ -84,6 +84,13 @@ class Action:
         return neg if neg in self.option_strings else None
 
 
+def _live_first(dest: str, candidates: list[Action]) -> Action:
+    """Of the actions storing ``dest``: the live one, then the one whose canonical name spells it."""
+    spelled = "--" + dest.replace("_", "-")
+    return min(candidates, key=lambda a: (a.deprecated is not None or a.kind == "deprecated",
+                                          a.canonical != spelled))
+
+
 @dataclass(frozen=True, eq=False)
 class Catalog:
     """The CLI of one SGLang pin: every action, with argparse-exact lookups.
@@ -100,7 +107,8 @@ class Catalog:
     allow_abbrev: bool = True  # the parser's own setting, captured as "parser.allow_abbrev"
     # Option string -> action, in catalog order (the parser's own order is not captured).
     _by_option: dict[str, Action] = field(init=False, repr=False, compare=False)
-    _by_dest: dict[str, tuple[Action, ...]] = field(init=False, repr=False, compare=False)
+    # Dest -> the action that stores it (see by_dest), chosen once when the catalog is built.
+    _by_dest: dict[str, Action] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_option: dict[str, Action] = {}
@@ -110,7 +118,7 @@ class Catalog:
                 by_option.setdefault(opt, action)
             by_dest.setdefault(action.dest, []).append(action)
         object.__setattr__(self, "_by_option", by_option)
-        object.__setattr__(self, "_by_dest", {k: tuple(v) for k, v in by_dest.items()})
+        object.__setattr__(self, "_by_dest", {dest: _live_first(dest, found) for dest, found in by_dest.items()})
 
     @property
     def option_strings(self) -> tuple[str, ...]:
@@ -127,15 +135,7 @@ class Catalog:
         Several actions can share a dest (a deprecated spelling next to its successor);
         the live one wins, then the one whose canonical name spells the dest.
         """
-        candidates = self._by_dest.get(dest, ())
-        if not candidates:
-            return None
-        spelled = "--" + dest.replace("_", "-")
-        return min(
-            candidates,
-            key=lambda a: (a.deprecated is not None or a.kind == "deprecated",
-                           a.canonical != spelled),
-        )
+        return self._by_dest.get(dest)
 
     def prefix_tuples(self, opt: str) -> list[tuple[Action, str, str | None]]:
         """argparse's ``_get_option_tuples`` for ``opt``: ``(action, option_string, explicit_arg)``.
@@ -193,7 +193,6 @@ def _version_key(pin: str) -> tuple[int, tuple[int, ...], str]:
     return (1, (), pin)
 
 
-@functools.lru_cache(maxsize=256)  # every rule asks for its pin's release: a pure function
 def version_key(version: str) -> tuple[int, ...] | None:
     """Numeric release tuple of a version string ("0.5.9" -> (0, 5, 9)), None when unknown."""
     match = re.match(r"^(\d+(?:\.\d+)*)", version or "")

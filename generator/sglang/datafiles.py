@@ -78,7 +78,15 @@ RULES_SCHEMA: dict[str, Any] = {
     },
 }
 
-# foreign-flags.yaml entries are checked in tables.py (_foreign_entry_ok), for speed.
+# One entry of foreign-flags.yaml (the file maps each foreign flag to one; tables.py checks
+# the flag names and each entry against this).
+FOREIGN_ENTRY_SCHEMA: dict[str, Any] = {
+    "server": _STRING,
+    "dest": {"type": "string", "nullable": True, "empty": False},
+    "also": {"type": "list", "schema": {"type": "string"}},
+    "note": {"type": "string", "empty": False},
+}
+
 RENAMES_SCHEMA: dict[str, Any] = {
     "options": {
         "type": "dict",

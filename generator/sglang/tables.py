@@ -157,44 +157,15 @@ def _foreign(path: Path, diags: Diagnostics) -> dict[str, ForeignSpelling]:
     return out
 
 
-# foreign-flags.yaml entry fields -> (type, required); checked by hand, not by cerberus:
-# one cerberus call per entry cost 4 ms of every cold flag check, this loop 0.1 ms.
-_FOREIGN_FIELDS: dict[str, tuple[type, bool]] = {"server": (str, True), "dest": (str, False),
-                                                 "also": (list, False), "note": (str, False)}
-_TYPE_TEXT: dict[type, str] = {str: "a string", list: "a list"}
-
-
 def _foreign_entry_ok(doc: Any, spelling: str, entry: Any, diags: Diagnostics) -> bool:
-    """The schema of one entry (the same codes and wording as generator/load/schema.py)."""
-    from generator.load.schema import suggest
+    """One entry against its schema (generator/sglang/datafiles.py), reported like a manifest's."""
+    from generator.load.schema import validate
+    from generator.sglang.datafiles import FOREIGN_ENTRY_SCHEMA
 
     if not isinstance(entry, dict):
         diags.error(doc.pos((spelling,)), "S002", f"'{spelling}' must be a mapping")
         return False
-    ok = True
-    for key, value in entry.items():
-        where = f"{spelling}.{key}"
-        if key not in _FOREIGN_FIELDS:
-            hint = suggest(str(key), _FOREIGN_FIELDS)
-            diags.error(doc.pos((spelling, key), key=True), "S001", f"unknown key '{where}'",
-                        f"did you mean '{hint}'?" if hint else None)
-            ok = False
-            continue
-        kind = _FOREIGN_FIELDS[key][0]
-        if value is None and key == "dest":
-            continue  # dest: null -- SGLang has no such setting
-        bad = not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
-        if bad or value == "":
-            from generator.load.values import describe  # error path only: keeps the flag check light
-            got = "an empty string" if value == "" else describe(value)
-            diags.error(doc.pos((spelling, key)), "S002", f"'{where}' must be {_TYPE_TEXT[kind]}"
-                        f"{' of strings' if kind is list else ''}, got {got}")
-            ok = False
-    for key, (_, required) in _FOREIGN_FIELDS.items():
-        if required and key not in entry:
-            diags.error(doc.pos((spelling,), key=True), "S003", f"required key '{spelling}.{key}' is missing")
-            ok = False
-    return ok
+    return validate(doc, FOREIGN_ENTRY_SCHEMA, diags, base=(spelling,))
 
 
 def _renames(path: Path, diags: Diagnostics) -> tuple[dict[str, tuple[str, ...]], tuple[tuple[str, ...], ...]]:

@@ -95,14 +95,30 @@ def ansible_env(fleet: Fleet) -> dict[str, str]:
         "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
         "ANSIBLE_PRIVATE_KEY_FILE": str(key),
         "ANSIBLE_HOST_KEY_CHECKING": "False",
-        # Every container is new, with host keys from a shared image: never record them.
-        "ANSIBLE_SSH_ARGS": "-o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes -o ControlMaster=no",
+        # Every container is new, with host keys from a shared image: never record them. One
+        # ssh connection per host for a whole run (a new one per task cost most of a playbook
+        # run here); stop_masters() ends them by their control sockets.
+        "ANSIBLE_SSH_ARGS": ("-o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes -o ControlMaster=auto "
+                             f"-o ControlPersist=120s -o ControlPath={control_path()}"),
         "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
         "ANSIBLE_PIPELINING": "True",  # one ssh round trip per module: the playbook has many steps
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_FORCE_COLOR": "0",
     }
+
+
+def control_path() -> str:
+    """The ssh control socket of each host's connection (short: sockets have a path limit)."""
+    return f"/tmp/gen-cm-{os.getpid()}-%p"
+
+
+def stop_masters(fleet: Fleet) -> None:
+    """End the ssh control masters the Ansible runs left, by their sockets; safe to repeat."""
+    for host in fleet.hosts.values():
+        socket = control_path().replace("%p", str(host.port))
+        subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "127.0.0.1"],
+                       capture_output=True, timeout=30, check=False)
 
 
 def playbook(fleet: Fleet, *args: str) -> subprocess.CompletedProcess[str]:
@@ -178,6 +194,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         write_hosts(result)
         yield result
     finally:
+        stop_masters(Fleet(hosts, base / "repo", {}, {}))
         for host in hosts.values():
             stop_test_host(host)
 

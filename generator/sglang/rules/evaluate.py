@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
+from generator.sglang.rules.kept import Fired, settings_key, store_for
 from generator.sglang.rules.load import load_rules, rules_path
 from generator.sglang.rules.texts import fill
 from generator.sglang.rules.registry import PREDICATES
@@ -38,8 +39,25 @@ class _Fields(dict[str, Any]):
 
 
 def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
-    """Every rule of the pin's version that fires on ``settings``, in rules.yaml order."""
-    out: list[Finding] = []
+    """Every rule of the pin's version that fires on ``settings``, in rules.yaml order.
+
+    What fires on a plain Settings is kept by its written values and environment
+    (generator/sglang/rules/kept.py, speed only); positions are looked up in ``settings``
+    every time.
+    """
+    key = settings_key(settings)
+    if key is None:
+        fired = _fire(settings, rules)
+    else:
+        store = store_for(settings.catalog, rules)
+        found = store.get(key)
+        fired = store[key] = found if found is not None else _fire(settings, rules)
+    return [Finding(rule, message, fix, settings.pos(blame)) for rule, message, fix, blame in fired]
+
+
+def _fire(settings: Settings, rules: Sequence[RuleSpec]) -> list[Fired]:
+    """The rules that fire on ``settings`` with their messages and blamed names (no positions)."""
+    out: list[Fired] = []
     version = settings.version
     for rule in rules:
         if not rule.versions.contains(version):
@@ -49,7 +67,7 @@ def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:
             continue
         fields = _Fields(hit.fields)
         fields.setdefault("version", settings.catalog.version)
-        out.append(Finding(rule, fill(rule.message, fields), fill(rule.fix, fields), settings.pos(hit.blame)))
+        out.append((rule, fill(rule.message, fields), fill(rule.fix, fields), tuple(hit.blame)))
     return out
 
 

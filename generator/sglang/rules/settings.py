@@ -31,6 +31,9 @@ class Settings:
     # name -> the pin's dest, shared by every Settings of one catalog (see _CatalogState):
     # predicates ask for the same few names on every service.
     _dests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # True when every value not in ``written`` is the catalog's default (settings_from_words
+    # guarantees it): then the rules' answer is fixed by the written values (rules/kept.py).
+    plain: bool = field(default=False, compare=False, repr=False)
 
     @property
     def version(self) -> tuple[int, ...] | None:
@@ -73,7 +76,10 @@ class Settings:
         return action.canonical if action is not None else "--" + name.replace("_", "-")
 
     def with_written(self, changes: Mapping[str, tuple[Any, Position | None]]) -> "Settings":
-        """These settings with more dests written (dest -> (value, where)); self when none."""
+        """These settings with more dests written (dest -> (value, where)); self when none.
+
+        Every changed value is also marked written, so a plain Settings stays plain.
+        """
         if not changes:
             return self
         return dataclasses.replace(self, values={**self.values, **{d: v for d, (v, _) in changes.items()}},
@@ -155,7 +161,7 @@ def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequenc
             continue  # a switch turned off: SGLang keeps its default
         values[action.dest] = parse_value(action, words)
         written[action.dest] = pos
-    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), state.dests)
+    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), state.dests, plain=True)
 
 
 def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
