@@ -63,12 +63,18 @@ def test_render_removes_files_of_a_removed_service_but_nothing_else(repo_copy: P
     host.write_text(text[: text.index("services:")])
     mine = repo_copy / "output/llm-two/etc/sglang/notes.txt"
     mine.write_text("operator's own file\n")
+    # output/ is exactly what gen renders: the operator's file is O002, never touched, and
+    # render writes nothing while it is there.
+    blocked = _gen("render", "--all", "--root", str(repo_copy))
+    assert blocked.exit_code == 1 and "output/llm-two/etc/sglang/notes.txt: error[O002]" in blocked.stderr
+    assert (repo_copy / "output/llm-two/etc/sglang/qwen.env").exists()
+    moved = mine.rename(repo_copy / "notes.txt")
     result = _gen("render", "--all", "--root", str(repo_copy))
     assert result.exit_code == 0, _explain(result)
     assert "removed   output/llm-two/etc/systemd/system/sglang-qwen.service" in result.stdout
     assert "removed   output/llm-two/etc/sglang/qwen.env" in result.stdout
     assert not (repo_copy / "output/llm-two/etc/systemd").exists()
-    assert mine.read_text() == "operator's own file\n"
+    assert moved.read_text() == "operator's own file\n"
 
 
 def test_removed_host_tree_is_removed_by_render_all(repo_copy: Path) -> None:
