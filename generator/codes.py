@@ -163,6 +163,9 @@ _CODES: tuple[Code, ...] = (
          "capture recorded: edited after the capture"),
     Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
          "`tool` and `sha256`)"),
+    Code("C030", E, "a malformed `when:` condition of a declarative rule in `catalogs/rules.yaml`"),
+    Code("C031", E, "a rule of `catalogs/rules.yaml` with both a `when:` condition and a predicate"),
+    Code("C032", E, "a text of `catalogs/rules.yaml` that is not a template of named placeholders"),
     Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
     Code("E002", E, "a value SGLang would silently ignore (its own parse rule for the variable)"),
     Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),

@@ -7,7 +7,7 @@ SGLang's order, with SGLang's own words.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.predicates.gpar_elastic import dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
@@ -21,8 +21,8 @@ def _ep_size(s: Settings) -> int | None:
     """ep_size as SGLang resolves it, None for an a2a backend whose effect gen does not model."""
     a2a = s.get("moe_a2a_backend")
     if a2a in _A2A_SETS_EP:
-        return int_setting(s, "tp_size", 1)
-    return int_setting(s, "ep_size", 1) if a2a in (None, "none") else None
+        return s.integer("tp_size", 1)
+    return s.integer("ep_size", 1) if a2a in (None, "none") else None
 
 
 def _first_broken(checks: list[tuple[bool, str]]) -> str | None:
@@ -31,14 +31,14 @@ def _first_broken(checks: list[tuple[bool, str]]) -> str | None:
 
 @predicate("attn-cp-sizes")
 def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
-    cp, tp, pp = int_setting(s, "attn_cp_size", 1), int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    cp, tp, pp = s.integer("attn_cp_size", 1), s.integer("tp_size", 1), s.integer("pp_size", 1)
     if cp <= 1:
         return None
     newer = s.has("attn_dp_size")
     # 0.5.9 multiplies by dp_size whether DP attention is on or not; 0.5.23 by attn_dp_size.
-    dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else int_setting(s, "dp_size", 1)
+    dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else s.integer("dp_size", 1)
     if dwdp_on(s):
-        dp = int_setting(s, "dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
+        dp = s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
     dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
     detail = _first_broken([
         (tp % cp != 0, f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
@@ -53,12 +53,12 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("moe-dp-sizes")
 def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
-    moe_dp, tp, pp = int_setting(s, "moe_dp_size", 1), int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    moe_dp, tp, pp = s.integer("moe_dp_size", 1), s.integer("tp_size", 1), s.integer("pp_size", 1)
     ep = _ep_size(s)
     if moe_dp <= 1 or ep is None or dwdp_on(s):
         return None  # 0.5.23's handle_dwdp resets moe_dp_size to 1
     newer = s.has("attn_dp_size")
-    cp = int_setting(s, "attn_cp_size", 1)
+    cp = s.integer("attn_cp_size", 1)
     name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
     cp_name = s.flag("attn_cp_size")
     # (broken?, SGLang's assertion, the fix for that assertion)

@@ -8,10 +8,9 @@ mamba state and the NVFP4 prefill dequant dtype; gkv_pool.py the pool layouts.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
-from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
+from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -30,22 +29,6 @@ def first_hit(checks: Sequence[Check], **extra: Any) -> Hit | None:
     return None
 
 
-def flag_on(s: Settings, name: str) -> bool:
-    """A switch that exists on this pin and is on."""
-    return s.has(name) and bool(s.get(name, False))
-
-
-def json_setting(s: Settings, name: str) -> Any:
-    """A JSON-typed setting (argparse type json.loads) as SGLang parses it; text that is not JSON stays text."""
-    value = s.get(name)
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -53,7 +36,7 @@ def _number(value: Any) -> bool:
 def _tlru_checks(s: Settings) -> list[Check]:
     if s.get("radix_eviction_policy") != "tlru":
         return []
-    config = json_setting(s, "radix_eviction_policy_config") or {}
+    config = s.get("radix_eviction_policy_config") or {}
     if not isinstance(config, dict):
         return []  # SGLang fails on .get with AttributeError; not a check of its own
     threshold, estimate = config.get("threshold", 0), config.get("next_prompt_estimate", 0)
@@ -92,9 +75,9 @@ def _host_pool_checks(s: Settings) -> list[Check]:
          f"{flag} is only supported on a PD decode server",
          f"set {s.flag('disaggregation_mode')} decode, or drop the host_pool backup ({s.flag(backup)} host_pool, "
          f"or {s.flag('disaggregation_decode_host_receive_threshold')} below 1)"),
-        (int_setting(s, "dcp_size", 1) > 1, (backup, "dcp_size"), f"{flag} does not support {s.flag('dcp_size')} > 1",
+        (s.integer("dcp_size", 1) > 1, (backup, "dcp_size"), f"{flag} does not support {s.flag('dcp_size')} > 1",
          f"set {s.flag('dcp_size')} 1, or use another {s.flag(backup)}"),
-        (flag_on(s, "enable_priority_scheduling") and not flag_on(s, "disable_priority_preemption"),
+        (s.on("enable_priority_scheduling") and not s.on("disable_priority_preemption"),
          (backup, "enable_priority_scheduling"),
          f"{flag} requires {s.flag('disable_priority_preemption')} when priority scheduling is enabled",
          f"add {s.flag('disable_priority_preemption')}, or drop {s.flag('enable_priority_scheduling')}"),
@@ -103,7 +86,7 @@ def _host_pool_checks(s: Settings) -> list[Check]:
 
 def _offload_checks(s: Settings) -> list[Check]:
     offload = "disaggregation_decode_enable_offload_kvcache"
-    if not flag_on(s, offload):
+    if not s.on(offload):
         return []
     decode = s.get("disaggregation_mode") == "decode"
     name = s.flag(offload)
@@ -111,7 +94,7 @@ def _offload_checks(s: Settings) -> list[Check]:
                             f"{name} is only supported for decode side",
                             f"drop {name}, or set {s.flag('disaggregation_mode')} decode")]
     if not s.at_least(0, 5, 23):
-        return checks + [(env_true(s, "SGLANG_ENABLE_SPEC_V2"), (offload, "SGLANG_ENABLE_SPEC_V2"),
+        return checks + [(s.env_true("SGLANG_ENABLE_SPEC_V2"), (offload, "SGLANG_ENABLE_SPEC_V2"),
                           "Spec v2 (SGLANG_ENABLE_SPEC_V2) and decode offload kv cache are incompatible",
                           f"unset SGLANG_ENABLE_SPEC_V2, or drop {name}")]
     return checks + [
@@ -142,9 +125,9 @@ def _cache_checks(s: Settings) -> list[Check]:
     # hicache-needs-radix), decode offload, SWA ratio and prefix tails.
     # (SGLang turns the radix cache off itself on a PD decode server unless
     # --disaggregation-decode-enable-radix-cache, and with dual-chunk attention: 0.5.9)
-    decode_no_radix = s.get("disaggregation_mode") == "decode" and not flag_on(s, "disaggregation_decode_enable_radix_cache")
-    no_radix = flag_on(s, "disable_radix_cache") or decode_no_radix or s.get("attention_backend") == "dual_chunk_flash_attn"
-    radix = (flag_on(s, "enable_hierarchical_cache") and no_radix, (), None)
+    decode_no_radix = s.get("disaggregation_mode") == "decode" and not s.on("disaggregation_decode_enable_radix_cache")
+    no_radix = s.on("disable_radix_cache") or decode_no_radix or s.get("attention_backend") == "dual_chunk_flash_attn"
+    radix = (s.on("enable_hierarchical_cache") and no_radix, (), None)
     return [*_host_pool_checks(s), *_tlru_checks(s), radix, *_offload_checks(s), *_swa_checks(s)]
 
 
@@ -155,25 +138,25 @@ def _kv_cache_compat(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("lmcache-compat")
 def _lmcache_compat(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not flag_on(s, "enable_lmcache"):
+    if not s.on("enable_lmcache"):
         return None
     lm = s.flag("enable_lmcache")
     if any(check[0] for check in _cache_checks(s)):
         return None  # SGLang raises at an earlier check of the handler (kv-cache-compat, hicache-needs-radix)
     return first_hit([
-        (flag_on(s, "enable_hierarchical_cache"), ("enable_lmcache", "enable_hierarchical_cache"),
+        (s.on("enable_hierarchical_cache"), ("enable_lmcache", "enable_hierarchical_cache"),
          f"{lm} and {s.flag('enable_hierarchical_cache')} are mutually exclusive"),
-        (flag_on(s, "enable_unified_cache_external_linker"), ("enable_lmcache", "enable_unified_cache_external_linker"),
+        (s.on("enable_unified_cache_external_linker"), ("enable_lmcache", "enable_unified_cache_external_linker"),
          f"{lm} and {s.flag('enable_unified_cache_external_linker')} are mutually exclusive"),
-        (flag_on(s, "disable_radix_cache"), ("enable_lmcache", "disable_radix_cache"),
+        (s.on("disable_radix_cache"), ("enable_lmcache", "disable_radix_cache"),
          f"{lm} requires radix cache to be enabled (drop {s.flag('disable_radix_cache')})"),
         (algorithm(s) not in (None, "NONE"), ("enable_lmcache", "speculative_algorithm"),
          "LMCacheUnifiedRadixCache does not yet support speculative decoding"),
         (dp_attention(s)[0], ("enable_lmcache", "dp_size", "attn_dp_size"),
          "LMCacheUnifiedRadixCache does not yet support DP attention"),
-        (int_setting(s, "dcp_size", 1) > 1, ("enable_lmcache", "dcp_size"),
+        (s.integer("dcp_size", 1) > 1, ("enable_lmcache", "dcp_size"),
          f"{lm} with {s.flag('dcp_size')} > 1 is not supported: LMCache has no DCP-aware index translation"),
-        (flag_on(s, "enable_streaming_session"), ("enable_lmcache", "enable_streaming_session"),
+        (s.on("enable_streaming_session"), ("enable_lmcache", "enable_streaming_session"),
          "LMCacheUnifiedRadixCache does not yet support streaming sessions"),
         (s.get("hicache_host_memory_mode") == "buffer_only", ("enable_lmcache", "hicache_host_memory_mode"),
          f"{s.flag('hicache_host_memory_mode')}=buffer_only is a HiCache-only mode"),
@@ -199,12 +182,12 @@ def written_backends(s: Settings) -> tuple[str | None, str | None]:
 
 @predicate("prefill-only-no-kv-cache")
 def _prefill_only_no_kv_cache(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not flag_on(s, "prefill_only_disable_kv_cache"):
+    if not s.on("prefill_only_disable_kv_cache"):
         return None
     name, dtype = "prefill_only_disable_kv_cache", s.get("kv_cache_dtype")
     prefill, _ = written_backends(s)
     return first_hit([
-        (not flag_on(s, "is_embedding"), (name,), f"{s.flag(name)} currently requires {s.flag('is_embedding')}"),
+        (not s.on("is_embedding"), (name,), f"{s.flag(name)} currently requires {s.flag('is_embedding')}"),
         (dtype in ("nvfp4", "fp4_mx_block16"), (name, "kv_cache_dtype"),
          f"{s.flag(name)} does not currently support {s.flag('kv_cache_dtype')}={dtype}: the FP4 pool uses a "
          "separate allocation path"),
@@ -214,14 +197,14 @@ def _prefill_only_no_kv_cache(s: Settings, rule: RuleSpec) -> Hit | None:
         (s.get("chunked_prefill_size") != -1, (name, "chunked_prefill_size"),
          f"{s.flag(name)} requires {s.flag('chunked_prefill_size')}=-1 so the FA backend takes the "
          "fa_skip_kv_cache path"),
-        (not flag_on(s, "disable_radix_cache"), (name, "disable_radix_cache"),
+        (not s.on("disable_radix_cache"), (name, "disable_radix_cache"),
          f"{s.flag(name)} requires {s.flag('disable_radix_cache')}: the radix cache indexes KV pool slots that "
          "no longer hold real data"),
-        (int_setting(s, "attn_cp_size", 1) > 1, (name, "attn_cp_size"),
+        (s.integer("attn_cp_size", 1) > 1, (name, "attn_cp_size"),
          f"{s.flag(name)} is incompatible with {s.flag('attn_cp_size')} > 1"),
-        (flag_on(s, "enable_prefill_cp"), (name, "enable_prefill_cp"),
+        (s.on("enable_prefill_cp"), (name, "enable_prefill_cp"),
          f"{s.flag(name)} is incompatible with {s.flag('enable_prefill_cp')}"),
-        (flag_on(s, "enable_hisparse"), (name, "enable_hisparse"),
+        (s.on("enable_hisparse"), (name, "enable_hisparse"),
          f"{s.flag(name)} is incompatible with {s.flag('enable_hisparse')}"),
         # The backend half runs after SGLang resolved the backend: decided only when written.
         (prefill is not None and prefill not in ("fa3", "fa4"), (name, "attention_backend", "prefill_attention_backend"),
@@ -234,8 +217,8 @@ def _prefill_only_no_kv_cache(s: Settings, rule: RuleSpec) -> Hit | None:
 def _mamba_state_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("mamba_cache_philox_rounds"):
         return None
-    rounds, states = int_setting(s, "mamba_cache_philox_rounds", 0), int_setting(s, "mamba_max_states_per_path", -1)
-    int8 = flag_on(s, "enable_int8_mamba_checkpoint")
+    rounds, states = s.integer("mamba_cache_philox_rounds", 0), s.integer("mamba_max_states_per_path", -1)
+    int8 = s.on("enable_int8_mamba_checkpoint")
     i8 = s.flag("enable_int8_mamba_checkpoint")
     return first_hit([
         (rounds < 0, ("mamba_cache_philox_rounds",), f"{s.flag('mamba_cache_philox_rounds')} must be non-negative",
@@ -243,18 +226,18 @@ def _mamba_state_args(s: Settings, rule: RuleSpec) -> Hit | None:
         (states == 0 or states < -1, ("mamba_max_states_per_path",),
          f"{s.flag('mamba_max_states_per_path')} must be -1 (unlimited) or a positive integer, got {states}",
          f"set {s.flag('mamba_max_states_per_path')} -1 or a positive number"),
-        (flag_on(s, "enable_mamba_cache_stochastic_rounding") and s.get("mamba_ssm_dtype") != "float16",
+        (s.on("enable_mamba_cache_stochastic_rounding") and s.get("mamba_ssm_dtype") != "float16",
          ("enable_mamba_cache_stochastic_rounding", "mamba_ssm_dtype"),
          f"stochastic rounding for the Mamba SSM cache requires {s.flag('mamba_ssm_dtype')} float16, "
          f"got {s.get('mamba_ssm_dtype')!r}",
          f"set {s.flag('mamba_ssm_dtype')} float16, or drop {s.flag('enable_mamba_cache_stochastic_rounding')}"),
-        (int8 and flag_on(s, "enable_hierarchical_cache"), ("enable_int8_mamba_checkpoint", "enable_hierarchical_cache"),
+        (int8 and s.on("enable_hierarchical_cache"), ("enable_int8_mamba_checkpoint", "enable_hierarchical_cache"),
          f"{i8} is not supported together with {s.flag('enable_hierarchical_cache')}: the host-offload path is "
          "not int8-aware", f"drop {i8} or {s.flag('enable_hierarchical_cache')}"),
         (int8 and s.get("radix_cache_backend") is not None, ("enable_int8_mamba_checkpoint", "radix_cache_backend"),
          f"{i8} only supports the built-in mamba radix cache; {s.flag('radix_cache_backend')}="
          f"{s.get('radix_cache_backend')!r} is not int8-aware", f"drop {i8} or {s.flag('radix_cache_backend')}"),
-        (int8 and flag_on(s, "enable_lmcache"), ("enable_int8_mamba_checkpoint", "enable_lmcache"),
+        (int8 and s.on("enable_lmcache"), ("enable_int8_mamba_checkpoint", "enable_lmcache"),
          f"{i8} is not supported together with {s.flag('enable_lmcache')}: LMCache is not int8-aware",
          f"drop {i8} or {s.flag('enable_lmcache')}"),
     ])

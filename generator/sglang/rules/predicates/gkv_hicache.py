@@ -8,33 +8,33 @@ validates.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import algorithm, int_setting
-from generator.sglang.rules.predicates.gkv import Check, first_hit, flag_on, json_setting, retraction_backup
+from generator.sglang.rules.predicates.common import algorithm
+from generator.sglang.rules.predicates.gkv import Check, first_hit, retraction_backup
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
 def _linker_checks(s: Settings) -> list[Check]:
-    config = json_setting(s, "unified_cache_external_linker_config")
-    linker = flag_on(s, "enable_unified_cache_external_linker")
+    config = s.get("unified_cache_external_linker_config")
+    linker = s.on("enable_unified_cache_external_linker")
     name = s.flag("enable_unified_cache_external_linker")
     return [
         (config is not None and not isinstance(config, dict), ("unified_cache_external_linker_config",),
          f"{s.flag('unified_cache_external_linker_config')} must be a JSON object",
          f"write {s.flag('unified_cache_external_linker_config')} as a JSON object ({{...}})"),
-        (flag_on(s, "enable_linker_mla_dedup") and (
+        (s.on("enable_linker_mla_dedup") and (
             not linker or s.get("unified_cache_external_linker_backend") != "mooncake"),
          ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"),
          f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
          f"{s.flag('unified_cache_external_linker_backend')} mooncake)",
          f"add {name} with {s.flag('unified_cache_external_linker_backend')} mooncake, or drop "
          f"{s.flag('enable_linker_mla_dedup')}"),
-        (linker and (flag_on(s, "disable_radix_cache") or s.get("radix_cache_backend") is not None),
+        (linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None),
          ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"),
          f"{name} requires the default UnifiedRadixCache with radix caching enabled",
          f"drop {s.flag('disable_radix_cache')} and {s.flag('radix_cache_backend')}, or drop {name}"),
-        (linker and flag_on(s, "enable_hierarchical_cache"),
+        (linker and s.on("enable_hierarchical_cache"),
          ("enable_unified_cache_external_linker", "enable_hierarchical_cache"),
          f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive",
          f"drop {name} or {s.flag('enable_hierarchical_cache')}"),
@@ -48,11 +48,11 @@ def _linker_checks(s: Settings) -> list[Check]:
 def _resolved_layout(s: Settings) -> str | None:
     """The HiCache layout after SGLang's rewrites, for a decode host pool (threshold < 1)."""
     layout, io, storage = "layer_first", s.get("hicache_io_backend"), s.get("hicache_storage_backend")
-    if storage == "mooncake" and int_setting(s, "dcp_size", 1) > 1:
+    if storage == "mooncake" and s.integer("dcp_size", 1) > 1:
         return layout
     if storage in ("mooncake", "npu_memcache"):
         layout = {"direct": "page_first_direct", "kernel": "page_first"}.get(str(io), layout)
-    if flag_on(s, "enable_unified_memory") and layout == "page_first_direct":
+    if s.on("enable_unified_memory") and layout == "page_first_direct":
         layout = "page_first"
     return layout
 
@@ -62,8 +62,8 @@ def _hicache_checks(s: Settings) -> list[Check]:
         s.get("disaggregation_mode") == "decode"
     threshold = s.get("disaggregation_decode_host_receive_threshold", 1.0)
     layout = _resolved_layout(s) if isinstance(threshold, (int, float)) and threshold < 1 else None
-    hicache = flag_on(s, "enable_hierarchical_cache")
-    dcp = hicache and int_setting(s, "dcp_size", 1) > 1
+    hicache = s.on("enable_hierarchical_cache")
+    dcp = hicache and s.integer("dcp_size", 1) > 1
     mode_flag, storage_flag, dcp_flag = s.flag("hicache_host_memory_mode"), s.flag("hicache_storage_backend"), \
         s.flag("dcp_size")
     return [
@@ -85,10 +85,10 @@ def _hicache_checks(s: Settings) -> list[Check]:
                                                          "speculative_algorithm"),
          f"HiCache with {dcp_flag} > 1 only supports DSPARK speculative decoding",
          f"set {s.flag('speculative_algorithm')} DSPARK or drop it, or set {dcp_flag} 1"),
-        (dcp and flag_on(s, "enable_lmcache"), ("enable_lmcache", "dcp_size"),
+        (dcp and s.on("enable_lmcache"), ("enable_lmcache", "dcp_size"),
          f"{s.flag('enable_lmcache')} with {dcp_flag} > 1 is not supported",
          f"drop {s.flag('enable_lmcache')}, or set {dcp_flag} 1"),
-        (dcp and flag_on(s, "enable_hisparse"), ("enable_hisparse", "dcp_size"),
+        (dcp and s.on("enable_hisparse"), ("enable_hisparse", "dcp_size"),
          f"{s.flag('enable_hisparse')} with {dcp_flag} > 1 is not supported",
          f"drop {s.flag('enable_hisparse')}, or set {dcp_flag} 1"),
     ]
@@ -104,9 +104,9 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
          f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}",
          f"set {s.flag('hicache_host_memory_fraction')} above 0 and at most 1"),
         *_linker_checks(s),
-        (flag_on(s, "enable_unified_cache_external_linker"), (), None),  # SGLang returns here
+        (s.on("enable_unified_cache_external_linker"), (), None),  # SGLang returns here
     ]
-    active = flag_on(s, "enable_hierarchical_cache") or flag_on(s, "disaggregation_decode_enable_offload_kvcache") \
+    active = s.on("enable_hierarchical_cache") or s.on("disaggregation_decode_enable_offload_kvcache") \
         or (s.get("disaggregation_mode") == "decode"
             and retraction_backup(s) in (None, "host_pool"))
     if active:
@@ -116,21 +116,21 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("hisparse-args")
 def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not flag_on(s, "enable_hisparse"):
+    if not s.on("enable_hisparse"):
         return None
     name, algo = s.flag("enable_hisparse"), algorithm(s)
     spec = algo is not None and algo.upper() != "NONE"
     topk = s.get("speculative_eagle_topk") or 1
     return first_hit([
-        (not flag_on(s, "disable_radix_cache"), ("enable_hisparse", "disable_radix_cache"),
+        (not s.on("disable_radix_cache"), ("enable_hisparse", "disable_radix_cache"),
          f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}",
          f"add {s.flag('disable_radix_cache')}"),
-        (flag_on(s, "enable_mixed_chunk"), ("enable_hisparse", "enable_mixed_chunk"),
+        (s.on("enable_mixed_chunk"), ("enable_hisparse", "enable_mixed_chunk"),
          f"{name} does not support {s.flag('enable_mixed_chunk')} yet", f"drop {s.flag('enable_mixed_chunk')}"),
         (spec and topk != 1, ("enable_hisparse", "speculative_eagle_topk"),
          f"the minimal HiSparse spec integration supports linear speculation only; use "
          f"{s.flag('speculative_eagle_topk')} 1", f"set {s.flag('speculative_eagle_topk')} 1"),
-        (spec and flag_on(s, "speculative_adaptive"), ("enable_hisparse", "speculative_adaptive"),
+        (spec and s.on("speculative_adaptive"), ("enable_hisparse", "speculative_adaptive"),
          f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
          "not supported", f"drop {s.flag('speculative_adaptive')}"),
     ], hisparse=name)

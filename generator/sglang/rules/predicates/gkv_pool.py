@@ -9,8 +9,8 @@ Attention backends count only where written: SGLang's automatic choice depends o
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import algorithm, env_true, int_setting
-from generator.sglang.rules.predicates.gkv import Check, first_hit, flag_on, retraction_backup, written_backends
+from generator.sglang.rules.predicates.common import algorithm
+from generator.sglang.rules.predicates.gkv import Check, first_hit, retraction_backup, written_backends
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -32,7 +32,7 @@ def _named(s: Settings) -> set[str]:
 
 
 def _page_major_checks(s: Settings) -> list[Check]:
-    unified = flag_on(s, "enable_unified_memory")
+    unified = s.on("enable_unified_memory")
     layout = "--enable-page-major-kv-layout"
     backends = _named(s)
     decode = s.get("linear_attn_decode_backend") or s.get("linear_attn_backend")
@@ -57,17 +57,17 @@ def _pd_checks(s: Settings, um: str) -> list[Check]:
     if s.get("disaggregation_mode") in (None, "null"):
         return []
     transfer, algo = s.get("disaggregation_transfer_backend"), algorithm(s)
-    offload = flag_on(s, "disaggregation_decode_enable_offload_kvcache")
+    offload = s.on("disaggregation_decode_enable_offload_kvcache")
     return [
         (transfer != "mooncake", ("enable_unified_memory", "disaggregation_transfer_backend"),
          f"{um} with PD disaggregation supports only the mooncake transfer backend; got '{transfer}'"),
-        (int_setting(s, "pp_size", 1) != 1, ("enable_unified_memory", "pp_size"),
+        (s.integer("pp_size", 1) != 1, ("enable_unified_memory", "pp_size"),
          f"{um} with PD disaggregation does not support pipeline parallelism"),
         (transfer == "mooncake" and algo is not None, ("enable_unified_memory", "speculative_algorithm"),
          f"{um} with PD disaggregation does not support speculative decoding with the Mooncake transfer backend"),
-        (env_true(s, "SGLANG_DISABLE_LAZY_COMPACTION"), ("enable_unified_memory", "SGLANG_DISABLE_LAZY_COMPACTION"),
+        (s.env_true("SGLANG_DISABLE_LAZY_COMPACTION"), ("enable_unified_memory", "SGLANG_DISABLE_LAZY_COMPACTION"),
          f"{um} with PD disaggregation requires lazy compaction; unset SGLANG_DISABLE_LAZY_COMPACTION"),
-        (flag_on(s, "enable_hisparse"), ("enable_unified_memory", "enable_hisparse"),
+        (s.on("enable_hisparse"), ("enable_unified_memory", "enable_hisparse"),
          f"{um} with PD disaggregation is not compatible with {s.flag('enable_hisparse')}"),
         (offload and s.get("hicache_storage_backend") != "file", ("enable_unified_memory", "hicache_storage_backend"),
          f"{um} with decode KV offload currently supports {s.flag('hicache_storage_backend')}=file only"),
@@ -75,7 +75,7 @@ def _pd_checks(s: Settings, um: str) -> list[Check]:
 
 
 def _spec_checks(s: Settings, um: str) -> list[Check]:
-    algo, backends, dcp = algorithm(s), _named(s), int_setting(s, "dcp_size", 1) > 1
+    algo, backends, dcp = algorithm(s), _named(s), s.integer("dcp_size", 1) > 1
     topk = s.get("speculative_eagle_topk")
     checks: list[Check] = [
         (algo not in _UM_ALGOS, ("enable_unified_memory", "speculative_algorithm"),
@@ -107,20 +107,20 @@ def _spec_checks(s: Settings, um: str) -> list[Check]:
 def _pool_tail_checks(s: Settings, um: str) -> list[Check]:
     eagle = algorithm(s) in ("EAGLE", "EAGLE3")
     checks: list[Check] = [
-        (flag_on(s, "enable_two_batch_overlap"), ("enable_unified_memory", "enable_two_batch_overlap"),
+        (s.on("enable_two_batch_overlap"), ("enable_unified_memory", "enable_two_batch_overlap"),
          f"{um} does not support {s.flag('enable_two_batch_overlap')}"),
-        (flag_on(s, "enable_lmcache"), ("enable_unified_memory", "enable_lmcache"),
+        (s.on("enable_lmcache"), ("enable_unified_memory", "enable_lmcache"),
          f"{um} is not yet compatible with {s.flag('enable_lmcache')}"),
-        (flag_on(s, "enable_unified_cache_external_linker"), ("enable_unified_memory",
+        (s.on("enable_unified_cache_external_linker"), ("enable_unified_memory",
                                                               "enable_unified_cache_external_linker"),
          f"{um} does not support {s.flag('enable_unified_cache_external_linker')}"),
         (eagle and retraction_backup(s) == "host_pool",
          ("enable_unified_memory", "disaggregation_decode_retraction_backup"),
          f"{um} + EAGLE/EAGLE3 does not support {s.flag('disaggregation_decode_retraction_backup')}=host_pool"),
-        (eagle and flag_on(s, "enable_hierarchical_cache"), ("enable_unified_memory", "enable_hierarchical_cache"),
+        (eagle and s.on("enable_hierarchical_cache"), ("enable_unified_memory", "enable_hierarchical_cache"),
          f"{um} + EAGLE/EAGLE3 does not support {s.flag('enable_hierarchical_cache')}"),
     ]
-    if int_setting(s, "dcp_size", 1) > 1:
+    if s.integer("dcp_size", 1) > 1:
         backends = _named(s)
         checks += [
             (s.get("disaggregation_mode") not in (None, "null"), ("enable_unified_memory", "dcp_size"),
@@ -134,13 +134,13 @@ def _pool_tail_checks(s: Settings, um: str) -> list[Check]:
 
 @predicate("unified-memory-pool")
 def _unified_memory_pool(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not (flag_on(s, "enable_unified_memory") or flag_on(s, "enable_page_major_kv_layout")):
+    if not (s.on("enable_unified_memory") or s.on("enable_page_major_kv_layout")):
         return None
     um = s.flag("enable_unified_memory")
-    fp4 = (flag_on(s, "enable_unified_memory") and s.get("kv_cache_dtype") in ("nvfp4", "fp4_mx_block16"),
+    fp4 = (s.on("enable_unified_memory") and s.get("kv_cache_dtype") in ("nvfp4", "fp4_mx_block16"),
            ("enable_unified_memory", "kv_cache_dtype"), f"FP4 KV cache does not yet support {um}")
     checks = [fp4, *_page_major_checks(s)]
-    if flag_on(s, "enable_unified_memory"):
+    if s.on("enable_unified_memory"):
         checks += [*_pd_checks(s, um), *_spec_checks(s, um), *_pool_tail_checks(s, um)]
     hit = first_hit(checks)
     return None if hit is None else Hit(hit.blame, {**hit.fields, "fix": _pool_fix(s, hit.blame)})
@@ -166,13 +166,13 @@ _NOT_SHARDABLE_SPEC = frozenset({"EAGLE3", "STANDALONE", "NGRAM", "DFLASH", "DSP
 
 def _shard_flag_checks(s: Settings, name: str) -> list[Check]:
     def on(dest: str) -> Check:
-        return (flag_on(s, dest), ("enable_kv_cache_sharding", dest), f"{name} does not support {s.flag(dest)}")
+        return (s.on(dest), ("enable_kv_cache_sharding", dest), f"{name} does not support {s.flag(dest)}")
     return [
         (s.get("disaggregation_mode") != "prefill", ("enable_kv_cache_sharding", "disaggregation_mode"),
          f"{name} is only supported on PD prefill workers ({s.flag('disaggregation_mode')} prefill)"),
         # SGLang allows speculation only for EAGLE (top-k 1) on a GLM DSA checkpoint: the model
         # half is the checkpoint's, but these algorithms and multi-layer EAGLE fail on any model.
-        (algorithm(s) in _NOT_SHARDABLE_SPEC or flag_on(s, "enable_multi_layer_eagle"),
+        (algorithm(s) in _NOT_SHARDABLE_SPEC or s.on("enable_multi_layer_eagle"),
          ("enable_kv_cache_sharding", "speculative_algorithm"),
          "KV sharding supports speculative decoding only for GLM DSA single-layer NextN MTP with EAGLE and topk=1"),
         (s.get("dllm_algorithm") is not None, ("enable_kv_cache_sharding", "dllm_algorithm"),
@@ -182,13 +182,13 @@ def _shard_flag_checks(s: Settings, name: str) -> list[Check]:
          f"'{s.get('radix_cache_backend')}'"),
         on("enable_unified_cache_external_linker"), on("enable_streaming_session"),
         on("enable_session_radix_cache"), on("enable_flexkv"), on("enable_unified_memory"),
-        (int_setting(s, "dcp_size", 1) > 1, ("enable_kv_cache_sharding", "dcp_size"),
+        (s.integer("dcp_size", 1) > 1, ("enable_kv_cache_sharding", "dcp_size"),
          f"{name} and decode context parallelism ({s.flag('dcp_size')}) are mutually exclusive"),
-        (flag_on(s, "enable_hierarchical_cache") and s.get("hicache_storage_backend") is not None,
+        (s.on("enable_hierarchical_cache") and s.get("hicache_storage_backend") is not None,
          ("enable_kv_cache_sharding", "hicache_storage_backend"),
          f"{name} supports HiCache host offload but not {s.flag('hicache_storage_backend')} yet"),
         on("enable_lmcache"), on("enable_hisparse"),
-        (flag_on(s, "enable_dynamic_chunking") and int_setting(s, "pp_size", 1) > 1,
+        (s.on("enable_dynamic_chunking") and s.integer("pp_size", 1) > 1,
          ("enable_kv_cache_sharding", "enable_dynamic_chunking"),
          f"{name} does not support {s.flag('enable_dynamic_chunking')} with pipeline parallelism"),
         on("enable_two_batch_overlap"),
@@ -199,8 +199,8 @@ def _shard_backend_checks(s: Settings, name: str) -> list[Check]:
     prefill, _ = written_backends(s)
     if prefill == "dsa":
         return [
-            (not flag_on(s, "enable_prefill_cp") or int_setting(s, "attn_cp_size", 1) <= 1
-             or s.get("cp_strategy") != "interleave" or int_setting(s, "pp_size", 1) != 1,
+            (not s.on("enable_prefill_cp") or s.integer("attn_cp_size", 1) <= 1
+             or s.get("cp_strategy") != "interleave" or s.integer("pp_size", 1) != 1,
              ("enable_kv_cache_sharding", "attention_backend"),
              "DSA KV sharding requires CUDA interleave prefill CP > 1 and PP1"),
             (s.get("dsa_prefill_backend") != "trtllm" or s.get("dsa_decode_backend") != "trtllm"
@@ -215,9 +215,9 @@ def _shard_backend_checks(s: Settings, name: str) -> list[Check]:
          ("enable_kv_cache_sharding", "attention_backend", "prefill_attention_backend"),
          f"{name} currently requires the fa3 prefill attention backend, or trtllm_mla for plain-TP MLA; "
          f"got '{prefill}'"),
-        (mla and int_setting(s, "attn_cp_size", 1) > 1, ("enable_kv_cache_sharding", "attn_cp_size"),
+        (mla and s.integer("attn_cp_size", 1) > 1, ("enable_kv_cache_sharding", "attn_cp_size"),
          "KV sharding with trtllm_mla only supports plain-TP MLA (attn_cp_size must be 1)"),
-        (mla and flag_on(s, "disable_chunked_prefix_cache"), ("enable_kv_cache_sharding",
+        (mla and s.on("disable_chunked_prefix_cache"), ("enable_kv_cache_sharding",
                                                              "disable_chunked_prefix_cache"),
          "KV sharding with trtllm_mla requires chunked prefix caching"),
     ]
@@ -225,7 +225,7 @@ def _shard_backend_checks(s: Settings, name: str) -> list[Check]:
 
 @predicate("kv-cache-sharding")
 def _kv_cache_sharding(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not flag_on(s, "enable_kv_cache_sharding"):
+    if not s.on("enable_kv_cache_sharding"):
         return None
     name, transfer = s.flag("enable_kv_cache_sharding"), s.get("disaggregation_transfer_backend")
     page, chunk = s.get("page_size"), s.get("chunked_prefill_size")

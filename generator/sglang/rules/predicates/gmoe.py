@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -38,7 +38,6 @@ _KERNEL_CHECKED = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtll
                    "flashinfer_trtllm_routed", "cutlass")
 _FLASHINFER_A2A_RUNNERS = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
                            "flashinfer_trtllm_routed", "deep_gemm")
-_TRUE = ("true", "1", "yes", "y")  # SGLang's EnvBool
 
 
 def _first(checks: list[tuple[bool, str]]) -> str | None:
@@ -48,10 +47,6 @@ def _first(checks: list[tuple[bool, str]]) -> str | None:
 def _first_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
     """(text, fix) of the first broken (broken?, text, fix) check."""
     return next(((text, fix) for broken, text, fix in checks if broken), None)
-
-
-def _env_on(s: Settings, name: str, words: tuple[str, ...] = _TRUE) -> bool:
-    return s.env.get(name, "").strip().lower() in words
 
 
 def runner_0_5_23(s: Settings) -> str:
@@ -73,7 +68,7 @@ def runner_0_5_23(s: Settings) -> str:
 
 def runner_0_5_9(s: Settings) -> str:
     """The MoE runner after 0.5.9's overrides: mxfp8 and SGLANG_CUTLASS_MOE force cutlass."""
-    if s.get("quantization") == "mxfp8" or _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1")):
+    if s.get("quantization") == "mxfp8" or s.env_flag("SGLANG_CUTLASS_MOE"):
         return "cutlass"
     return str(s.get("moe_runner_backend", "auto"))
 
@@ -88,7 +83,7 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     runner = runner_0_5_23(s) if newer else str(s.get("moe_runner_backend", "auto"))
     if runner not in _KERNEL_CHECKED and (newer or runner_0_5_9(s) != "cutlass"):
         return None  # no check of this handler applies (the common case: auto)
-    quant, tp, ep = s.get("quantization"), int_setting(s, "tp_size", 1), int_setting(s, "ep_size", 1)
+    quant, tp, ep = s.get("quantization"), s.integer("tp_size", 1), s.integer("ep_size", 1)
     r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
     if not newer and quant == "mxfp8":
         runner = "cutlass"  # 0.5.9 forces the cutlass runner under mxfp8 before its checks
@@ -104,7 +99,7 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
                        f"{r} flashinfer_cutedsl supports {s.flag('moe_a2a_backend')} none, deepep or "
                        f"flashinfer, got '{a2a}'"))
     else:
-        cutlass_env = _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1"))
+        cutlass_env = s.env_flag("SGLANG_CUTLASS_MOE")
         checks.append((cutlass_env and quant not in ("fp8", "mxfp8"),
                        f"SGLANG_CUTLASS_MOE selects the cutlass MoE runner, which needs {q} fp8 or mxfp8"))
         runner = runner_0_5_9(s)
@@ -144,7 +139,7 @@ def _dispatch_checks(s: Settings, runner: str) -> Checks:
     if given is None:
         return []
     d, q, r = s.flag("flashinfer_a2a_dispatch_type"), s.flag("quantization"), s.flag("moe_runner_backend")
-    w4a16 = runner == "flashinfer_cutedsl" and _env_on(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
+    w4a16 = runner == "flashinfer_cutedsl" and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
     kind = "mxfp8" if given == "auto" and quant == "mxfp8" else given
     routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" else runner
     return [(w4a16 and given in ("auto", "nvfp4"),
@@ -160,7 +155,7 @@ def _dispatch_checks(s: Settings, runner: str) -> Checks:
 
 
 def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
-    tp, (dp_on, attn_dp, _) = int_setting(s, "tp_size", 1), dp_attention(s)
+    tp, (dp_on, attn_dp, _) = s.integer("tp_size", 1), dp_attention(s)
     a, r = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend")
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
     return [(not (dp_on and attn_dp == tp),
@@ -180,7 +175,7 @@ def _deepep_checks(s: Settings, runner: str) -> Checks:
 
 
 def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
-    a, nnodes = s.flag("moe_a2a_backend"), int_setting(s, "nnodes", 1)
+    a, nnodes = s.flag("moe_a2a_backend"), s.integer("nnodes", 1)
     overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
     return [
         (runner not in ("auto", "deep_gemm"),
@@ -292,7 +287,7 @@ def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.get("disaggregation_mode", "null") == "decode":
         return None
-    if int_setting(s, "pp_size", 1) > 1 and s.get("enable_dynamic_chunking"):
+    if s.integer("pp_size", 1) > 1 and s.get("enable_dynamic_chunking"):
         return None
     chunk = s.get("chunked_prefill_size")
     if not isinstance(chunk, int):
@@ -311,8 +306,8 @@ def _expert_pack_errors(s: Settings) -> list[tuple[str, str]]:
     """SGLang's expert_pack errors (it reports them all at once), each with its fix."""
     errors: list[tuple[str, str]] = []
     dp_on, attn_dp, _ = dp_attention(s)
-    sizes = (("tp_size", int_setting(s, "tp_size", 1)), ("dp_size", int_setting(s, "dp_size", 1)),
-             ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", int_setting(s, "ep_size", 1)))
+    sizes = (("tp_size", s.integer("tp_size", 1)), ("dp_size", s.integer("dp_size", 1)),
+             ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", s.integer("ep_size", 1)))
     for name, size in sizes:
         if size != 1 and s.has(name):
             errors.append((f"{s.flag(name)} must be 1, got {size}", f"set {s.flag(name)} 1"))
@@ -357,7 +352,7 @@ def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
     """
     if not s.has("attn_dp_size") or _a2a_backend(s) != "flashinfer":
         return None
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     enabled, size, _ = dp_attention(s)
     if enabled and size == tp:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
+from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -52,7 +52,7 @@ def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
          f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
         (s.get("speculative_draft_model_path") is not None,
          f"{flag} captures without a draft; drop {draft_flag}", f"drop {draft_flag}, or drop {flag}"),
-        (int_setting(s, "pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1",
+        (s.integer("pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1",
          f"set {s.flag('pp_size')} 1, or drop {flag}"),
         (method != "EAGLE3" and not layers, f"{flag} with {method} requires {ids_flag}",
          f"add {ids_flag} with the layer ids to capture"),
@@ -74,7 +74,7 @@ def _pp_spec_checks(s: Settings, algo: str) -> list[tuple[bool, str, str]]:
                f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
                + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""),
                f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
-    if env_true(s, "SGLANG_ENABLE_PP_SPEC"):
+    if s.env_true("SGLANG_ENABLE_PP_SPEC"):
         return checks + [
             (mode != "null", f"SGLANG_ENABLE_PP_SPEC is not compatible with {mode_flag} {mode}",
              f"drop {mode_flag}, or unset SGLANG_ENABLE_PP_SPEC"),
@@ -90,7 +90,7 @@ def _pp_spec_checks(s: Settings, algo: str) -> list[tuple[bool, str, str]]:
 
 @predicate("pp-compat")
 def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
-    if int_setting(s, "pp_size", 1) <= 1:
+    if s.integer("pp_size", 1) <= 1:
         return None
     algo = algorithm(s)  # upper-cased, NEXTN -> EAGLE, None under aux-hidden-state capture
     # DFLASH is refused before, by its own handler (rule spec-pp)
@@ -179,7 +179,7 @@ def _ple_offload(s: Settings, rule: RuleSpec) -> Hit | None:
     embedding = s.get("ple_offload_embedding") if s.is_set("ple_offload_embedding") else None
     if embedding is None:
         return None  # both checks need the flag written (True, or False by --no-...)
-    gb, group = int_setting(s, "cpu_offload_gb", 0), int_setting(s, "offload_group_size", -1)
+    gb, group = s.integer("cpu_offload_gb", 0), s.integer("offload_group_size", -1)
     e = s.flag("ple_offload_embedding")
     detail = _first([
         (embedding is True and (gb > 0 or group > 0),
@@ -214,22 +214,8 @@ def _weight_cache_spec(s: Settings, rule: RuleSpec) -> Hit | None:
 
 
 def _graph_config(s: Settings) -> dict[str, Any]:
-    raw = s.get("cuda_graph_config")
-    try:
-        data = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return {}  # SGLang's argparse type refuses it first
+    data = s.get("cuda_graph_config")  # parse_cuda_graph_config_arg's dict (argparse refuses the rest)
     return data if isinstance(data, dict) else {}
-
-
-def _number(value: Any) -> Any:
-    """A plain integer written as text (the flag's type is SGLang's human_readable_int)."""
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            return None  # "4k" and such: positive by their form
-    return value
 
 
 def _graph_problems(s: Settings) -> list[tuple[bool, str]]:
@@ -241,7 +227,7 @@ def _graph_problems(s: Settings) -> list[tuple[bool, str]]:
         checks.append((backend is not None and backend not in _GRAPH_BACKENDS,
                        f"{c}[{phase}].backend={backend!r} is not one of {', '.join(_GRAPH_BACKENDS)}"))
     prefill = config.get("prefill")
-    size = _number(s.get("cuda_graph_prefill_max_context"))
+    size = s.number("cuda_graph_prefill_max_context")  # human_readable_int: "4k" is 4000
     if isinstance(prefill, dict) and "max_context_size" in prefill:
         size = prefill["max_context_size"]
     checks.append((isinstance(size, (int, float)) and not isinstance(size, bool) and size <= 0,

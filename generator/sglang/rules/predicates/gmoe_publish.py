@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -112,7 +112,7 @@ def _load_publish_endpoint(s: Settings, rule: RuleSpec) -> Hit | None:
         dp_on, attn_dp, _ = dp_attention(s)
         # num_dp_ranks: replicas x attention-DP groups (--dp-size N --enable-dp-attention is
         # rewritten to --attn-dp-size N, so one of the two is 1)
-        dp = attn_dp if dp_on else int_setting(s, "dp_size", 1)
+        dp = attn_dp if dp_on else s.integer("dp_size", 1)
         problem = _range_problem(mode, config.get("endpoint", "tcp://*:5557"), config.get("replay_endpoint"), dp)
     if problem is None:
         return None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from generator.sglang.rules.predicates.common import int_setting
 from generator.sglang.rules.predicates.gpar_elastic import a2a_of, attn_dp_of, dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
@@ -30,7 +29,7 @@ def _hit(checks: Sequence[tuple[bool, str, tuple[str, ...]] | tuple[bool, str, t
 
 @predicate("dwdp-layout")
 def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
-    dwdp, tp = int_setting(s, "dwdp_size", 1), int_setting(s, "tp_size", 1)
+    dwdp, tp = s.integer("dwdp_size", 1), s.integer("tp_size", 1)
     if not s.has("dwdp_size") or dwdp <= 1:
         return None  # SGLang's handle_dwdp returns for dwdp_size <= 1
     name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
@@ -46,7 +45,7 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
          f"drop {s.flag('enable_eplb')}{drop}"),
         (s.get("speculative_algorithm") is not None, "DWDP does not support speculative decoding (MTP/draft workers)",
          ("speculative_algorithm", "dwdp_size"), f"drop {s.flag('speculative_algorithm')}{drop}"),
-        (int_setting(s, "pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size"),
+        (s.integer("pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size"),
          f"set {s.flag('pp_size')} 1{drop}"),
         (bool(s.get("enable_two_batch_overlap", False)), "DWDP's prefetch event protocol does not support two-batch "
          f"overlap ({s.flag('enable_two_batch_overlap')})", ("enable_two_batch_overlap", "dwdp_size"),
@@ -58,7 +57,7 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
 def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("dcp_size"):
         return None
-    dcp, backend, replicate = int_setting(s, "dcp_size", 1), s.get("dcp_comm_backend"), s.get("dcp_replicate_q_proj")
+    dcp, backend, replicate = s.integer("dcp_size", 1), s.get("dcp_comm_backend"), s.get("dcp_replicate_q_proj")
     name, prefill, comm, rep = (s.flag("dcp_size"), s.flag("enable_prefill_cp"), s.flag("dcp_comm_backend"),
                                 s.flag("dcp_replicate_q_proj"))
     # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
@@ -87,7 +86,7 @@ def _prefill_cp_strategy(s: Settings, rule: RuleSpec) -> Hit | None:
 def _cp_aiter_fusion(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_aiter_allreduce_fusion", False):
         return None
-    cp, moe_dp = int_setting(s, "attn_cp_size", 1), int_setting(s, "moe_dp_size", 1)
+    cp, moe_dp = s.integer("attn_cp_size", 1), s.integer("moe_dp_size", 1)
     if cp <= 1 and moe_dp <= 1:
         return None
     which = s.flag("attn_cp_size") if cp > 1 else s.flag("moe_dp_size")
@@ -116,7 +115,7 @@ def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
 def _attn_tp(s: Settings) -> int:
     """SGLang's attention-TP width: tp // attn_dp // attn_cp."""
     dp = attn_dp_of(s)
-    return max(int_setting(s, "tp_size", 1) // max(dp, 1) // max(int_setting(s, "attn_cp_size", 1), 1), 0)
+    return max(s.integer("tp_size", 1) // max(dp, 1) // max(s.integer("attn_cp_size", 1), 1), 0)
 
 
 @predicate("shared-experts-tp-divides")
@@ -143,7 +142,7 @@ def _layernorm_sp_megamoe(s: Settings, rule: RuleSpec) -> Hit | None:
 def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_layernorm_sp", False):
         return None
-    tp, pp = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
     sp = s.flag("enable_layernorm_sp")
     return _hit([
@@ -161,7 +160,7 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     attn_dp = attn_dp_of(s)
     on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
-    tp, cp, name = int_setting(s, "tp_size", 1), int_setting(s, "attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
+    tp, cp, name = s.integer("tp_size", 1), s.integer("attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
     return _hit([
         (not on, f"{name} requires attention DP ({s.flag('attn_dp_size')})", ("enable_tp_lm_head_all_to_all",)),
         (dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), f"{name} uses a TP-sharded LM head and is incompatible with "
@@ -178,8 +177,8 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
 def _disagg_decode_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("disaggregation_decode_tp") or s.get("disaggregation_mode") != "prefill":
         return None
-    tp = int_setting(s, "tp_size", 1)
-    decode = int_setting(s, "disaggregation_decode_tp", tp)
+    tp = s.integer("tp_size", 1)
+    decode = s.integer("disaggregation_decode_tp", tp)
     larger, smaller = max(tp, decode), min(tp, decode)
     if smaller <= 0 or larger % smaller == 0:
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -32,27 +32,21 @@ def dwdp_on(s: Settings) -> bool:
     """DWDP is on: SGLang's handle_dwdp then sets attn_dp_size = dwdp_size, ep_size = dwdp_size,
     enable_dp_lm_head, moe_dp_size 1 and moe_a2a_backend 'none' before the later handlers run.
     A DWDP size other than the TP size stops SGLang in handle_dwdp (dwdp-layout), so it sets nothing."""
-    dwdp = int_setting(s, "dwdp_size", 1)
-    return dwdp > 1 and dwdp == int_setting(s, "tp_size", 1)
+    dwdp = s.integer("dwdp_size", 1)
+    return dwdp > 1 and dwdp == s.integer("tp_size", 1)
 
 
 def attn_dp_of(s: Settings) -> int:
     """attn_dp_size as SGLang resolves it (``--dp-size N --enable-dp-attention`` is rewritten to it; DWDP sets it)."""
     if dwdp_on(s):
-        return int_setting(s, "dwdp_size", 1)
+        return s.integer("dwdp_size", 1)
     on, size, _ = dp_attention(s)
-    return size if on else int_setting(s, "attn_dp_size", 1)
+    return size if on else s.integer("attn_dp_size", 1)
 
 
 def a2a_of(s: Settings) -> str | None:
     """--moe-a2a-backend as SGLang resolves it (DWDP forces 'none')."""
     return "none" if dwdp_on(s) else s.get("moe_a2a_backend")
-
-
-def opt_int(s: Settings, name: str) -> int | None:
-    """An optional integer setting; None when unset or not an integer (the flag check reports bad types)."""
-    value = s.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def elastic_on(s: Settings) -> bool:
@@ -62,8 +56,8 @@ def elastic_on(s: Settings) -> bool:
 
 def scaling_active(s: Settings) -> bool:
     """SGLang's ``scaling_active``: elastic EP with --max-ep-size above the local TP size."""
-    max_ep = opt_int(s, "max_ep_size")
-    return elastic_on(s) and max_ep is not None and max_ep > int_setting(s, "tp_size", 1)
+    max_ep = s.opt_int("max_ep_size")
+    return elastic_on(s) and max_ep is not None and max_ep > s.integer("tp_size", 1)
 
 
 def _eplb_algorithm(s: Settings) -> Check:
@@ -80,16 +74,16 @@ def _eplb_algorithm(s: Settings) -> Check:
 def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     """0.5.23's checks before the scale-up block, in its order."""
     on, mode = elastic_on(s), s.get("ep_join_mode")
-    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), opt_int(s, "max_ep_size")
+    offset, max_ep = s.integer("ep_join_rank_offset", 0), s.opt_int("max_ep_size")
     backend = s.flag("elastic_ep_backend")
     return [
-        lambda: (on and int_setting(s, "pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
+        lambda: (on and s.integer("pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
                  ("pp_size", "elastic_ep_backend"), f"set {s.flag('pp_size')} 1, or drop {backend}"),
         lambda: (mode is not None and not on, f"{s.flag('ep_join_mode')} requires {backend} to be set",
                  ("ep_join_mode",), f"add {backend}, or drop {s.flag('ep_join_mode')}"),
-        lambda: (mode == "scale" and int_setting(s, "node_rank", 0) != 1,
+        lambda: (mode == "scale" and s.integer("node_rank", 0) != 1,
                  f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
-                 f"(got {int_setting(s, 'node_rank', 0)})", ("ep_join_mode", "node_rank"),
+                 f"(got {s.integer('node_rank', 0)})", ("ep_join_mode", "node_rank"),
                  f"set {s.flag('node_rank')} 1 on the joining group"),
         lambda: (mode == "scale" and offset <= 0,
                  f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
@@ -104,7 +98,7 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
                  ("max_ep_size",), f"add {backend}, or drop {s.flag('max_ep_size')}"),
         lambda: (max_ep is not None and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
                  ("max_ep_size",), f"set {s.flag('max_ep_size')} to 1 or more"),
-        lambda: (opt_int(s, "elastic_ep_initial_size") is not None and not scaling_active(s),
+        lambda: (s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s),
                  f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
                  f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",),
                  f"drop {s.flag('elastic_ep_initial_size')}, or add {backend} with {s.flag('max_ep_size')} "
@@ -122,7 +116,7 @@ def _elastic_ep_setup(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def attn_tp_size(s: Settings) -> int | None:
     """SGLang's attention-TP width, None when the topology is invalid (its ValueError)."""
-    tp, dp, cp = int_setting(s, "tp_size", 1), attn_dp_of(s), int_setting(s, "attn_cp_size", 1)
+    tp, dp, cp = s.integer("tp_size", 1), attn_dp_of(s), s.integer("attn_cp_size", 1)
     if tp <= 0 or dp <= 0 or cp <= 0 or tp % (dp * cp):
         return None
     return tp // dp // cp
@@ -130,7 +124,7 @@ def attn_tp_size(s: Settings) -> int | None:
 
 def _topology(s: Settings) -> Check:
     """The ValueErrors SGLang turns into AssertionError: sizes that the attention replica must divide."""
-    tp, cp = int_setting(s, "tp_size", 1), int_setting(s, "attn_cp_size", 1)
+    tp, cp = s.integer("tp_size", 1), s.integer("attn_cp_size", 1)
     attn_tp = attn_tp_size(s)
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
@@ -138,10 +132,10 @@ def _topology(s: Settings) -> Check:
                       f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame, \
             f"make {s.flag('attn_dp_size')} x {s.flag('attn_cp_size')} divide {s.flag('tp_size')}"
     replica = attn_tp * cp
-    sizes = [(s.flag("max_ep_size"), int_setting(s, "max_ep_size", 0)),
-             (s.flag("elastic_ep_initial_size"), opt_int(s, "elastic_ep_initial_size") or tp)]
+    sizes = [(s.flag("max_ep_size"), s.integer("max_ep_size", 0)),
+             (s.flag("elastic_ep_initial_size"), s.opt_int("elastic_ep_initial_size") or tp)]
     if s.get("ep_join_mode") == "scale":
-        sizes.append((s.flag("ep_join_rank_offset"), int_setting(s, "ep_join_rank_offset", 0)))
+        sizes.append((s.flag("ep_join_rank_offset"), s.integer("ep_join_rank_offset", 0)))
     for name, size in sizes:
         if size <= 0 or size % replica:
             return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame, \
@@ -151,8 +145,8 @@ def _topology(s: Settings) -> Check:
 
 def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale joiner's checks, or the primary's (initial size equals the TP size)."""
-    tp, initial = int_setting(s, "tp_size", 1), opt_int(s, "elastic_ep_initial_size")
-    offset, max_ep = int_setting(s, "ep_join_rank_offset", 0), int_setting(s, "max_ep_size", 0)
+    tp, initial = s.integer("tp_size", 1), s.opt_int("elastic_ep_initial_size")
+    offset, max_ep = s.integer("ep_join_rank_offset", 0), s.integer("max_ep_size", 0)
     init_flag = s.flag("elastic_ep_initial_size")
     if s.get("ep_join_mode") != "scale":
         return [lambda: (initial is not None and initial != tp,
@@ -209,7 +203,7 @@ def graph_backend(s: Settings, phase: str) -> str | None:
 def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale-up block up to the CUDA-graph checks, in SGLang's order."""
     attn_tp = attn_tp_size(s) or 1
-    dense, dcp = s.get("moe_dense_tp_size"), int_setting(s, "dcp_size", 1)
+    dense, dcp = s.get("moe_dense_tp_size"), s.integer("dcp_size", 1)
     backend, timeout = s.get("elastic_ep_backend"), s.get("elastic_ep_scale_timeout", 600)
     decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
     return [
@@ -220,7 +214,7 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
         lambda: (isinstance(timeout, (int, float)) and timeout <= 0,
                  f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",),
                  f"set {s.flag('elastic_ep_scale_timeout')} above 0, or drop it"),
-        lambda: (int_setting(s, "tokenizer_worker_num", 1) != 1,
+        lambda: (s.integer("tokenizer_worker_num", 1) != 1,
                  f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1",
                  ("tokenizer_worker_num",), f"set {s.flag('tokenizer_worker_num')} 1, or drop it"),
         lambda: (bool(s.get("use_ray", False)), f"elastic EP runtime scale-up does not support {s.flag('use_ray')}",
@@ -248,13 +242,13 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
 
 def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale-up block after the CUDA-graph checks: attention DP, DP LM head, CP, MoE DP, EP, a2a."""
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     joiner = s.get("ep_join_mode") == "scale"
     attn_dp = attn_dp_of(s) > 1 or joiner
     a2a, dwdp = a2a_of(s), dwdp_on(s)
     # Every all-to-all backend but 'none' makes EP span the TP group (overrides._A2A_EP_SPANNING_BACKENDS).
-    ep = tp if a2a not in (None, "none") else int_setting(s, "dwdp_size" if dwdp else "ep_size", 1)
-    cp, moe_dp = int_setting(s, "attn_cp_size", 1), 1 if dwdp else int_setting(s, "moe_dp_size", 1)
+    ep = tp if a2a not in (None, "none") else s.integer("dwdp_size" if dwdp else "ep_size", 1)
+    cp, moe_dp = s.integer("attn_cp_size", 1), 1 if dwdp else s.integer("moe_dp_size", 1)
     lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
         lambda: (not attn_dp, f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})",

@@ -8,16 +8,12 @@ This module holds the serving hooks of 0.5.23's arg_groups/serving_hook.py (and 
 
 from __future__ import annotations
 
-import json
-from typing import Any, Sequence
+from typing import Sequence
 
-from generator.sglang.rules.predicates.common import env_true
+from generator.sglang.argtypes import Unparsed
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
-
-_UNPARSED = object()  # a JSON flag whose text is not JSON: the flag check reports it (F004)
-
 
 def first_broken(checks: Sequence[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]] | None:
     """The first (message, blamed settings) whose condition holds, in SGLang's order."""
@@ -37,31 +33,11 @@ def hit_of(found: tuple[str, tuple[str, ...]] | None) -> Hit | None:
     return Hit(found[1], {"detail": found[0]})
 
 
-def json_setting(s: Settings, name: str) -> Any:
-    """A JSON-valued flag as SGLang's json.loads reads it; None when unset."""
-    raw = s.get(name)
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return _UNPARSED
-
-
-def env_int(s: Settings, name: str) -> int | None:
-    """An EnvInt variable as SGLang reads it; None when unset or not an integer (the
-    environment check reports a bad value)."""
-    try:
-        return int(s.env[name])
-    except (KeyError, ValueError):
-        return None
-
-
 def _grpc_port(s: Settings, legacy: bool) -> int | None:
     """--grpc-port as handle_deprecated_args resolves it (env fallback, legacy default)."""
     port = s.get("grpc_port")
     if port is None:
-        port = env_int(s, "SGLANG_GRPC_PORT")
+        port = s.env_int("SGLANG_GRPC_PORT")
     if legacy and port is None:
         base = s.get("port", 30000)
         port = base + 10000 if isinstance(base, int) else None
@@ -74,9 +50,9 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     legacy = bool(s.get("smg_grpc_mode", False) or s.get("grpc_mode", False))
     port = _grpc_port(s, legacy)
-    threads = env_int(s, "SGLANG_GRPC_WORKER_THREADS")
+    threads = s.env_int("SGLANG_GRPC_WORKER_THREADS")
     timeout = s.get("grpc_response_timeout_secs", 300)
-    sidecar, sidecar_args = s.get("sidecar"), json_setting(s, "sidecar_args")
+    sidecar, sidecar_args = s.get("sidecar"), s.get("sidecar_args")
     native = port is not None and not legacy
     gp, sc = s.flag("grpc_port"), s.flag("sidecar")
     workers = s.get("tokenizer_worker_num", 1)
@@ -89,7 +65,7 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
          f"SGLANG_GRPC_WORKER_THREADS ({threads}) must be >= 1", ("SGLANG_GRPC_WORKER_THREADS",)),
         (sidecar_args is not None and sidecar is None,
          f"{s.flag('sidecar_args')} requires {sc}", ("sidecar_args",)),
-        (sidecar_args not in (None, _UNPARSED) and (
+        (sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
             not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)),
          f"{s.flag('sidecar_args')} must be a JSON array of strings", ("sidecar_args",)),
         (sidecar is not None and not str(sidecar).strip(), f"{sc} must not be empty", ("sidecar",)),
@@ -122,11 +98,6 @@ def _fast_image_processor(s: Settings, rule: RuleSpec) -> Hit | None:
         "value": backend})
 
 
-def _int_or(s: Settings, name: str, default: int) -> int:
-    value = s.get(name, default)
-    return value if isinstance(value, int) else default
-
-
 @predicate("ssl-http2-args")
 def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("ssl_keyfile"):
@@ -134,8 +105,8 @@ def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
     cert, key = s.get("ssl_certfile"), s.get("ssl_keyfile")
     refresh, http2 = bool(s.get("enable_ssl_refresh", False)), bool(s.get("enable_http2", False))
     f = s.flag
-    streams = _int_or(s, "http2_max_concurrent_streams", 200)
-    window = _int_or(s, "http2_initial_connection_window_size", 1048576)
+    streams = s.integer("http2_max_concurrent_streams", 200)
+    window = s.integer("http2_initial_connection_window_size", 1048576)
     return hit_of(first_broken([
         (bool(key) and not cert, f"{f('ssl_keyfile')} requires {f('ssl_certfile')} as well", ("ssl_keyfile",)),
         (bool(cert) and not key, f"{f('ssl_certfile')} requires {f('ssl_keyfile')} as well", ("ssl_certfile",)),
@@ -147,7 +118,7 @@ def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
         (refresh and not (cert and key),
          f"{f('enable_ssl_refresh')} requires {f('ssl_certfile')} and {f('ssl_keyfile')}", ("enable_ssl_refresh",)),
         (bool(s.get("enable_http_worker_reuseport", False)) and (
-            _int_or(s, "tokenizer_worker_num", 1) == 1 or http2),
+            s.integer("tokenizer_worker_num", 1) == 1 or http2),
          f"{f('enable_http_worker_reuseport')} requires {f('tokenizer_worker_num')} > 1 and has no effect "
          f"with {f('enable_http2')}", ("enable_http_worker_reuseport",)),
         (http2 and not 0 < streams < 2 ** 32,
@@ -175,11 +146,11 @@ def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("mm_process_config"):
         return None
     size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
-    config = json_setting(s, "mm_process_config")
+    config = s.get("mm_process_config")
     name = s.flag("mm_process_config")
     checks = [(isinstance(size, int) and size < 0, f"{s.flag('mm_preprocess_cache_size_mb')} must be "
                                                    f"non-negative (got {size})", ("mm_preprocess_cache_size_mb",))]
-    if config not in (None, _UNPARSED):
+    if config is not None and not isinstance(config, Unparsed):
         checks.append((not isinstance(config, dict),
                        f"{name} must be a JSON object, got {type(config).__name__} (TypeError)", ("mm_process_config",)))
         for key in ("image", "video", "audio"):
@@ -192,12 +163,12 @@ def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("serving-json-values")
 def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.at_least(0, 5, 23)
-    kwargs = json_setting(s, "default_chat_template_kwargs") if newer and s.has("default_chat_template_kwargs") else None
-    limits = json_setting(s, "limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
+    kwargs = s.get("default_chat_template_kwargs") if newer and s.has("default_chat_template_kwargs") else None
+    limits = s.get("limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
     bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
-    prefs = json_setting(s, "preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
+    prefs = s.get("preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
     return fix_hit([
-        (kwargs not in (None, _UNPARSED) and not isinstance(kwargs, dict),
+        (kwargs is not None and not isinstance(kwargs, (dict, Unparsed)),
          f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", ("default_chat_template_kwargs",),
          f"write {s.flag('default_chat_template_kwargs')} as a JSON object ({{...}})"),
         (bool(bad), f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
@@ -224,10 +195,10 @@ def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
     transport = s.get("mm_feature_transport")
     if transport is None and "SGLANG_USE_CUDA_IPC_TRANSPORT" in s.env:
         # The legacy variable chooses when the flag is unset (deprecated, still honoured).
-        transport = "cuda_ipc" if env_true(s, "SGLANG_USE_CUDA_IPC_TRANSPORT") else "cpu"
+        transport = "cuda_ipc" if s.env_true("SGLANG_USE_CUDA_IPC_TRANSPORT") else "cpu"
     if s.get("encoder_only", False):
         return None  # encoder-only serving falls back to cpu for this inactive transport
-    nnodes, pp = _int_or(s, "nnodes", 1), _int_or(s, "pp_size", 1)
+    nnodes, pp = s.integer("nnodes", 1), s.integer("pp_size", 1)
     name = s.flag("mm_feature_transport")
     return hit_of(first_broken([
         (transport == "cuda_vmm" and pp != 1,

@@ -9,7 +9,6 @@ backend itself (by GPU or model) the predicate stays silent rather than guess.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import env_true
 from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
@@ -146,7 +145,7 @@ def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     runner = s.get("moe_runner_backend", "auto")
     megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
-               and env_true(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
+               and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
     if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
         return None
     if runner == "flashinfer_megamoe" and megamoe:

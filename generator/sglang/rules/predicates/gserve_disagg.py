@@ -7,7 +7,7 @@ SGLang's order and words.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import dp_attention, env_true, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
@@ -53,18 +53,18 @@ def _pd_decode_tp_dp(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def _role_switch_unsupported(s: Settings) -> list[str]:
     """The features --enable-pd-role-switch does not rebuild (handle_pd_disaggregation's list)."""
-    ep, a2a = int_setting(s, "ep_size", 1), s.get("moe_a2a_backend", "none")
+    ep, a2a = s.integer("ep_size", 1), s.get("moe_a2a_backend", "none")
     out = []
     if ep > 1:
         out.append(f"expert parallelism ({s.flag('ep_size')} {ep})")
     if a2a not in (None, "none"):
         out.append(f"MoE all-to-all ({s.flag('moe_a2a_backend')} {a2a})")
-    if int_setting(s, "pp_size", 1) > 1:
-        out.append(f"pipeline parallelism ({s.flag('pp_size')} {int_setting(s, 'pp_size', 1)})")
+    if s.integer("pp_size", 1) > 1:
+        out.append(f"pipeline parallelism ({s.flag('pp_size')} {s.integer('pp_size', 1)})")
     if dp_attention(s)[0] and s.get("enable_dp_attention_local_control_broadcast", False):
         out.append("DP attention local control broadcast")
-    if int_setting(s, "dcp_size", 1) > 1:
-        out.append(f"decode context parallelism ({s.flag('dcp_size')} {int_setting(s, 'dcp_size', 1)})")
+    if s.integer("dcp_size", 1) > 1:
+        out.append(f"decode context parallelism ({s.flag('dcp_size')} {s.integer('dcp_size', 1)})")
     if s.get("speculative_algorithm") is not None:
         out.append(f"speculative decoding ({s.flag('speculative_algorithm')} {s.get('speculative_algorithm')})")
     return out
@@ -118,11 +118,11 @@ def _prefill_complete_unsupported(s: Settings) -> list[str]:
     pairs = [
         (mode not in ("prefill", "decode"), "aggregated serving"),
         (_backend(s) != "mooncake", "transfer backends other than Mooncake"),
-        (int_setting(s, "pp_size", 1) != 1 or int_setting(s, "attn_cp_size", 1) != 1
-         or int_setting(s, "dcp_size", 1) != 1, "pipeline or attention context parallelism"),
+        (s.integer("pp_size", 1) != 1 or s.integer("attn_cp_size", 1) != 1
+         or s.integer("dcp_size", 1) != 1, "pipeline or attention context parallelism"),
         # 0.5.23 reads dp_size x enable_dp_attention after handle_deprecated_dp_attention has
         # turned enable_dp_attention off (moved to attn_dp_size): any TP > 1 counts.
-        (int_setting(s, "tp_size", 1) != 1, "attention tensor parallelism greater than one"),
+        (s.integer("tp_size", 1) != 1, "attention tensor parallelism greater than one"),
         (bool(s.get("enable_pdmux", False)) or s.get("decoupled_spec_role", "null") != "null",
          "PD multiplexing or decoupled speculation"),
         (bool(s.get("enable_pd_role_switch", False)), "runtime PD role switching"),
@@ -134,8 +134,8 @@ def _prefill_complete_unsupported(s: Settings) -> list[str]:
         (mode == "prefill" and hicache and (s.get("hicache_storage_backend") is not None
                                             or s.get("hicache_write_policy", "write_through") != "write_back"),
          "prefill HiCache other than L2 write_back"),
-        (env_true(s, "SGLANG_DISAGG_STAGING_BUFFER"), "staging buffers"),
-        (env_true(s, "SGLANG_RUST_SERVER"), "the Rust bootstrap registry"),
+        (s.env_true("SGLANG_DISAGG_STAGING_BUFFER"), "staging buffers"),
+        (s.env_true("SGLANG_RUST_SERVER"), "the Rust bootstrap registry"),
     ]
     out.extend(text for broken, text in pairs if broken)
     return out
@@ -154,7 +154,7 @@ def _prefill_complete(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     name = s.flag("disaggregation_decode_allocation_policy")
     unsupported = _prefill_complete_unsupported(s)
-    attempts = int_setting(s, "optimistic_prefill_attempts", 0)
+    attempts = s.integer("optimistic_prefill_attempts", 0)
     # handle_pd_disaggregation turns 0 attempts into 1 on a prefill server; a negative
     # count stays, and handle_other_validations refuses it later.
     return hit_of(first_broken([

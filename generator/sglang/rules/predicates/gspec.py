@@ -9,7 +9,7 @@ SGLang's own checks the settings break, in SGLang's order and words.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention, int_setting
+from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -30,15 +30,10 @@ def first_broken_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | N
     return next(((text, fix) for broken, text, fix in checks if broken), None)
 
 
-def _int_or_none(s: Settings, name: str) -> int | None:
-    value = s.get(name) if s.has(name) else None
-    return value if isinstance(value, int) else None
-
-
 @predicate("spec-decoding-args")
 def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)
-    window, sink = _int_or_none(s, "speculative_draft_window_size"), _int_or_none(s, "speculative_draft_sink_size")
+    window, sink = s.opt_int("speculative_draft_window_size"), s.opt_int("speculative_draft_sink_size")
     radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
                                s.flag("speculative_use_block_verification"))
     win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
@@ -93,9 +88,9 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
 def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
     if algorithm(s) != "NGRAM" or s.get("speculative_ngram_external_corpus_path") is None:
         return None
-    budget = int_setting(s, "speculative_ngram_external_sam_budget", 0)
-    max_tokens = int_setting(s, "speculative_ngram_external_corpus_max_tokens", 10000000)
-    draft = int_setting(s, "speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
+    budget = s.integer("speculative_ngram_external_sam_budget", 0)
+    max_tokens = s.integer("speculative_ngram_external_corpus_max_tokens", 10000000)
+    draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
     path = s.flag("speculative_ngram_external_corpus_path")
     detail = first_broken([
         (budget <= 0, f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
@@ -113,8 +108,8 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
 
 def _dflash_draft_tokens(s: Settings) -> int | None:
     """The DFLASH verify block as the flags fix it (block size, else draft tokens); None: from the draft's config."""
-    block = _int_or_none(s, "speculative_dflash_block_size")
-    return block if block is not None else _int_or_none(s, "speculative_num_draft_tokens")
+    block = s.opt_int("speculative_dflash_block_size")
+    return block if block is not None else s.opt_int("speculative_num_draft_tokens")
 
 
 @predicate("spec-dflash-args")
@@ -122,15 +117,15 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if algorithm(s) != "DFLASH":
         return None
     dp_on = dp_attention(s)[0] and s.get("device") != "npu"
-    block, draft = _int_or_none(s, "speculative_dflash_block_size"), _int_or_none(s, "speculative_num_draft_tokens")
-    window, tokens = _int_or_none(s, "speculative_draft_window_size"), _dflash_draft_tokens(s)
+    block, draft = s.opt_int("speculative_dflash_block_size"), s.opt_int("speculative_num_draft_tokens")
+    window, tokens = s.opt_int("speculative_draft_window_size"), _dflash_draft_tokens(s)
     block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
     win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
     broken = first_broken_fix([
         (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}",
          f"add {s.flag('enable_dp_lm_head')}"),
-        (dp_on and int_setting(s, "attn_cp_size", 1) != 1,
-         f"DFLASH with dp attention does not support context parallel ({cp_flag} {int_setting(s, 'attn_cp_size', 1)})",
+        (dp_on and s.integer("attn_cp_size", 1) != 1,
+         f"DFLASH with dp attention does not support context parallel ({cp_flag} {s.integer('attn_cp_size', 1)})",
          f"set {cp_flag} 1"),
         (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}",
          f"set {block_flag} to 1 or more"),
@@ -168,7 +163,7 @@ def _adaptive_applies(s: Settings) -> bool:
 
 @predicate("spec-adaptive-steps")
 def _spec_adaptive_steps(s: Settings, rule: RuleSpec) -> Hit | None:
-    steps = _int_or_none(s, "speculative_num_steps")
+    steps = s.opt_int("speculative_num_steps")
     if not _adaptive_applies(s) or s.get("speculative_adaptive_config") is not None or steps is None:
         return None  # a config file of the host's names its own candidates
     if steps in _ADAPTIVE_DEFAULT_STEPS:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.sglang.rules.predicates.common import algorithm, dp_attention, env_true, int_setting
+from generator.sglang.argtypes import Unparsed
+from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.predicates.gspec import first_broken as _first
 from generator.sglang.rules.predicates.gspec import first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
@@ -22,17 +23,21 @@ from generator.sglang.rules.spec import RuleSpec
 _LORA_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
 
 
-def _paths(s: Settings) -> list[str]:
+def _paths(s: Settings) -> list[Any]:
+    """The adapters of --lora-paths as LoRAPathAction stores them (text, or a JSON object);
+    the words themselves when the action refuses them."""
     value = s.get("lora_paths")
     if value is None:
         return []
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    if isinstance(value, Unparsed):
+        return list(value.words)
+    return list(value) if isinstance(value, list) else [value]
 
 
-def _json_path_problem(paths: list[str]) -> str | None:
+def _json_path_problem(paths: list[Any]) -> str | None:
     """LoRAPathAction: a word that looks like JSON must be an object with both keys."""
     for word in paths:
-        text = word.strip()
+        text = word.strip() if isinstance(word, str) else ""
         if not (text.startswith("{") and text.endswith("}")):
             continue
         try:
@@ -57,7 +62,7 @@ def v2_mode_problem(s: Settings, option: str) -> str | None:
         (attn_dp[0] and attn_dp[1] > 1, "DP-attention with --attn-dp-size > 1"),
         (bool(s.get("enable_pdmux")), "PD-multiplexing"),
         (bool(s.get("enable_two_batch_overlap")), "two-batch overlap"),
-        (env_true(s, "SGLANG_EXPERIMENTAL_LORA_OPTI"), "SGLANG_EXPERIMENTAL_LORA_OPTI"),
+        (s.env_true("SGLANG_EXPERIMENTAL_LORA_OPTI"), "SGLANG_EXPERIMENTAL_LORA_OPTI"),
     ]
     mode = _first(modes)
     return None if mode is None else f"{option} does not yet support {mode}"
@@ -85,7 +90,7 @@ def _spec_problem(s: Settings) -> tuple[str, str] | None:
         ("experimental_sgl_trtllm" in (s.get("moe_runner_backend"), s.get("speculative_moe_runner_backend")),
          prefix + "does not support the experimental_sgl_trtllm MoE runner",
          f"use another {runner} / {spec_runner} than experimental_sgl_trtllm"),
-        (env_true(s, "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"), prefix + "does not support SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1",
+        (s.env_true("SGLANG_ENABLE_OVERLAP_PLAN_STREAM"), prefix + "does not support SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1",
          "unset SGLANG_ENABLE_OVERLAP_PLAN_STREAM"),
     ])
 
@@ -100,7 +105,7 @@ def _overlap_problem(s: Settings, per_batch: int) -> str | None:
             f"{s.flag('max_loras_per_batch')}: {limit}")
 
 
-def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str, str] | None:
+def _loaded_problem(s: Settings, per_batch: int, paths: list[Any]) -> tuple[str, str] | None:
     """--max-loaded-loras against the batch's adapters and the initial paths; (text, fix)."""
     loaded = s.get("max_loaded_loras")
     if not isinstance(loaded, int):
@@ -116,7 +121,7 @@ def _loaded_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str,
     ])
 
 
-def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str, str] | None:
+def _enabled_problem(s: Settings, per_batch: int, paths: list[Any]) -> tuple[str, str] | None:
     """The checks check_lora_server_args makes once LoRA is on, in its order; (text, fix)."""
     backend = s.flag("lora_backend")
     if s.at_least(0, 5, 23) and s.get("lora_backend") == "triton_v2" \
@@ -150,7 +155,7 @@ def _enabled_problem(s: Settings, per_batch: int, paths: list[str]) -> tuple[str
 @predicate("lora-args")
 def _lora_args(s: Settings, rule: RuleSpec) -> Hit | None:
     paths = _paths(s)
-    per_batch = int_setting(s, "max_loras_per_batch", 8)
+    per_batch = s.integer("max_loras_per_batch", 8)
     json_problem = _json_path_problem(paths)
     broken: tuple[str, str] | None = None
     if json_problem is not None:
@@ -192,7 +197,7 @@ def _lora_moe_runner(s: Settings, rule: RuleSpec) -> Hit | None:
          f"{option} requires Standard dispatch, got {s.flag('moe_a2a_backend')} {s.get('moe_a2a_backend')}"),
         (s.get("ep_join_mode") is not None, f"{option} does not yet support elastic EP"),
         (bool(s.get("enable_eplb")) or s.get("init_expert_location", "trivial") != "trivial"
-         or int_setting(s, "ep_num_redundant_experts", 0) > 0,
+         or s.integer("ep_num_redundant_experts", 0) > 0,
          f"{option} currently requires trivial expert placement without EPLB or redundant experts"),
     ])
     if detail is None:

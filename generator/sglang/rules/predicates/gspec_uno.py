@@ -7,21 +7,16 @@ bundled in the target) are left to their coverage waivers.
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import algorithm, dp_attention, int_setting
+from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.predicates.gspec import first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def _opt_int(s: Settings, name: str) -> int | None:
-    value = s.get(name) if s.has(name) else None
-    return value if isinstance(value, int) else None
-
-
 def _uno_tree(s: Settings, q: int, k: int) -> tuple[str, str] | None:
     """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1; (text, fix)."""
-    steps, steps_flag = _opt_int(s, "speculative_num_steps"), s.flag("speculative_num_steps")
+    steps, steps_flag = s.opt_int("speculative_num_steps"), s.flag("speculative_num_steps")
     q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
     if steps is None:
         return (f"UNO tree mode requires {steps_flag} so its draft width F can be derived as {steps_flag} + 1",
@@ -68,12 +63,12 @@ def _uno_backends(s: Settings) -> tuple[str | None, str | None]:
 def _uno_rest(s: Settings) -> tuple[str, str] | None:
     """The checks after the widths: parallelism, LoRA, rejection sampling, FA3; (text, fix)."""
     prefill, decode = _uno_backends(s)
-    tp, pp = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1)
+    tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     rejection = s.flag("speculative_use_rejection_sampling")
     return first_broken_fix([
         ((tp, pp) != (1, 1), f"UNO requires TP=PP=1 (got {s.flag('tp_size')} {tp}, {s.flag('pp_size')} {pp})",
          f"set {s.flag('tp_size')} 1 and {s.flag('pp_size')} 1"),
-        (dp_attention(s)[0] or int_setting(s, "attn_cp_size", 1) != 1,
+        (dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1,
          "UNO does not support DP attention or context parallelism",
          f"drop attention DP ({s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')}) "
          f"and {s.flag('attn_cp_size')}"),
@@ -125,7 +120,7 @@ def _dspark_dp(s: Settings) -> tuple[str, str] | None:
         return None
     npu = str(s.get("device") or "").startswith("npu")
     a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
-    cp = int_setting(s, "attn_cp_size", 1)
+    cp = s.integer("attn_cp_size", 1)
     a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
     return first_broken_fix([
         (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}",
@@ -145,11 +140,11 @@ def _dspark_dp(s: Settings) -> tuple[str, str] | None:
 def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if algorithm(s) != "DSPARK":
         return None
-    block, draft = _opt_int(s, "speculative_dspark_block_size"), _opt_int(s, "speculative_num_draft_tokens")
+    block, draft = s.opt_int("speculative_dspark_block_size"), s.opt_int("speculative_num_draft_tokens")
     block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
     pp_flag = s.flag("pp_size")
     broken = _dspark_dp(s) or first_broken_fix([
-        (int_setting(s, "pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
+        (s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
          f"DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require {pp_flag} 1",
          f"set {pp_flag} 1, or run this as a {s.flag('disaggregation_mode')} prefill server"),
         (block is not None and block <= 0, f"DSpark requires {block_flag} (gamma) to be positive, got {block}",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.sglang.rules.predicates.common import algorithm, env_true, int_setting
+from generator.sglang.rules.predicates.common import algorithm
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -35,17 +35,12 @@ _RANGES_0523 = (
 )
 
 
-def _number(s: Settings, name: str) -> float | int | None:
-    value = s.get(name)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _forced_to_one(s: Settings, name: str) -> bool:
     """SGLang sets this worker count to 1 itself with --skip-tokenizer-init (so it is not checked)."""
     if not s.get("skip_tokenizer_init", False):
         return False
     if s.at_least(0, 5, 23):  # serving_hook.handle_tokenizer_batching, unless SGLANG_RUST_SERVER
-        return name == "detokenizer_worker_num" and not env_true(s, "SGLANG_RUST_SERVER")
+        return name == "detokenizer_worker_num" and not s.env_true("SGLANG_RUST_SERVER")
     return name == "tokenizer_worker_num"  # 0.5.9 _handle_tokenizer_batching
 
 
@@ -56,13 +51,13 @@ def _range_hit(s: Settings, name: str, value: Any, detail: str, sglang: str, fix
 @predicate("server-arg-ranges")
 def _server_arg_ranges(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.at_least(0, 5, 23)
-    micro = _number(s, "pp_max_micro_batch_size") if newer and s.has("pp_max_micro_batch_size") else None
+    micro = s.number("pp_max_micro_batch_size") if newer and s.has("pp_max_micro_batch_size") else None
     if micro is not None and micro < 1:
         return _range_hit(s, "pp_max_micro_batch_size", micro, "must be at least 1 (or left out: SGLang computes it)",
                           "pp_max_micro_batch_size must be a positive integer or None (for auto-compute)",
                           f"remove {s.flag('pp_max_micro_batch_size')} or give it a value of 1 or more")
     for name, low, strict, sglang in (_RANGES_0523 if newer else _RANGES_059):
-        value = _number(s, name) if s.has(name) else None
+        value = s.number(name) if s.has(name) else None
         if value is None or _forced_to_one(s, name) or (value > low if strict else value >= low):
             continue
         bound = f"more than {low}" if strict else f"at least {low}"
@@ -83,7 +78,7 @@ def _first(checks: list[tuple[bool, str, str, str]]) -> tuple[str, str, str] | N
 def _pdmux_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_pdmux", False):
         return None
-    pp, chunk = int_setting(s, "pp_size", 1), s.get("chunked_prefill_size")
+    pp, chunk = s.integer("pp_size", 1), s.get("chunked_prefill_size")
     # SGLang turns the overlap schedule off itself for diffusion LLMs and (0.5.9) with
     # SGLANG_EMBEDDINGS_SPARSE_HEAD, and chooses it with speculative decoding: silent there.
     overlap_on = not (s.get("disable_overlap_schedule", False) or algorithm(s) is not None
@@ -116,7 +111,7 @@ def _mixed_chunk_on(s: Settings) -> bool:
 def _pp_mixed_chunk(s: Settings, rule: RuleSpec) -> Hit | None:
     # The same assertion refuses speculative decoding with pp_size > 1: rule spec-pp (X011) says that.
     # 0.5.9 turns the overlap schedule off itself when pp_size > 1 (_handle_pipeline_parallelism).
-    pp = int_setting(s, "pp_size", 1)
+    pp = s.integer("pp_size", 1)
     if pp <= 1 or algorithm(s) is not None or not _mixed_chunk_on(s):
         return None
     return Hit(("enable_mixed_chunk", "pp_size"), {"pp": s.flag("pp_size"), "pp_value": pp,
@@ -186,7 +181,7 @@ def _metrics_args(s: Settings, rule: RuleSpec) -> Hit | None:
 def _quant_communications(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_quant_communications", False):
         return None
-    tp, device = int_setting(s, "tp_size", 1), s.get("device")
+    tp, device = s.integer("tp_size", 1), s.get("device")
     if tp == 1:
         detail, sglang = (f"with {s.flag('tp_size')} 1", "Communications quantization is only used with tp_size != 1")
         fix = f"remove {s.flag('enable_quant_communications')} (there is no tensor-parallel communication to quantize)"
@@ -226,7 +221,7 @@ def _grpc_port_clash(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("kv-canary-sweep")
 def _kv_canary_sweep(s: Settings, rule: RuleSpec) -> Hit | None:
-    sweep = _number(s, "kv_canary_sweep_interval") if s.has("kv_canary_sweep_interval") else None
+    sweep = s.number("kv_canary_sweep_interval") if s.has("kv_canary_sweep_interval") else None
     if sweep is None or sweep <= 0 or s.get("kv_canary", "none") != "none":
         return None
     return Hit(("kv_canary_sweep_interval",), {"sweep": s.flag("kv_canary_sweep_interval"), "value": sweep,

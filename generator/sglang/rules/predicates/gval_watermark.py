@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.sglang.rules.predicates.common import algorithm, int_setting
+from generator.sglang.rules.predicates.common import algorithm
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -169,7 +169,7 @@ def _flag_problem(s: Settings) -> tuple[str, str] | None:
          "--enable-watermark is not supported with PD disaggregation"),
         (algo not in _WATERMARK_SPEC, f"{s.flag('speculative_algorithm')} {algo}",
          f"--enable-watermark supports speculative algorithms NGRAM, EAGLE, and EAGLE3, got {algo!r}"),
-        (int_setting(s, "pp_size", 1) > 1 and algo is not None, f"{s.flag('pp_size')} > 1 with speculative decoding",
+        (s.integer("pp_size", 1) > 1 and algo is not None, f"{s.flag('pp_size')} > 1 with speculative decoding",
          "--enable-watermark is not supported with pipeline-parallel speculative decoding"),
         (bool(s.get("speculative_use_rejection_sampling", False)), s.flag("speculative_use_rejection_sampling"),
          "--enable-watermark is incompatible with --speculative-use-rejection-sampling"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
+from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.predicates.gpar_elastic import dwdp_on
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
@@ -13,7 +13,7 @@ from generator.sglang.rules.spec import RuleSpec
 
 @predicate("nnodes-divides")
 def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
-    tp, pp, nnodes = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1), int_setting(s, "nnodes", 1)
+    tp, pp, nnodes = s.integer("tp_size", 1), s.integer("pp_size", 1), s.integer("nnodes", 1)
     if nnodes < 1 or (tp * pp) % nnodes == 0:
         return None
     return Hit(("nnodes", "tp_size", "pp_size"), {
@@ -23,7 +23,7 @@ def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("multinode-dp")
 def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp, nnodes = int_setting(s, "dp_size", 1), int_setting(s, "nnodes", 1)
+    dp, nnodes = s.integer("dp_size", 1), s.integer("nnodes", 1)
     on, _, _ = dp_attention(s)
     if dp <= 1 or nnodes <= 1 or (on and not s.has("attn_dp_size")):
         return None
@@ -38,7 +38,7 @@ def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("dp-attn-divides")
 def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
     on, size, _ = dp_attention(s)
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     if not on or tp % size == 0:
         return None
     name = "attn_dp_size" if s.is_set("attn_dp_size") else "dp_size"
@@ -49,10 +49,10 @@ def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
 def _dp_ranks(s: Settings) -> int:
     """Data-parallel ranks as SGLang counts them (0.5.23: replicas x attention-DP groups)."""
     if dwdp_on(s):
-        return int_setting(s, "dwdp_size", 1)  # 0.5.23's handle_dwdp: attn_dp_size = dwdp_size, dp_size 1
-    ranks = int_setting(s, "dp_size", 1)
+        return s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp: attn_dp_size = dwdp_size, dp_size 1
+    ranks = s.integer("dp_size", 1)
     if s.has("attn_dp_size"):
-        ranks *= int_setting(s, "attn_dp_size", 1)
+        ranks *= s.integer("attn_dp_size", 1)
     return ranks
 
 
@@ -86,7 +86,7 @@ def _dp_lm_head_dropped(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("dp-attn-both")
 def _dp_attn_both(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp, attn = int_setting(s, "dp_size", 1), int_setting(s, "attn_dp_size", 1)
+    dp, attn = s.integer("dp_size", 1), s.integer("attn_dp_size", 1)
     if dp <= 1 or attn <= 1:
         return None
     return Hit(("dp_size", "attn_dp_size"), {"dp": s.flag("dp_size"), "dp_value": dp,
@@ -95,8 +95,8 @@ def _dp_attn_both(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("dp-attn-rewrite")
 def _dp_attn_rewrite(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp = int_setting(s, "dp_size", 1)
-    if not s.get("enable_dp_attention", False) or dp <= 1 or int_setting(s, "attn_dp_size", 1) > 1:
+    dp = s.integer("dp_size", 1)
+    if not s.get("enable_dp_attention", False) or dp <= 1 or s.integer("attn_dp_size", 1) > 1:
         return None
     return Hit(("enable_dp_attention", "dp_size"), {
         "dp": s.flag("dp_size"), "dp_value": dp, "enable": s.flag("enable_dp_attention"),
@@ -105,7 +105,7 @@ def _dp_attn_rewrite(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("dp1-disables-dpattn")
 def _dp1_disables(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_dp_attention", False) or int_setting(s, "dp_size", 1) != 1:
+    if not s.get("enable_dp_attention", False) or s.integer("dp_size", 1) != 1:
         return None
     return Hit(("enable_dp_attention",), {"enable": s.flag("enable_dp_attention"), "dp": s.flag("dp_size")})
 
@@ -129,7 +129,7 @@ def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("multinode-needs-addr")
 def _multinode_addr(s: Settings, rule: RuleSpec) -> Hit | None:
-    nnodes = int_setting(s, "nnodes", 1)
+    nnodes = s.integer("nnodes", 1)
     if nnodes <= 1 or s.get("dist_init_addr") is not None:
         return None
     return Hit(("nnodes",), {"nnodes": s.flag("nnodes"), "nnodes_value": nnodes,
@@ -138,7 +138,7 @@ def _multinode_addr(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("node-rank-range")
 def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
-    rank, nnodes = int_setting(s, "node_rank", 0), int_setting(s, "nnodes", 1)
+    rank, nnodes = s.integer("node_rank", 0), s.integer("nnodes", 1)
     if 0 <= rank < max(nnodes, 1):
         return None
     return Hit(("node_rank", "nnodes"), {"rank": s.flag("node_rank"), "rank_value": rank,
@@ -152,10 +152,10 @@ def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
     a2a = s.get("moe_a2a_backend")
     why = ""
     if a2a in _A2A_SETS_EP:
-        ep = int_setting(s, "tp_size", 1)  # SGLang sets ep_size to tp_size for these
+        ep = s.integer("tp_size", 1)  # SGLang sets ep_size to tp_size for these
         why = f" ({s.flag('moe_a2a_backend')} {a2a} sets it to {s.flag('tp_size')} {ep})"
     elif a2a in (None, "none"):
-        ep = int_setting(s, "ep_size", 1)
+        ep = s.integer("ep_size", 1)
     else:
         return None  # an a2a backend whose effect on ep_size gen does not model
     if ep > 1:
@@ -172,7 +172,7 @@ _A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")
 @predicate("moe-dense-tp")
 def _moe_dense_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("moe_dense_tp_size")
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     newer = s.at_least(0, 5, 23)  # 0.5.23 also takes tp_size itself
     if not isinstance(value, int) or value == 1 or (newer and value == tp):
         return None

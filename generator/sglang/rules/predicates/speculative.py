@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention, env_true, int_setting
+from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -116,7 +116,7 @@ def _spec_nextn(s: Settings, rule: RuleSpec) -> Hit | None:
 @predicate("spec-v2-env")
 def _spec_v2_env(s: Settings, rule: RuleSpec) -> Hit | None:
     topk = s.get("speculative_eagle_topk")
-    if not env_true(s, "SGLANG_ENABLE_SPEC_V2") or algorithm(s) not in EAGLE_FAMILY:
+    if not s.env_true("SGLANG_ENABLE_SPEC_V2") or algorithm(s) not in EAGLE_FAMILY:
         return None
     if not isinstance(topk, int) or topk <= 1:
         return None
@@ -165,7 +165,7 @@ def _spec_draft_dflash(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("spec-pp")
 def _spec_pp(s: Settings, rule: RuleSpec) -> Hit | None:
-    algo, pp = algorithm(s), int_setting(s, "pp_size", 1)
+    algo, pp = algorithm(s), s.integer("pp_size", 1)
     if algo in (None, "NONE") or pp <= 1:
         return None
     if s.at_least(0, 5, 23) and algo != "DFLASH":
