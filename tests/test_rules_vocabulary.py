@@ -70,11 +70,13 @@ def test_first_broken_reports_the_first_in_order_and_quiet_silences() -> None:
      ["--enable-tokenizer-batch-encode", "--enable-dynamic-batch-tokenizer"], True),
     ({"all": [{"on": "enable_tokenizer_batch_encode"}, {"on": "enable_dynamic_batch_tokenizer"}]},
      ["--enable-tokenizer-batch-encode"], False),
-    ({"is": {"sglang.algorithm": "EAGLE"}}, ["--speculative-algorithm", "nextn"], True),
+    ({"is": {"sglang_algorithm": "EAGLE"}}, ["--speculative-algorithm", "nextn"], True),
     ({"is": {"tp_size": [2, 4]}, "not": {"written": "pp_size"}}, ["--tp-size", "4"], True),
     ({"is": {"tp_size": [2, 4]}, "not": {"written": "pp_size"}}, ["--tp-size", "4", "--pp-size", "1"], False),
     ({"any": [{"lt": {"port": 1}}, {"gt": {"port": 65535}}]}, ["--port", "70000"], True),
     ({"is_not": {"kv_canary": "none"}}, [], False),
+    ({"matches": {"speculative_algorithm": "(?i)nextn"}}, ["--speculative-algorithm", "NextN"], True),
+    ({"matches": {"tp_size": "4"}}, ["--tp-size", "4"], False),
     ({"unset": "dist_init_addr", "gt": {"nnodes": 1}}, ["--nnodes", "2"], True),
 ])
 def test_when_conditions(when: dict[str, object], argv: list[str], fires: bool) -> None:
@@ -82,7 +84,8 @@ def test_when_conditions(when: dict[str, object], argv: list[str], fires: bool) 
 
 
 @pytest.mark.parametrize("bad", [{}, {"on": 3}, {"all": []}, {"gt": {"tp_size": "2"}}, {"nope": "x"},
-                                 {"is": {"a": 1, "b": 2}}, {"not": []}])
+                                 {"is": {"a": 1, "b": 2}}, {"not": []},
+                                 {"matches": {"a": "("}}, {"matches": {"a": 1}}])
 def test_malformed_when_is_refused(bad: dict[str, object]) -> None:
     with pytest.raises(WhenError):
         compile_when(bad)
@@ -111,7 +114,7 @@ def _file(tmp_path: Path, rule: str) -> Path:
     ("new-decl", "x", "    when: {on: 5}\n    blame: [tp_size]\n", "C030"),
     ("new-decl", "x", "    when: {on: tp_size}\n", "C030"),
     ("new-decl", "x", "    blame: [tp_size]\n", "C030"),
-    ("mem-fraction", "x", "    when: {on: tp_size}\n    blame: [tp_size]\n", "C031"),
+    ("nnodes-divides", "x", "    when: {on: tp_size}\n    blame: [tp_size]\n", "C031"),
     ("new-decl", "{tp}", "    when: {on: tp_size}\n    blame: [tp_size]\n", "C032"),
     ("new-decl", "{}", "    when: {on: tp_size}\n    blame: [tp_size]\n", "C032"),
     ("new-decl", "{flag.tp_size", "    when: {on: tp_size}\n    blame: [tp_size]\n", "C032"),

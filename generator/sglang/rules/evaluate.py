@@ -18,6 +18,7 @@ from generator.sglang.rules.load import load_rules, rules_path
 from generator.sglang.rules.registry import PREDICATES, Hit
 from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
 from generator.sglang.rules.spec import RuleSpec
+from generator.sglang.rules.when import resolved
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def render(settings: Settings, rule: RuleSpec, hit: Hit) -> tuple[str, str]:
     fields = _Fields(hit.fields)
     fields.setdefault("version", settings.catalog.version)
     fields.setdefault("flag", _Names(settings.flag))
-    fields.setdefault("value", _Names(settings.get))
+    fields.setdefault("value", _Names(lambda name: resolved(settings, name)))
     fields.setdefault("env", _Names(lambda name: settings.env.get(name, "")))
     if hit.check is not None:
         texts = rule.checks[hit.check]  # a name rules.yaml lacks is a bug of the predicate (exit 4)

@@ -15,18 +15,20 @@ A condition is a mapping; several keys in one mapping must all hold. The keys:
 - ``set: NAME`` / ``unset: NAME``: the value is not None / is None (SGLang's default included);
 - ``written: NAME``: the manifest wrote it; ``has: NAME``: the pin has the setting at all;
 - ``is: {NAME: V}`` / ``is_not: {NAME: V}``: the value equals V, or is one of a list V (null: None);
+- ``matches: {NAME: REGEX}``: the value is text that the regular expression matches whole;
 - ``lt|le|gt|ge: {NAME: N}``: the number compares so (no number: false);
 - ``env: VAR`` (set at all), ``env_true: VAR`` (SGLang's EnvBool reads it as true).
 
 ``NAME`` is a setting name as predicates use it (``tp_size``; the pin's dest is found as
-for ``Settings.get``), or one of :data:`RESOLVED` (``sglang.algorithm``: a value as SGLang
-resolves it before its checks). A firing declarative rule blames ``blame`` and its texts may
+for ``Settings.get``), or one of :data:`RESOLVED` (``sglang_algorithm``: a value as SGLang
+resolves it before its checks), which ``{value.NAME}`` prints too. A firing declarative rule blames ``blame`` and its texts may
 use ``{flag.NAME}``, ``{value.NAME}``, ``{env.VAR}`` and ``{version}``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,16 +47,21 @@ class WhenError(GenError, ValueError):
 
 # Values as SGLang resolves them before its checks (the same functions the predicates use).
 RESOLVED: dict[str, Callable[[Settings], Any]] = {
-    "sglang.algorithm": algorithm,  # upper-cased (0.5.15+), NEXTN -> EAGLE, None under aux-state capture
-    "sglang.dp_attention": lambda s: dp_attention(s)[0],  # DP attention in effect (0.5.23's attn_dp_size too)
+    "sglang_algorithm": algorithm,  # upper-cased (0.5.15+), NEXTN -> EAGLE, None under aux-state capture
+    "sglang_dp_attention": lambda s: dp_attention(s)[0],  # DP attention in effect (0.5.23's attn_dp_size too)
+    "sglang_dp_text": lambda s: dp_attention(s)[2],  # the settings that turned DP attention on, as text
 }
+
+
+def resolved(s: Settings, name: str) -> Any:
+    """A setting, or a value of :data:`RESOLVED` (for conditions and ``{value.NAME}`` in texts)."""
+    resolve = RESOLVED.get(name)
+    return resolve(s) if resolve is not None else s.get(name)
 
 Test = Callable[[Settings], bool]
 
 
-def _value(s: Settings, name: str) -> Any:
-    resolve = RESOLVED.get(name)
-    return resolve(s) if resolve is not None else s.get(name)
+_value = resolved
 
 
 def _number(s: Settings, name: str) -> float | None:
@@ -81,7 +88,7 @@ _NAME_TESTS: dict[str, Callable[[Settings, str], bool]] = {
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
 }
-_VALUE_TESTS = ("is", "is_not")
+_VALUE_TESTS = ("is", "is_not", "matches")
 _GROUPS = ("all", "any")
 KEYS = frozenset({*_NAME_TESTS, *_COMPARE, *_VALUE_TESTS, *_GROUPS, "not"})
 
@@ -128,6 +135,18 @@ def _compile_key(key: str, value: Any, path: tuple[Any, ...]) -> Test:
                 number = _number(s, name)
                 return number is not None and compare(number, wanted)
             return compared
+        if key == "matches":
+            if not isinstance(wanted, str):
+                raise WhenError(path + (raw,), "'matches' takes a regular expression (text)")
+            try:
+                pattern = re.compile(wanted)
+            except re.error as exc:
+                raise WhenError(path + (raw,), f"not a regular expression: {exc}") from None
+
+            def matched(s: Settings) -> bool:
+                value = _value(s, name)
+                return isinstance(value, str) and pattern.fullmatch(value) is not None
+            return matched
         if key == "is":
             return lambda s: _one_of(_value(s, name), wanted)
         return lambda s: not _one_of(_value(s, name), wanted)

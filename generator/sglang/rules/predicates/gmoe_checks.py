@@ -147,23 +147,6 @@ def _prefill_decode_interval(s: Settings, rule: RuleSpec) -> Hit | None:
     return None
 
 
-@predicate("sampling-mask-max-tokens")
-def _sampling_mask_max_tokens(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("sampling_mask_max_tokens")
-    if not isinstance(value, int) or value > 0:
-        return None
-    return Hit(("sampling_mask_max_tokens",), {"flag": s.flag("sampling_mask_max_tokens"), "value": value})
-
-
-@predicate("response-store-pd")
-def _response_store_pd(s: Settings, rule: RuleSpec) -> Hit | None:
-    mode = s.get("disaggregation_mode", "null")
-    if not s.get("enable_response_store") or mode == "null":
-        return None
-    return Hit(("enable_response_store", "disaggregation_mode"),
-               {"store": s.flag("enable_response_store"), "mode": s.flag("disaggregation_mode"), "value": mode})
-
-
 @predicate("sampling-backend-xpu")
 def _sampling_backend_xpu(s: Settings, rule: RuleSpec) -> Hit | None:
     device = s.get("device")
@@ -202,15 +185,6 @@ def _language_model_only(s: Settings, rule: RuleSpec) -> Hit | None:
         if s.has(name) and s.get(name):
             return Hit(("language_model_only", name), {"lmo": s.flag("language_model_only"), "other": s.flag(name)})
     return None
-
-
-@predicate("weight-cache-spec")
-def _weight_cache_spec(s: Settings, rule: RuleSpec) -> Hit | None:
-    mode = s.get("weight_cache_mode", "off")
-    if mode == "off" or s.get("speculative_algorithm") is None or s.get("enable_return_aux_hidden_states"):
-        return None
-    return Hit(("weight_cache_mode", "speculative_algorithm"),
-               {"cache": s.flag("weight_cache_mode"), "mode": mode, "spec": s.flag("speculative_algorithm")})
 
 
 def _graph_config(s: Settings) -> dict[str, Any]:

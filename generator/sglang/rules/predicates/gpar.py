@@ -75,13 +75,6 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
     ], dcp=name)
 
 
-@predicate("prefill-cp-strategy")
-def _prefill_cp_strategy(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.has("cp_strategy") or not s.get("enable_prefill_cp", False) or s.get("cp_strategy") is not None:
-        return None
-    return Hit(("enable_prefill_cp",), {"strategy": s.flag("cp_strategy"), "prefill_cp": s.flag("enable_prefill_cp")})
-
-
 @predicate("cp-aiter-fusion")
 def _cp_aiter_fusion(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_aiter_allreduce_fusion", False):
@@ -91,14 +84,6 @@ def _cp_aiter_fusion(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     which = s.flag("attn_cp_size") if cp > 1 else s.flag("moe_dp_size")
     return Hit(("enable_aiter_allreduce_fusion",), {"fusion": s.flag("enable_aiter_allreduce_fusion"), "which": which})
-
-
-@predicate("attn-dp-size-positive")
-def _attn_dp_size_positive(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("attn_dp_size")
-    if not s.has("attn_dp_size") or not isinstance(value, int) or value >= 1:
-        return None
-    return Hit(("attn_dp_size",), {"attn_dp": s.flag("attn_dp_size"), "value": value})
 
 
 @predicate("ep-dispatch-needs-a2a")
@@ -128,14 +113,6 @@ def _shared_experts_tp(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     return Hit(("shared_experts_tp_size",), {"shared": s.flag("shared_experts_tp_size"), "size": size,
                                              "attn_tp": attn_tp})
-
-
-@predicate("layernorm-sp-megamoe")
-def _layernorm_sp_megamoe(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_megamoe_for_layernorm_sp", False) or s.get("enable_layernorm_sp", False):
-        return None
-    return Hit(("enable_megamoe_for_layernorm_sp",), {"megamoe": s.flag("enable_megamoe_for_layernorm_sp"),
-                                                      "sp": s.flag("enable_layernorm_sp")})
 
 
 @predicate("layernorm-sp-layout")

@@ -86,18 +86,6 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
     ]))
 
 
-@predicate("fast-image-processor-conflict")
-def _fast_image_processor(s: Settings, rule: RuleSpec) -> Hit | None:
-    backend = s.get("image_processor_backend", "auto")
-    if not s.has("image_processor_backend") or not s.get("disable_fast_image_processor", False):
-        return None
-    if backend in ("auto", "pil"):
-        return None
-    return Hit(("disable_fast_image_processor", "image_processor_backend"), {
-        "old": s.flag("disable_fast_image_processor"), "backend": s.flag("image_processor_backend"),
-        "value": backend})
-
-
 @predicate("ssl-http2-args")
 def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("ssl_keyfile"):
@@ -178,14 +166,6 @@ def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
          f"watermark is not supported in {s.flag('preferred_sampling_params')}", ("preferred_sampling_params",),
          f"remove watermark from {s.flag('preferred_sampling_params')}"),
     ])
-
-
-@predicate("tokenizer-batching")
-def _tokenizer_batching(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not (s.get("enable_tokenizer_batch_encode", False) and s.get("enable_dynamic_batch_tokenizer", False)):
-        return None
-    return Hit(("enable_tokenizer_batch_encode", "enable_dynamic_batch_tokenizer"), {
-        "batch": s.flag("enable_tokenizer_batch_encode"), "dynamic": s.flag("enable_dynamic_batch_tokenizer")})
 
 
 @predicate("mm-feature-transport")

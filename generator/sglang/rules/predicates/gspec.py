@@ -142,13 +142,6 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
                 "enable_dp_lm_head", "attn_cp_size"), {"detail": broken[0], "fix": broken[1]})
 
 
-@predicate("spec-moe-runner-trtllm")
-def _spec_moe_runner_trtllm(s: Settings, rule: RuleSpec) -> Hit | None:
-    if s.get("speculative_moe_runner_backend") != "flashinfer_trtllm":
-        return None  # 0.5.9 asserts this whether or not an algorithm is set
-    return Hit(("speculative_moe_runner_backend",), {"flag": s.flag("speculative_moe_runner_backend")})
-
-
 # DEFAULT_ADAPTIVE_CONFIG of 0.5.23's adaptive_spec_params: the union of its candidate steps.
 _ADAPTIVE_DEFAULT_STEPS = (0, 1, 3, 5, 7)
 

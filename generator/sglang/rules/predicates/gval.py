@@ -107,17 +107,6 @@ def _mixed_chunk_on(s: Settings) -> bool:
             and s.get("dllm_algorithm") is None)
 
 
-@predicate("pp-mixed-chunk")
-def _pp_mixed_chunk(s: Settings, rule: RuleSpec) -> Hit | None:
-    # The same assertion refuses speculative decoding with pp_size > 1: rule spec-pp (X011) says that.
-    # 0.5.9 turns the overlap schedule off itself when pp_size > 1 (_handle_pipeline_parallelism).
-    pp = s.integer("pp_size", 1)
-    if pp <= 1 or algorithm(s) is not None or not _mixed_chunk_on(s):
-        return None
-    return Hit(("enable_mixed_chunk", "pp_size"), {"pp": s.flag("pp_size"), "pp_value": pp,
-                                                   "mixed": s.flag("enable_mixed_chunk")})
-
-
 @predicate("multi-item-scoring")
 def _multi_item_scoring(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("multi_item_scoring_delimiter") or s.get("multi_item_scoring_delimiter") is None:
@@ -197,14 +186,6 @@ def _quant_communications(s: Settings, rule: RuleSpec) -> Hit | None:
                                                   "detail": detail, "sglang": sglang, "fix": fix})
 
 
-@predicate("cuda-graph-padding-compile")
-def _padding_compile(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not (s.get("disable_cuda_graph_padding", False) and s.get("enable_torch_compile", False)):
-        return None
-    return Hit(("disable_cuda_graph_padding", "enable_torch_compile"), {
-        "padding": s.flag("disable_cuda_graph_padding"), "compile": s.flag("enable_torch_compile")})
-
-
 @predicate("grpc-port-clash")
 def _grpc_port_clash(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("grpc_port") or (s.has("smg_grpc_mode") and s.get("smg_grpc_mode", False)) or s.get("grpc_mode", False):
@@ -217,12 +198,3 @@ def _grpc_port_clash(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     return Hit(("grpc_port", "port"), {"grpc": s.flag("grpc_port"), "port": s.flag("port"), "value": port,
                                        "source": source})
-
-
-@predicate("kv-canary-sweep")
-def _kv_canary_sweep(s: Settings, rule: RuleSpec) -> Hit | None:
-    sweep = s.number("kv_canary_sweep_interval") if s.has("kv_canary_sweep_interval") else None
-    if sweep is None or sweep <= 0 or s.get("kv_canary", "none") != "none":
-        return None
-    return Hit(("kv_canary_sweep_interval",), {"sweep": s.flag("kv_canary_sweep_interval"), "value": sweep,
-                                               "canary": s.flag("kv_canary")})

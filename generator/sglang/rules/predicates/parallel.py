@@ -84,32 +84,6 @@ def _dp_lm_head_dropped(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head")})
 
 
-@predicate("dp-attn-both")
-def _dp_attn_both(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp, attn = s.integer("dp_size", 1), s.integer("attn_dp_size", 1)
-    if dp <= 1 or attn <= 1:
-        return None
-    return Hit(("dp_size", "attn_dp_size"), {"dp": s.flag("dp_size"), "dp_value": dp,
-                                             "attn_dp": s.flag("attn_dp_size"), "attn_dp_value": attn})
-
-
-@predicate("dp-attn-rewrite")
-def _dp_attn_rewrite(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp = s.integer("dp_size", 1)
-    if not s.get("enable_dp_attention", False) or dp <= 1 or s.integer("attn_dp_size", 1) > 1:
-        return None
-    return Hit(("enable_dp_attention", "dp_size"), {
-        "dp": s.flag("dp_size"), "dp_value": dp, "enable": s.flag("enable_dp_attention"),
-        "attn_dp": s.flag("attn_dp_size")})
-
-
-@predicate("dp1-disables-dpattn")
-def _dp1_disables(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_dp_attention", False) or s.integer("dp_size", 1) != 1:
-        return None
-    return Hit(("enable_dp_attention",), {"enable": s.flag("enable_dp_attention"), "dp": s.flag("dp_size")})
-
-
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+)):(?P<port>\d{1,5})$")
 
 
@@ -125,15 +99,6 @@ def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
     if value is None or dist_init_addr_ok(str(value)):
         return None
     return Hit(("dist_init_addr",), {"dist": s.flag("dist_init_addr"), "value": value})
-
-
-@predicate("multinode-needs-addr")
-def _multinode_addr(s: Settings, rule: RuleSpec) -> Hit | None:
-    nnodes = s.integer("nnodes", 1)
-    if nnodes <= 1 or s.get("dist_init_addr") is not None:
-        return None
-    return Hit(("nnodes",), {"nnodes": s.flag("nnodes"), "nnodes_value": nnodes,
-                             "dist": s.flag("dist_init_addr")})
 
 
 @predicate("node-rank-range")

@@ -17,33 +17,12 @@ def _served_colon(s: Settings, rule: RuleSpec) -> Hit | None:
                                         "suggestion": str(value).replace(":", "-")})
 
 
-@predicate("mem-fraction")
-def _mem_fraction(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("mem_fraction_static")
-    if not isinstance(value, (int, float)) or 0 < value < 1:
-        return None
-    return Hit(("mem_fraction_static",), {"mem": s.flag("mem_fraction_static"), "value": value})
-
-
-@predicate("port-range")
-def _port_range(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("port")
-    if not isinstance(value, int) or 1 <= value <= 65535:
-        return None
-    return Hit(("port",), {"port": s.flag("port"), "value": value})
-
-
 @predicate("port-grpc-0515")
 def _port_grpc(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("port")
     if not isinstance(value, int) or value > 65535 or value + 10000 <= 65535 or "SGLANG_GRPC_PORT" in s.env:
         return None
     return Hit(("port",), {"port": s.flag("port"), "value": value, "grpc": value + 10000})
-
-
-@predicate("tool-call-parser-qwen3")
-def _tool_qwen3(s: Settings, rule: RuleSpec) -> Hit | None:
-    return Hit(("tool_call_parser",), {}) if s.get("tool_call_parser") == "qwen3" else None
 
 
 @predicate("hicache-needs-radix")

@@ -32,16 +32,6 @@ def _spec_steps_all_or_none(s: Settings, rule: RuleSpec) -> Hit | None:
                               "steps": s.flag("speculative_num_steps")})
 
 
-@predicate("spec-steps-needs-topk")
-def _spec_steps_needs_topk(s: Settings, rule: RuleSpec) -> Hit | None:
-    if algorithm(s) not in EAGLE_FAMILY:
-        return None
-    if s.get("speculative_num_steps") is None or s.get("speculative_eagle_topk") is not None:
-        return None
-    return Hit(("speculative_num_steps",), {"steps": s.flag("speculative_num_steps"),
-                                            "topk": s.flag("speculative_eagle_topk")})
-
-
 def _topk_page(s: Settings, rule: RuleSpec) -> tuple[int, int, list[str]] | None:
     """(top-k, page size, allowed backends) when top-k > 1 meets page size > 1."""
     algo = algorithm(s)
@@ -107,60 +97,11 @@ def _spec_topk1_draft(s: Settings, rule: RuleSpec) -> Hit | None:
         "steps": s.flag("speculative_num_steps"), "forced": steps + 1, "written": draft})
 
 
-@predicate("spec-nextn-alias")
-def _spec_nextn(s: Settings, rule: RuleSpec) -> Hit | None:
-    raw = s.get("speculative_algorithm")
-    return Hit(("speculative_algorithm",), {}) if raw is not None and str(raw).upper() == "NEXTN" else None
-
-
-@predicate("spec-v2-env")
-def _spec_v2_env(s: Settings, rule: RuleSpec) -> Hit | None:
-    topk = s.get("speculative_eagle_topk")
-    if not s.env_true("SGLANG_ENABLE_SPEC_V2") or algorithm(s) not in EAGLE_FAMILY:
-        return None
-    if not isinstance(topk, int) or topk <= 1:
-        return None
-    return Hit(("speculative_eagle_topk", "SGLANG_ENABLE_SPEC_V2"), {
-        "env": s.env["SGLANG_ENABLE_SPEC_V2"], "topk": s.flag("speculative_eagle_topk"),
-        "algo": algorithm(s), "topk_value": topk})
-
-
-@predicate("spec-v2-removed")
-def _spec_v2_removed(s: Settings, rule: RuleSpec) -> Hit | None:
-    if "SGLANG_ENABLE_SPEC_V2" not in s.env:
-        return None
-    return Hit(("SGLANG_ENABLE_SPEC_V2",), {"no_overlap": s.flag("disable_overlap_schedule")})
-
-
 def _spec_with_dp(s: Settings, algo: str) -> Hit | None:
     on, _, text = dp_attention(s)
     if algorithm(s) != algo or not on:
         return None
     return Hit(("attn_dp_size", "enable_dp_attention", "dp_size", "speculative_algorithm"), {"dp_text": text})
-
-
-@predicate("spec-standalone-dp")
-def _spec_standalone_dp(s: Settings, rule: RuleSpec) -> Hit | None:
-    return _spec_with_dp(s, "STANDALONE")
-
-
-@predicate("spec-ngram-dp")
-def _spec_ngram_dp(s: Settings, rule: RuleSpec) -> Hit | None:
-    return _spec_with_dp(s, "NGRAM")
-
-
-@predicate("spec-draft-path-eagle3")
-def _spec_draft_eagle3(s: Settings, rule: RuleSpec) -> Hit | None:
-    if algorithm(s) != "EAGLE3" or s.get("speculative_draft_model_path") is not None:
-        return None
-    return Hit(("speculative_algorithm",), {"draft_path": s.flag("speculative_draft_model_path")})
-
-
-@predicate("spec-draft-path-dflash")
-def _spec_draft_dflash(s: Settings, rule: RuleSpec) -> Hit | None:
-    if algorithm(s) != "DFLASH" or s.get("speculative_draft_model_path") is not None:
-        return None
-    return Hit(("speculative_algorithm",), {"draft_path": s.flag("speculative_draft_model_path")})
 
 
 @predicate("spec-pp")
@@ -171,12 +112,3 @@ def _spec_pp(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.at_least(0, 5, 23) and algo != "DFLASH":
         return None  # 0.5.23: check_pipeline_parallel_compat decides (rule pp-compat); DFLASH fails before it
     return Hit(("pp_size", "speculative_algorithm"), {"algo": algo, "pp": s.flag("pp_size"), "pp_value": pp})
-
-
-@predicate("flex-attn-spec")
-def _flex_attn_spec(s: Settings, rule: RuleSpec) -> Hit | None:
-    algo = algorithm(s)
-    if algo is None or s.get("attention_backend") != "flex_attention":
-        return None
-    return Hit(("attention_backend", "speculative_algorithm"), {
-        "backend": s.flag("attention_backend"), "algo": algo})
