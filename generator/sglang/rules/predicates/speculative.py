@@ -1,4 +1,8 @@
-"""Predicates of the speculative-decoding rules (spec-*)."""
+"""Predicates of speculative decoding: SGLang's speculative handlers (EAGLE family, NGRAM, DFLASH, UNO, DSPARK, adaptive steps, aux hidden-state capture).
+
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,345 @@ from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
+
+_AUX_METHODS = ("EAGLE3", "DFLASH", "DSPARK")
+
+
+def _fix_hit(blame: tuple[str, ...], checks: list[tuple[bool, str, str]], **extra: str) -> Hit | None:
+    """The first broken (broken?, SGLang's words, fix) check as a Hit with fields detail, fix and ``extra``."""
+    broken = next(((text, fix) for bad, text, fix in checks if bad), None)
+    return None if broken is None else Hit(blame, {"detail": broken[0], "fix": broken[1], **extra})
+
+
+@predicate("aux-hidden-state-capture")
+def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
+    ids = s.get("return_aux_hidden_state_layer_ids")
+    flag, ids_flag = s.flag("enable_return_aux_hidden_states"), s.flag("return_aux_hidden_state_layer_ids")
+    if not s.get("enable_return_aux_hidden_states"):
+        return _fix_hit(("return_aux_hidden_state_layer_ids",),
+                        [(ids is not None, f"{ids_flag} requires {flag}", f"add {flag}, or drop {ids_flag}")])
+    raw = s.get("speculative_algorithm")
+    method = str(raw or "").upper()
+    layers = [i for i in ids if isinstance(i, int)] if isinstance(ids, list) else None
+    algo_flag, draft_flag = s.flag("speculative_algorithm"), s.flag("speculative_draft_model_path")
+    return _fix_hit(("enable_return_aux_hidden_states", "speculative_algorithm"), [
+        (method not in _AUX_METHODS,
+         f"{flag} needs {algo_flag} EAGLE3, DFLASH or DSPARK to name the capture convention, got {raw!r}",
+         f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
+        (s.get("speculative_draft_model_path") is not None,
+         f"{flag} captures without a draft; drop {draft_flag}", f"drop {draft_flag}, or drop {flag}"),
+        (s.integer("pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1",
+         f"set {s.flag('pp_size')} 1, or drop {flag}"),
+        (method != "EAGLE3" and not layers, f"{flag} with {method} requires {ids_flag}",
+         f"add {ids_flag} with the layer ids to capture"),
+        (layers is not None and any(i < 0 for i in layers), f"{ids_flag} must be non-negative, got {layers}",
+         f"give {ids_flag} layer ids of 0 or more"),
+        (layers is not None and len(set(layers)) != len(layers), f"{ids_flag} must not repeat a layer, got {layers}",
+         f"name each layer once in {ids_flag}"),
+    ])
+
+
+# handle_speculative_decoding (0.5.23): the algorithms a decode engine's radix cache and block
+# verification work with (names after SGLang's alias step, NEXTN -> EAGLE).
+_RADIX_DECODE_ALGORITHMS = (None, "DSPARK", "EAGLE", "EAGLE3")
+
+
+_BLOCK_VERIFY_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+
+
+def first_broken(checks: list[tuple[bool, str]]) -> str | None:
+    """The text of the first check that is broken, in the order SGLang makes them."""
+    return next((text for broken, text in checks if broken), None)
+
+
+def first_broken_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
+    """(text, fix) of the first broken check (broken?, text, fix), in the order SGLang makes them."""
+    return next(((text, fix) for broken, text, fix in checks if broken), None)
+
+
+@predicate("spec-decoding-args")
+def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = algorithm(s)
+    window, sink = s.opt_int("speculative_draft_window_size"), s.opt_int("speculative_draft_sink_size")
+    radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
+                               s.flag("speculative_use_block_verification"))
+    win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
+    broken = first_broken_fix([
+        (s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
+         and algo not in _RADIX_DECODE_ALGORITHMS,
+         f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})",
+         f"drop {radix}, or use {algo_flag} {', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))}"),
+        (bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS,
+         f"{block} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK (got {algo})", f"drop {block}"),
+        (window is not None and window <= 0, f"{win_flag} must be positive, got {window}",
+         f"set {win_flag} to 1 or more"),
+        (sink is not None and sink < 0, f"{sink_flag} must be non-negative, got {sink}", f"set {sink_flag} to 0 or more"),
+        (sink is not None and window is None, f"{sink_flag} requires {win_flag}", f"add {win_flag}, or drop {sink_flag}"),
+    ])
+    if broken is None:
+        return None
+    return Hit(("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), {"detail": broken[0], "fix": broken[1]})
+
+
+def rejection_sampling(s: Settings) -> bool:
+    """--speculative-use-rejection-sampling, also turned on by block verification for EAGLE/EAGLE3."""
+    if bool(s.get("speculative_use_rejection_sampling")):
+        return True
+    return bool(s.get("speculative_use_block_verification")) and algorithm(s) in ("EAGLE", "EAGLE3")
+
+
+@predicate("spec-rejection-sampling")
+def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = algorithm(s)
+    if algo not in EAGLE_FAMILY or not rejection_sampling(s):
+        return None
+    topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
+    name = s.flag("speculative_use_rejection_sampling")
+    detail = first_broken([
+        (algo not in ("EAGLE", "EAGLE3"),
+         f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
+         "(NotImplementedError)"),
+        (isinstance(topk, int) and topk != 1, f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
+        (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
+         f"{name} is incompatible with {s.flag('speculative_accept_threshold_single')} / "
+         f"{s.flag('speculative_accept_threshold_acc')}; rejection sampling ignores the accept thresholds"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), {"detail": detail})
+
+
+@predicate("spec-ngram-corpus")
+def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "NGRAM" or s.get("speculative_ngram_external_corpus_path") is None:
+        return None
+    budget = s.integer("speculative_ngram_external_sam_budget", 0)
+    max_tokens = s.integer("speculative_ngram_external_corpus_max_tokens", 10000000)
+    draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
+    path = s.flag("speculative_ngram_external_corpus_path")
+    detail = first_broken([
+        (budget <= 0, f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
+                      f"(got {budget}; its default is 0)"),
+        (max_tokens <= 0, f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
+                          f"{path} is set (got {max_tokens})"),
+        (budget > draft - 1, f"{s.flag('speculative_ngram_external_sam_budget')} must be at most "
+                             f"{s.flag('speculative_num_draft_tokens')} - 1 ({draft - 1}); got {budget}"),
+    ])
+    if detail is None:
+        return None
+    return Hit(("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), {"detail": detail})
+
+
+def _dflash_draft_tokens(s: Settings) -> int | None:
+    """The DFLASH verify block as the flags fix it (block size, else draft tokens); None: from the draft's config."""
+    block = s.opt_int("speculative_dflash_block_size")
+    return block if block is not None else s.opt_int("speculative_num_draft_tokens")
+
+
+@predicate("spec-dflash-args")
+def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "DFLASH":
+        return None
+    dp_on = dp_attention(s)[0] and s.get("device") != "npu"
+    block, draft = s.opt_int("speculative_dflash_block_size"), s.opt_int("speculative_num_draft_tokens")
+    window, tokens = s.opt_int("speculative_draft_window_size"), _dflash_draft_tokens(s)
+    block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
+    win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
+    broken = first_broken_fix([
+        (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}",
+         f"add {s.flag('enable_dp_lm_head')}"),
+        (dp_on and s.integer("attn_cp_size", 1) != 1,
+         f"DFLASH with dp attention does not support context parallel ({cp_flag} {s.integer('attn_cp_size', 1)})",
+         f"set {cp_flag} 1"),
+        (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}",
+         f"set {block_flag} to 1 or more"),
+        (block is not None and block > 0 and draft is not None and draft != block,
+         f"Both {draft_flag} and {block_flag} are set but they differ ({draft} and {block}). For DFLASH they must match",
+         f"set {draft_flag} {block}, or drop one of the two"),
+        (window is not None and tokens is not None and window < tokens,
+         f"{win_flag} must be >= the DFLASH block size ({block_flag if block is not None else draft_flag}); "
+         f"got {window} and {tokens}", f"set {win_flag} {tokens} or more"),
+    ])
+    if broken is None:
+        return None
+    return Hit(("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), {"detail": broken[0], "fix": broken[1]})
+
+
+# DEFAULT_ADAPTIVE_CONFIG of 0.5.23's adaptive_spec_params: the union of its candidate steps.
+_ADAPTIVE_DEFAULT_STEPS = (0, 1, 3, 5, 7)
+
+
+def _adaptive_applies(s: Settings) -> bool:
+    """SGLang keeps --speculative-adaptive on (adaptive_unsupported_reason finds nothing)."""
+    topk = s.get("speculative_eagle_topk")
+    return (bool(s.get("speculative_adaptive")) and algorithm(s) in ("EAGLE", "EAGLE3") and topk in (None, 1)
+            and not dp_attention(s)[0] and not s.get("enable_multi_layer_eagle")
+            and not s.get("enable_two_batch_overlap") and not s.get("enable_pdmux"))
+
+
+@predicate("spec-adaptive-steps")
+def _spec_adaptive_steps(s: Settings, rule: RuleSpec) -> Hit | None:
+    steps = s.opt_int("speculative_num_steps")
+    if not _adaptive_applies(s) or s.get("speculative_adaptive_config") is not None or steps is None:
+        return None  # a config file of the host's names its own candidates
+    if steps in _ADAPTIVE_DEFAULT_STEPS:
+        return None
+    return Hit(("speculative_num_steps", "speculative_adaptive"), {
+        "steps": s.flag("speculative_num_steps"), "value": steps,
+        "candidates": "[" + ", ".join(str(c) for c in _ADAPTIVE_DEFAULT_STEPS) + "]"})
+
+
+def _uno_tree(s: Settings, q: int, k: int) -> tuple[str, str] | None:
+    """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1; (text, fix)."""
+    steps, steps_flag = s.opt_int("speculative_num_steps"), s.flag("speculative_num_steps")
+    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
+    if steps is None:
+        return (f"UNO tree mode requires {steps_flag} so its draft width F can be derived as {steps_flag} + 1",
+                f"add {steps_flag}, or set {k_flag} 1")
+    if steps < 1:
+        return (f"UNO tree mode requires {steps_flag} to be positive, got {steps}", f"set {steps_flag} to 1 or more")
+    f = steps + 1
+    capacity = nodes = 1
+    for _ in range(steps):
+        nodes *= k
+        capacity += nodes
+        if capacity >= q:
+            break
+    parent = k * max(steps - 1, 0) + 1
+    widths = f"change {q_flag} (Q), {steps_flag} (F - 1) or {k_flag} (K)"
+    return first_broken_fix([
+        (q < f, f"UNO tree mode requires Q >= F; got Q={q} ({q_flag}), F={f} ({steps_flag} + 1)",
+         f"raise {q_flag} to {f} or more, or lower {steps_flag}"),
+        (q > 128, f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q} ({q_flag})",
+         f"set {q_flag} 128 or less"),
+        (q * k > 2048, f"UNO tree mode currently supports Q*K <= 2048; got Q*K={q}*{k}={q * k} ({q_flag} x {k_flag})",
+         f"lower {q_flag} or {k_flag}"),
+        (q > capacity, f"UNO tree mode cannot build the requested Q from F and K: Q={q} exceeds "
+                       f"capacity={capacity} for F={f}, K={k}", widths),
+        (q - 1 > parent, f"UNO tree mode cannot represent the requested Q in EAGLE's parent-list ABI: "
+                         f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}", widths),
+        (bool(s.get("enable_pdmux")), "UNO tree mode does not yet support PDMux",
+         f"drop {s.flag('enable_pdmux')}, or set {k_flag} 1"),
+        (bool(s.get("enable_two_batch_overlap")), "UNO tree mode does not yet support two-batch overlap",
+         f"drop {s.flag('enable_two_batch_overlap')}, or set {k_flag} 1"),
+        (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
+         "UNO tree mode reuses EAGLE target-only sampling and requires both speculative accept thresholds to be 1.0",
+         f"set {s.flag('speculative_accept_threshold_single')} and {s.flag('speculative_accept_threshold_acc')} "
+         "1.0, or drop them"),
+    ])
+
+
+def _uno_backends(s: Settings) -> tuple[str | None, str | None]:
+    """(prefill, decode) attention backends as written; None where SGLang picks one for the GPU."""
+    both = s.get("attention_backend")
+    return s.get("prefill_attention_backend") or both, s.get("decode_attention_backend") or both
+
+
+def _uno_rest(s: Settings) -> tuple[str, str] | None:
+    """The checks after the widths: parallelism, LoRA, rejection sampling, FA3; (text, fix)."""
+    prefill, decode = _uno_backends(s)
+    tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
+    rejection = s.flag("speculative_use_rejection_sampling")
+    return first_broken_fix([
+        ((tp, pp) != (1, 1), f"UNO requires TP=PP=1 (got {s.flag('tp_size')} {tp}, {s.flag('pp_size')} {pp})",
+         f"set {s.flag('tp_size')} 1 and {s.flag('pp_size')} 1"),
+        (dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1,
+         "UNO does not support DP attention or context parallelism",
+         f"drop attention DP ({s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')}) "
+         f"and {s.flag('attn_cp_size')}"),
+        (bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "UNO does not support public Multi-LoRA serving",
+         f"drop {s.flag('enable_lora')} and {s.flag('lora_paths')} (UNO's adapter goes in {s.flag('uno_lora_path')})"),
+        (bool(s.get("speculative_use_rejection_sampling")),
+         f"UNO manages its own stochastic verification and does not use {rejection}", f"drop {rejection}"),
+        (prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"),
+         f"UNO requires FA3 for both prefill and decode attention; got prefill={prefill!r}, decode={decode!r}",
+         f"set {s.flag('attention_backend')} fa3 (and no other prefill/decode attention backend)"),
+    ])
+
+
+@predicate("spec-uno-args")
+def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "UNO":
+        return None
+    q, topk = s.get("speculative_num_draft_tokens"), s.get("speculative_eagle_topk")
+    k = topk if isinstance(topk, int) else 1
+    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
+    draft, det, strict = (s.flag("speculative_draft_model_path"), s.flag("enable_deterministic_inference"),
+                          s.flag("enable_strict_thinking"))
+    broken = first_broken_fix([
+        (s.get("speculative_draft_model_path") is not None,
+         f"UNO reuses the target model and does not accept {draft}", f"drop {draft}"),
+        (s.get("uno_lora_path") is None, f"UNO requires {s.flag('uno_lora_path')}",
+         f"add {s.flag('uno_lora_path')} with the UNO adapter"),
+        (bool(s.get("enable_deterministic_inference")), f"UNO does not support {det}", f"drop {det}"),
+        (bool(s.get("enable_strict_thinking")), f"UNO does not support {strict}", f"drop {strict}"),
+        (not isinstance(q, int) or q < 1,
+         f"UNO requires {q_flag} to be a positive integer denoting the linear width or tree verify width Q",
+         f"set {q_flag} to 1 or more"),
+        (k < 1, f"UNO requires {k_flag} to be at least 1, got {k}", f"set {k_flag} to 1 or more"),
+    ])
+    if broken is None and isinstance(q, int) and k > 1:
+        broken = _uno_tree(s, q, k)
+    broken = broken or _uno_rest(s)
+    if broken is None:
+        return None
+    return Hit(("speculative_algorithm", "speculative_num_draft_tokens", "speculative_eagle_topk",
+                "speculative_num_steps", "uno_lora_path", "speculative_draft_model_path"),
+               {"detail": broken[0], "fix": broken[1]})
+
+
+def _dspark_dp(s: Settings) -> tuple[str, str] | None:
+    """DSPARK with DP attention (a device other than NPU): LM-head DP, the a2a backends, no CP; (text, fix)."""
+    on, size, _ = dp_attention(s)
+    if not on or size <= 1:
+        return None
+    npu = str(s.get("device") or "").startswith("npu")
+    a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
+    cp = s.integer("attn_cp_size", 1)
+    a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
+    return first_broken_fix([
+        (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}",
+         f"add {s.flag('enable_dp_lm_head')}"),
+        (not npu and a2a not in ("none", "megamoe", "mori"),
+         f"DSpark with dp attention supports {a2a_flag} none (built-in TP MoE), megamoe or mori, got {a2a!r}",
+         f"set {a2a_flag} none, megamoe or mori"),
+        (cp > 1, f"DSpark with dp attention does not support context parallel ({s.flag('attn_cp_size')} {cp})",
+         f"set {s.flag('attn_cp_size')} 1"),
+        (not npu and spec_a2a is not None and spec_a2a != a2a,
+         f"DSpark ignores {spec_a2a_flag}; with dp attention it must match the target {a2a_flag} {a2a!r} "
+         f"(got {spec_a2a!r})", f"drop {spec_a2a_flag}, or set it to {a2a}"),
+    ])
+
+
+@predicate("spec-dspark-args")
+def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
+    if algorithm(s) != "DSPARK":
+        return None
+    block, draft = s.opt_int("speculative_dspark_block_size"), s.opt_int("speculative_num_draft_tokens")
+    block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
+    pp_flag = s.flag("pp_size")
+    broken = _dspark_dp(s) or first_broken_fix([
+        (s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
+         f"DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require {pp_flag} 1",
+         f"set {pp_flag} 1, or run this as a {s.flag('disaggregation_mode')} prefill server"),
+        (block is not None and block <= 0, f"DSpark requires {block_flag} (gamma) to be positive, got {block}",
+         f"set {block_flag} to 1 or more"),
+        (block is not None and block > 0 and draft is not None and draft != block + 1,
+         f"DSpark {draft_flag} must equal gamma + 1 (= {(block or 0) + 1} for {block_flag} {block}), "
+         f"but got {draft_flag} {draft}", f"set {draft_flag} {(block or 0) + 1}, or drop it"),
+        (block is None and draft is not None and draft < 2,
+         f"DSpark {draft_flag} must be >= 2 (= gamma + 1, gamma being {block_flag}), got {draft}",
+         f"set {draft_flag} 2 or more, or drop it"),
+    ])
+    if broken is None:
+        return None
+    return Hit(("speculative_dspark_block_size", "speculative_num_draft_tokens", "enable_dp_lm_head",
+                "moe_a2a_backend", "pp_size"), {"detail": broken[0], "fix": broken[1]})
 
 
 @predicate("spec-algo-unknown")

@@ -1,15 +1,13 @@
-"""Predicates of the hierarchical cache, its external linker and HiSparse (SGLang 0.5.23).
+"""Predicates of the hierarchical cache, its external linker and HiSparse (hicache_hook.py, hisparse_hook.py).
 
-hicache_hook.py and hisparse_hook.py: each predicate reports the first check the
-settings break, in SGLang's order and words. HiCache's layout rewrites (layer_first for a
-decode host pool, page_first for Mooncake storage) are replayed to find the layout SGLang
-validates.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import algorithm
-from generator.sglang.rules.predicates.gkv import Check, first_hit, retraction_backup
+from generator.sglang.rules.predicates.kv_cache import Check, first_hit, retraction_backup
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -134,3 +132,28 @@ def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
          f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
          "not supported", f"drop {s.flag('speculative_adaptive')}"),
     ], hisparse=name)
+
+
+@predicate("hicache-needs-radix")
+def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_hierarchical_cache", False):
+        return None
+    hicache, no_radix = s.flag("enable_hierarchical_cache"), s.flag("disable_radix_cache")
+    if s.get("disable_radix_cache", False):
+        return Hit(("enable_hierarchical_cache", "disable_radix_cache"),
+                   {"hicache": hicache, "no_radix": no_radix, "fix": "drop one of them"})
+    # SGLang also sets disable_radix_cache itself before this check: on a PD decode server
+    # (0.5.23: unless --disaggregation-decode-enable-radix-cache), and with the dual-chunk
+    # attention backend (0.5.9; 0.5.23 has no such backend).
+    if s.get("attention_backend") == "dual_chunk_flash_attn":
+        backend = s.flag("attention_backend")
+        return Hit(("enable_hierarchical_cache", "attention_backend"), {
+            "hicache": hicache, "no_radix": f"{no_radix} (which {backend} dual_chunk_flash_attn sets)",
+            "fix": f"drop {hicache}, or use another {backend}"})
+    keep = "disaggregation_decode_enable_radix_cache"
+    if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
+        return None
+    opt_in = f", or add {s.flag(keep)}" if s.has(keep) else ""
+    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {
+        "hicache": hicache, "no_radix": f"{no_radix} (which {s.flag('disaggregation_mode')} decode sets)",
+        "fix": f"drop {hicache} on a PD decode server{opt_in}"})

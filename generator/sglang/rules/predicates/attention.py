@@ -1,18 +1,16 @@
-"""Predicates of the attention-backend rules of group gserve.
+"""Predicates of attention backends: linear attention / ReplaySSM, multi-item scoring, deterministic inference, TRTLLM and CuteDSL MLA, deprecated backend names.
 
-0.5.23's arg_groups/attention_hook.py (linear attention / ReplaySSM, multi-item scoring) and
-the resolution passes of arg_groups/overrides.py (deterministic inference, TRTLLM and CuteDSL
-MLA, nvfp4_online MoE runners), with 0.5.9's ServerArgs counterparts. Each predicate reads
-the backends as written, after SGLang's deprecated-alias renames; where SGLang picks a
-backend itself (by GPU or model) the predicate stays silent rather than guess.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
+from generator.sglang.rules.predicates.serving import first_broken, fix_hit, hit_of
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
 
 # 0.5.23's handle_deprecated_args renames these attention backends before any check.
 _ALIASES: dict[str | None, str] = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
@@ -137,22 +135,6 @@ def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
          f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'",
          ("kv_cache_dtype", "attention_backend", "decode_attention_backend")),
     ]))
-
-
-@predicate("nvfp4-online-moe-runner")
-def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
-    if s.get("quantization") != "nvfp4_online":
-        return None
-    runner = s.get("moe_runner_backend", "auto")
-    megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
-               and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
-    if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
-        return None
-    if runner == "flashinfer_megamoe" and megamoe:
-        return None
-    return Hit(("moe_runner_backend", "quantization"), {
-        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
-        "a2a": s.flag("moe_a2a_backend")})
 
 
 @predicate("deprecated-choice-alias")

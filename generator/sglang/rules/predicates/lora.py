@@ -1,9 +1,7 @@
-"""Predicates of the LoRA rules: check_lora_server_args, the LoRA MoE runner, LoRA with drafting.
+"""Predicates of LoRA: check_lora_server_args, the LoRA MoE runner, LoRA with drafting (0.5.23's lora_hook.py).
 
-SGLang 0.5.9 checks LoRA in ServerArgs.check_lora_server_args; 0.5.23 in
-arg_groups/lora_hook.py (check_lora_server_args, check_lora_speculative_compatibility,
-check_lora_moe_runner_args) and in the --lora-paths parser (LoRAPathAction). Each predicate
-reports the first check the settings break, in SGLang's order, in SGLang's own words.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
@@ -13,11 +11,11 @@ from typing import Any
 
 from generator.sglang.argtypes import Unparsed
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
-from generator.sglang.rules.predicates.gspec import first_broken as _first
-from generator.sglang.rules.predicates.gspec import first_broken_fix
+from generator.sglang.rules.predicates.speculative import first_broken as _first, first_broken_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
 
 # 0.5.23's check_lora_speculative_compatibility: algorithms with a uniform verify width.
 _LORA_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")

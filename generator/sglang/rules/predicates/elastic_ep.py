@@ -1,9 +1,7 @@
-"""Predicates of the elastic expert-parallelism rules (SGLang's handle_elastic_ep / _handle_elastic_ep).
+"""Predicates of elastic expert parallelism (SGLang's handle_elastic_ep / _handle_elastic_ep).
 
-0.5.9 only checks the EPLB algorithm; 0.5.23 adds the join/scale flags and, when the
-deployment may scale beyond its own TP group (``--max-ep-size`` > ``--tp-size``), a long list of
-layout requirements. Each predicate reports the first assertion the settings break, in
-SGLang's order and with SGLang's own words.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
 
 # A check: (broken?, SGLang's message, the settings to blame, the fix for that check).
 Check = tuple[bool, str, tuple[str, ...], str]

@@ -1,10 +1,7 @@
-"""Predicates of the rules for MoE kernels and all-to-all dispatch, mega-MoE and expert packs.
+"""Predicates of MoE: the runner and all-to-all backends, EPLB and expert parallelism, mega-MoE, expert packs (0.5.23's moe_hook, mega_moe_hook, expert_pack_hook).
 
-Found by the coverage inventory (catalogs/coverage/<pin>.yaml); each predicate reports
-the first of SGLang's own checks the settings break, in SGLang's order and words.
-0.5.9 checks these in ServerArgs._handle_moe_kernel_config / _handle_a2a_moe; 0.5.23 in
-arg_groups/moe_hook.py, mega_moe_hook.py and expert_pack_hook.py. A quantization gen
-does not see (none written: the checkpoint's) is never held against a rule.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
@@ -16,14 +13,19 @@ from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
+
 # The MoE runners 0.5.23 keeps under --quantization mxfp8 (choices.py); any other is
 # overridden to flashinfer_trtllm (overrides._moe_runner_backend_quant_constraints).
 _MXFP8_RUNNERS = ("cutlass", "deep_gemm", "flashinfer_megamoe", "flashinfer_trtllm", "flashinfer_trtllm_routed")
+
+
 # Quantizations each FlashInfer runner accepts (None: unquantized bf16), by pin.
 _QUANT_OK_OLD = {
     "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", None),
     "flashinfer_trtllm": ("modelopt_fp4", "fp8", "modelopt_fp8", "compressed-tensors", None),
 }
+
+
 _QUANT_OK_NEW = {
     "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", "modelopt_mixed", None),
     "flashinfer_trtllm": ("modelopt_fp4", "nvfp4_online", "fp8", "mxfp8", "modelopt_fp8", "modelopt_mixed",
@@ -33,9 +35,13 @@ _QUANT_OK_NEW = {
     "flashinfer_trtllm_routed": ("fp8", "mxfp8", "modelopt_fp4", "modelopt_mixed", "nvfp4_online",
                                  "minimax_m3_nvfp4", None),
 }
+
+
 # The runners handle_moe_kernel_config / _handle_moe_kernel_config check.
 _KERNEL_CHECKED = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm", "experimental_sgl_trtllm",
                    "flashinfer_trtllm_routed", "cutlass")
+
+
 _FLASHINFER_A2A_RUNNERS = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
                            "flashinfer_trtllm_routed", "deep_gemm")
 
@@ -361,3 +367,19 @@ def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("moe_a2a_backend", "attn_dp_size"), {
         "a2a": s.flag("moe_a2a_backend"), "attn_dp": s.flag("attn_dp_size"), "tp": s.flag("tp_size"),
         "tp_value": tp, "attn_dp_value": size if enabled else 1})
+
+
+@predicate("nvfp4-online-moe-runner")
+def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("quantization") != "nvfp4_online":
+        return None
+    runner = s.get("moe_runner_backend", "auto")
+    megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
+               and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
+    if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
+        return None
+    if runner == "flashinfer_megamoe" and megamoe:
+        return None
+    return Hit(("moe_runner_backend", "quantization"), {
+        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
+        "a2a": s.flag("moe_a2a_backend")})
