@@ -187,7 +187,7 @@ _CODES: tuple[Code, ...] = (
     Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),
     Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
     Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
-    Code("D001", E, "a generated schema or `docs/manifests.md` is missing or not current"),
+    Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
 )
 
 REGISTRY: dict[str, Code] = {}

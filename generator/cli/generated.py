@@ -1,4 +1,4 @@
-"""Files gen generates into the repository itself: the editor schemas and the manifest reference.
+"""Files gen generates into the repository itself: the editor schemas, the manifest and rules references.
 
 ``gen schema --write`` writes them; :func:`check_generated` is the small hook ``gen check``
 calls: each such file the repository commits must equal what gen generates now (D001).
@@ -20,13 +20,33 @@ def generated_files(root: Path) -> dict[str, str]:
 
     files = {path: schema_text(kind) for kind, path in SCHEMA_FILES.items()}
     files[DOCS_FILE] = manifest_docs(root)
+    rules = _rules_docs(root)
+    if rules is not None:
+        files[RULES_DOCS_FILE] = rules
     return files
+
+
+RULES_DOCS_FILE = "docs/rules.md"
+
+
+def _rules_docs(root: Path) -> str | None:
+    """docs/rules.md, or None when the repository has no rules file of its own or it is broken
+    (gen check reports a broken rules file with its positions; the page waits for the fix)."""
+    from generator.cli.rules_docs import rules_docs
+    from generator.sglang.datafiles import DataFileError
+
+    if not (root / "catalogs" / "rules.yaml").is_file():
+        return None
+    try:
+        return rules_docs(root)
+    except DataFileError:
+        return None
 
 
 def check_generated(root: Path) -> list[Diagnostic]:
     """A D001 error for each committed generated file that is not current."""
     out: list[Diagnostic] = []
-    if not any((root / p).exists() for p in ("schemas", "docs/manifests.md")):
+    if not any((root / p).exists() for p in ("schemas", "docs/manifests.md", RULES_DOCS_FILE)):
         return out
     for path, text in generated_files(root).items():
         try:

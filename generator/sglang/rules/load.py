@@ -117,7 +117,16 @@ def _when(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: Diagn
         diags.error(doc.pos(at + ("when",), key=True), "C030",
                     f"rule '{item['id']}': a declarative rule names the settings to blame (blame: [...])")
         return None
-    return When(test, tuple(item["blame"]))
+    return When(test, tuple(item["blame"]), _plain(item["when"]))
+
+
+def _plain(data: Any) -> Any:
+    """A YAML condition as plain lists and dicts (ruamel's commented containers dropped)."""
+    if isinstance(data, dict):
+        return {str(k): _plain(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_plain(v) for v in data]
+    return data
 
 
 # The fields a declarative rule's texts can use (a predicate's rule may use its own fields too).

@@ -159,6 +159,7 @@ class When:
 
     test: Test
     blame: tuple[str, ...]
+    source: Any = None  # the condition as rules.yaml writes it (for docs/rules.md)
 
     def holds(self, s: Settings) -> bool:
         """True when the rule fires on ``s``."""
