@@ -6,8 +6,7 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.serving import first_broken, fix_hit, hit_of
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -47,32 +46,18 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
     topk = s.get("speculative_eagle_topk")
     f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
     dec = f("linear_attn_decode_backend")
-    return fix_hit([
-        (explicit == "flashkda", f"{dec} flashkda is not supported: FlashKDA is prefill-only",
-         ("linear_attn_decode_backend",), f"set {dec} triton (or another decode backend)"),
-        (replay and decode not in ("triton", "helion"),
-         f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"),
-         f"set {dec} triton or helion, or drop {r}"),
-        (replay and extra, f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
-                           f"'{s.get('mamba_radix_cache_strategy')}'", ("enable_linear_replayssm", "mamba_radix_cache_strategy"),
-         f"set {f('mamba_radix_cache_strategy')} no_buffer, or drop {r}"),
-        (replay and mode != "null", f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})",
-         ("enable_linear_replayssm", "disaggregation_mode"), f"drop {r} on PD servers"),
-        (replay and isinstance(length, int) and length < 1,
-         f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", ("linear_replayssm_cache_len",),
-         f"set {f('linear_replayssm_cache_len')} to 1 or more"),
-        (spec and topk not in (None, 1), f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
-                                         f"None or 1), got {topk}", ("enable_linear_replayssm_spec", "speculative_eagle_topk"),
-         f"set {f('speculative_eagle_topk')} 1, or drop {rs}"),
-        (spec and decode not in ("triton", "flashinfer"),
-         f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"),
-         f"set {dec} triton or flashinfer, or drop {rs}"),
-        (spec and mode == "prefill", f"{rs} is not supported on a PD prefill server",
-         ("enable_linear_replayssm_spec", "disaggregation_mode"), f"drop {rs} on the prefill server"),
-        (spec and replay, f"{rs} and {r} are mutually exclusive", ("enable_linear_replayssm_spec", "enable_linear_replayssm"),
-         f"drop {rs} or {r}"),
+    return first_broken([
+        check(explicit == "flashkda", None, ("linear_attn_decode_backend",), detail=f"{dec} flashkda is not supported: FlashKDA is prefill-only", fix=f"set {dec} triton (or another decode backend)"),
+        check(replay and decode not in ("triton", "helion"), None, ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), detail=f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'", fix=f"set {dec} triton or helion, or drop {r}"),
+        check(replay and extra, None, ("enable_linear_replayssm", "mamba_radix_cache_strategy"), detail=f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
+                           f"'{s.get('mamba_radix_cache_strategy')}'", fix=f"set {f('mamba_radix_cache_strategy')} no_buffer, or drop {r}"),
+        check(replay and mode != "null", None, ("enable_linear_replayssm", "disaggregation_mode"), detail=f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})", fix=f"drop {r} on PD servers"),
+        check(replay and isinstance(length, int) and length < 1, None, ("linear_replayssm_cache_len",), detail=f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", fix=f"set {f('linear_replayssm_cache_len')} to 1 or more"),
+        check(spec and topk not in (None, 1), None, ("enable_linear_replayssm_spec", "speculative_eagle_topk"), detail=f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
+                                         f"None or 1), got {topk}", fix=f"set {f('speculative_eagle_topk')} 1, or drop {rs}"),
+        check(spec and decode not in ("triton", "flashinfer"), None, ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), detail=f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'", fix=f"set {dec} triton or flashinfer, or drop {rs}"),
+        check(spec and mode == "prefill", None, ("enable_linear_replayssm_spec", "disaggregation_mode"), detail=f"{rs} is not supported on a PD prefill server", fix=f"drop {rs} on the prefill server"),
+        check(spec and replay, None, ("enable_linear_replayssm_spec", "enable_linear_replayssm"), detail=f"{rs} and {r} are mutually exclusive", fix=f"drop {rs} or {r}"),
     ])
 
 
@@ -128,12 +113,9 @@ def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
     if "tokenspeed_mla" in (s.get("attention_backend"), s.get("decode_attention_backend")):
         kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
     name = s.flag("prefill_attention_backend")
-    return hit_of(first_broken([
-        (prefill == "cutedsl_mla", f"{name} cutedsl_mla: CuteDSL MLA only supports decoding for now (AssertionError)",
-         ("prefill_attention_backend",)),
-        (kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"),
-         f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'",
-         ("kv_cache_dtype", "attention_backend", "decode_attention_backend")),
+    return (first_broken([
+        check(prefill == "cutedsl_mla", None, ("prefill_attention_backend",), detail=f"{name} cutedsl_mla: CuteDSL MLA only supports decoding for now (AssertionError)"),
+        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), None, ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), detail=f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'"),
     ]))
 
 

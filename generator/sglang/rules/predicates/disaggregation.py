@@ -10,8 +10,7 @@ import json
 from typing import Any
 
 from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.predicates.serving import first_broken, fix_hit, hit_of
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -39,17 +38,38 @@ def _ib_device_problem(value: str) -> str | None:
     return None
 
 
-@predicate("ib-devices-value")
-def _ib_devices_value(s: Settings, rule: RuleSpec) -> Hit | None:
+def ib_device_flags(s: Settings) -> tuple[tuple[str, bool], ...]:
+    """The IB device settings and whether SGLang validates each: Mooncake PD or encoder
+    transfer for --disaggregation-ib-device, Mooncake elastic EP for --mooncake-ib-device."""
     disagg = (s.get("disaggregation_transfer_backend") == "mooncake"
               and s.get("disaggregation_mode", "null") in ("prefill", "decode")) \
         or s.get("encoder_transfer_backend") == "mooncake"
-    elastic = s.get("elastic_ep_backend") == "mooncake"
-    for name, reached in (("disaggregation_ib_device", disagg), ("mooncake_ib_device", elastic)):
+    return (("disaggregation_ib_device", disagg), ("mooncake_ib_device", s.get("elastic_ep_backend") == "mooncake"))
+
+
+@predicate("ib-devices-value")
+def _ib_devices_value(s: Settings, rule: RuleSpec) -> Hit | None:
+    for name, reached in ib_device_flags(s):
         value = s.get(name)
         problem = _ib_device_problem(value) if reached and isinstance(value, str) else None
         if problem is not None:
             return Hit((name,), {"detail": f"{s.flag(name)} {problem}"})
+    return None
+
+
+@predicate("ib-devices-0509")
+def _ib_devices_0509(s: Settings, rule: RuleSpec) -> Hit | None:
+    """0.5.9's _validate_ib_devices: the list names a device, each once (0.5.23 deduplicates)."""
+    for name, reached in ib_device_flags(s):
+        value = s.text(name)
+        if not reached or value is None:
+            continue
+        devices = [d.strip() for d in value.split(",") if d.strip()]
+        hit = first_broken([check(not devices, "none", (name,)),
+                            check(len(devices) != len(set(devices)), "duplicate", (name,))],
+                           ib_flag=s.flag(name), written=value)
+        if hit is not None:
+            return hit
     return None
 
 
@@ -176,17 +196,12 @@ def _encoder_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     enc, lang = bool(s.get("encoder_only", False)), bool(s.get("language_only", False))
     f = s.flag
     urls = s.get("encoder_urls") or []
-    return hit_of(first_broken([
-        (bool(s.get("enable_prefix_mm_cache", False)) and not enc,
-         f"{f('enable_prefix_mm_cache')} requires {f('encoder_only')} to be enabled", ("enable_prefix_mm_cache",)),
-        (enc and lang, f"cannot set {f('encoder_only')} and {f('language_only')} together",
-         ("encoder_only", "language_only")),
-        (enc and s.get("disaggregation_mode", "null") != "null",
-         f"cannot set {f('encoder_only')} and {f('disaggregation_mode')} prefill/decode together",
-         ("encoder_only", "disaggregation_mode")),
+    return (first_broken([
+        check(bool(s.get("enable_prefix_mm_cache", False)) and not enc, None, ("enable_prefix_mm_cache",), detail=f"{f('enable_prefix_mm_cache')} requires {f('encoder_only')} to be enabled"),
+        check(enc and lang, None, ("encoder_only", "language_only"), detail=f"cannot set {f('encoder_only')} and {f('language_only')} together"),
+        check(enc and s.get("disaggregation_mode", "null") != "null", None, ("encoder_only", "disaggregation_mode"), detail=f"cannot set {f('encoder_only')} and {f('disaggregation_mode')} prefill/decode together"),
         # 0.5.23 only logs that encoders are expected to register dynamically.
-        (not s.at_least(0, 5, 23) and lang and len(urls) == 0,
-         f"{f('language_only')} requires at least one encoder url set via {f('encoder_urls')}", ("language_only",)),
+        check(not s.at_least(0, 5, 23) and lang and len(urls) == 0, None, ("language_only",), detail=f"{f('language_only')} requires at least one encoder url set via {f('encoder_urls')}"),
     ]))
 
 
@@ -194,8 +209,8 @@ def _encoder_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
 def _pd_decode_tp_dp(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("disaggregation_mode", "null") != "decode":
         return None
-    return hit_of(first_broken([
-        (s.get(name) is not None, f"cannot set {s.flag(name)} for the decode engine", (name,))
+    return (first_broken([
+        check(s.get(name) is not None, None, (name,), detail=f"cannot set {s.flag(name)} for the decode engine")
         for name in ("disaggregation_decode_tp", "disaggregation_decode_dp") if s.has(name)
     ]))
 
@@ -231,31 +246,17 @@ def _pd_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     f, tname = s.flag, s.flag("disaggregation_decode_host_receive_threshold")
     unsupported = _role_switch_unsupported(s) if switch and mode in ("prefill", "decode") else []
     radix_flag, transfer = f("disaggregation_decode_enable_radix_cache"), f("disaggregation_transfer_backend")
-    return fix_hit([
-        (not 0 <= threshold <= 1, f"{tname} must be between 0 and 1", ("disaggregation_decode_host_receive_threshold",),
-         f"set {tname} between 0 and 1"),
-        (threshold < 1 and (hisparse or switch),
-         f"decode host receive ({tname} {threshold} < 1) does not yet support {f('enable_hisparse')} or "
-         f"{f('enable_pd_role_switch')}", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"),
-         f"set {tname} 1, or drop {f('enable_hisparse') if hisparse else f('enable_pd_role_switch')}"),
-        (threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor",
-         f"decode host KV buffering ({tname} {threshold} < 1) requires "
-         f"{f('disaggregation_decode_retraction_backup')} host_pool, not cpu_tensor",
-         ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"),
-         f"set {f('disaggregation_decode_retraction_backup')} host_pool, or {tname} 1"),
-        (mode == "decode" and radix and hisparse,
-         f"{radix_flag} is incompatible with {f('enable_hisparse')}",
-         ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), f"drop {radix_flag} or {f('enable_hisparse')}"),
-        (mode == "decode" and radix and backend == "fake",
-         f"{radix_flag} is incompatible with {transfer} fake",
-         ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"),
-         f"drop {radix_flag}, or use another {transfer}"),
-        (mode == "prefill" and backend == "fake",
-         f"a prefill server does not support 'fake' as {transfer} (AssertionError)",
-         ("disaggregation_transfer_backend", "disaggregation_mode"), f"use another {transfer} than fake"),
-        (bool(unsupported), f"{f('enable_pd_role_switch')} does not rebuild role-specific state for: "
-                            f"{', '.join(unsupported)}", ("enable_pd_role_switch",),
-         f"drop {f('enable_pd_role_switch')}, or the features listed"),
+    return first_broken([
+        check(not 0 <= threshold <= 1, None, ("disaggregation_decode_host_receive_threshold",), detail=f"{tname} must be between 0 and 1", fix=f"set {tname} between 0 and 1"),
+        check(threshold < 1 and (hisparse or switch), None, ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"), detail=f"decode host receive ({tname} {threshold} < 1) does not yet support {f('enable_hisparse')} or "
+         f"{f('enable_pd_role_switch')}", fix=f"set {tname} 1, or drop {f('enable_hisparse') if hisparse else f('enable_pd_role_switch')}"),
+        check(threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor", None, ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"), detail=f"decode host KV buffering ({tname} {threshold} < 1) requires "
+         f"{f('disaggregation_decode_retraction_backup')} host_pool, not cpu_tensor", fix=f"set {f('disaggregation_decode_retraction_backup')} host_pool, or {tname} 1"),
+        check(mode == "decode" and radix and hisparse, None, ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), detail=f"{radix_flag} is incompatible with {f('enable_hisparse')}", fix=f"drop {radix_flag} or {f('enable_hisparse')}"),
+        check(mode == "decode" and radix and backend == "fake", None, ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"), detail=f"{radix_flag} is incompatible with {transfer} fake", fix=f"drop {radix_flag}, or use another {transfer}"),
+        check(mode == "prefill" and backend == "fake", None, ("disaggregation_transfer_backend", "disaggregation_mode"), detail=f"a prefill server does not support 'fake' as {transfer} (AssertionError)", fix=f"use another {transfer} than fake"),
+        check(bool(unsupported), None, ("enable_pd_role_switch",), detail=f"{f('enable_pd_role_switch')} does not rebuild role-specific state for: "
+                            f"{', '.join(unsupported)}", fix=f"drop {f('enable_pd_role_switch')}, or the features listed"),
     ])
 
 
@@ -306,10 +307,8 @@ def _prefill_complete(s: Settings, rule: RuleSpec) -> Hit | None:
     attempts = s.integer("optimistic_prefill_attempts", 0)
     # handle_pd_disaggregation turns 0 attempts into 1 on a prefill server; a negative
     # count stays, and handle_other_validations refuses it later.
-    return hit_of(first_broken([
-        (bool(unsupported), f"{name} prefill_complete does not yet support {', '.join(unsupported)}",
-         ("disaggregation_decode_allocation_policy",)),
-        (s.get("disaggregation_mode") == "prefill" and attempts < 0,
-         f"{name} prefill_complete requires optimistic prefill, but {s.flag('optimistic_prefill_attempts')} "
-         f"is {attempts}", ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy")),
+    return (first_broken([
+        check(bool(unsupported), None, ("disaggregation_decode_allocation_policy",), detail=f"{name} prefill_complete does not yet support {', '.join(unsupported)}"),
+        check(s.get("disaggregation_mode") == "prefill" and attempts < 0, None, ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy"), detail=f"{name} prefill_complete requires optimistic prefill, but {s.flag('optimistic_prefill_attempts')} "
+         f"is {attempts}"),
     ]))

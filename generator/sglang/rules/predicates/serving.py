@@ -6,10 +6,9 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 
 from __future__ import annotations
 
-from typing import Sequence
 
 from generator.sglang.argtypes import Unparsed
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -71,22 +70,10 @@ def _language_model_only(s: Settings, rule: RuleSpec) -> Hit | None:
     return None
 
 
-def first_broken(checks: Sequence[tuple[bool, str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]] | None:
-    """The first (message, blamed settings) whose condition holds, in SGLang's order."""
-    return next(((text, blame) for broken, text, blame in checks if broken), None)
 
 
-def fix_hit(checks: list[tuple[bool, str, tuple[str, ...], str]]) -> Hit | None:
-    """A Hit with fields ``detail`` and ``fix`` for the first broken (broken?, words, blame, fix) check, or None."""
-    found = next(((text, blame, fix) for broken, text, blame, fix in checks if broken), None)
-    return None if found is None else Hit(found[1], {"detail": found[0], "fix": found[2]})
 
 
-def hit_of(found: tuple[str, tuple[str, ...]] | None) -> Hit | None:
-    """A Hit with the field ``detail`` for the first broken check, or None."""
-    if found is None:
-        return None
-    return Hit(found[1], {"detail": found[0]})
 
 
 def _grpc_port(s: Settings, legacy: bool) -> int | None:
@@ -112,33 +99,22 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
     native = port is not None and not legacy
     gp, sc = s.flag("grpc_port"), s.flag("sidecar")
     workers = s.get("tokenizer_worker_num", 1)
-    return hit_of(first_broken([
-        (isinstance(timeout, int) and timeout <= 0,
-         f"{s.flag('grpc_response_timeout_secs')} must be positive", ("grpc_response_timeout_secs",)),
-        (port is not None and not 1 <= port <= 65535,
-         f"{gp} / SGLANG_GRPC_PORT ({port}) must be between 1 and 65535", ("grpc_port", "port", "SGLANG_GRPC_PORT")),
-        (port is not None and threads is not None and threads < 1,
-         f"SGLANG_GRPC_WORKER_THREADS ({threads}) must be >= 1", ("SGLANG_GRPC_WORKER_THREADS",)),
-        (sidecar_args is not None and sidecar is None,
-         f"{s.flag('sidecar_args')} requires {sc}", ("sidecar_args",)),
-        (sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
-            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)),
-         f"{s.flag('sidecar_args')} must be a JSON array of strings", ("sidecar_args",)),
-        (sidecar is not None and not str(sidecar).strip(), f"{sc} must not be empty", ("sidecar",)),
-        (sidecar is not None and legacy,
-         f"{sc} requires SGLang's native gRPC server; it cannot be combined with "
-         f"{s.flag('smg_grpc_mode')}/{s.flag('grpc_mode')}", ("sidecar", "smg_grpc_mode", "grpc_mode")),
-        (sidecar is not None and port is None, f"{sc} requires {gp} or SGLANG_GRPC_PORT", ("sidecar",)),
-        (native and bool(s.get("use_ray", False)),
-         f"{gp} is not supported with {s.flag('use_ray')}", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT")),
-        (native and bool(s.get("encoder_only", False)),
-         f"{gp} is not supported with {s.flag('encoder_only')}", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT")),
-        (native and isinstance(workers, int) and workers > 1,
-         f"native gRPC does not yet support {s.flag('tokenizer_worker_num')} > 1",
-         ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
-        (native and bool(s.get("api_key") or s.get("admin_api_key")),
-         f"{gp} is incompatible with {s.flag('api_key')}/{s.flag('admin_api_key')}: the native gRPC "
-         f"listener bypasses HTTP auth middleware", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT")),
+    return (first_broken([
+        check(isinstance(timeout, int) and timeout <= 0, None, ("grpc_response_timeout_secs",), detail=f"{s.flag('grpc_response_timeout_secs')} must be positive"),
+        check(port is not None and not 1 <= port <= 65535, None, ("grpc_port", "port", "SGLANG_GRPC_PORT"), detail=f"{gp} / SGLANG_GRPC_PORT ({port}) must be between 1 and 65535"),
+        check(port is not None and threads is not None and threads < 1, None, ("SGLANG_GRPC_WORKER_THREADS",), detail=f"SGLANG_GRPC_WORKER_THREADS ({threads}) must be >= 1"),
+        check(sidecar_args is not None and sidecar is None, None, ("sidecar_args",), detail=f"{s.flag('sidecar_args')} requires {sc}"),
+        check(sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
+            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), None, ("sidecar_args",), detail=f"{s.flag('sidecar_args')} must be a JSON array of strings"),
+        check(sidecar is not None and not str(sidecar).strip(), None, ("sidecar",), detail=f"{sc} must not be empty"),
+        check(sidecar is not None and legacy, None, ("sidecar", "smg_grpc_mode", "grpc_mode"), detail=f"{sc} requires SGLang's native gRPC server; it cannot be combined with "
+         f"{s.flag('smg_grpc_mode')}/{s.flag('grpc_mode')}"),
+        check(sidecar is not None and port is None, None, ("sidecar",), detail=f"{sc} requires {gp} or SGLANG_GRPC_PORT"),
+        check(native and bool(s.get("use_ray", False)), None, ("grpc_port", "use_ray", "SGLANG_GRPC_PORT"), detail=f"{gp} is not supported with {s.flag('use_ray')}"),
+        check(native and bool(s.get("encoder_only", False)), None, ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT"), detail=f"{gp} is not supported with {s.flag('encoder_only')}"),
+        check(native and isinstance(workers, int) and workers > 1, None, ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT"), detail=f"native gRPC does not yet support {s.flag('tokenizer_worker_num')} > 1"),
+        check(native and bool(s.get("api_key") or s.get("admin_api_key")), None, ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT"), detail=f"{gp} is incompatible with {s.flag('api_key')}/{s.flag('admin_api_key')}: the native gRPC "
+         f"listener bypasses HTTP auth middleware"),
     ]))
 
 
@@ -151,27 +127,19 @@ def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
     f = s.flag
     streams = s.integer("http2_max_concurrent_streams", 200)
     window = s.integer("http2_initial_connection_window_size", 1048576)
-    return hit_of(first_broken([
-        (bool(key) and not cert, f"{f('ssl_keyfile')} requires {f('ssl_certfile')} as well", ("ssl_keyfile",)),
-        (bool(cert) and not key, f"{f('ssl_certfile')} requires {f('ssl_keyfile')} as well", ("ssl_certfile",)),
-        (not cert and not key and bool(s.get("ssl_ca_certs")),
-         f"{f('ssl_ca_certs')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}", ("ssl_ca_certs",)),
-        (not cert and not key and bool(s.get("ssl_keyfile_password")),
-         f"{f('ssl_keyfile_password')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}",
-         ("ssl_keyfile_password",)),
-        (refresh and not (cert and key),
-         f"{f('enable_ssl_refresh')} requires {f('ssl_certfile')} and {f('ssl_keyfile')}", ("enable_ssl_refresh",)),
-        (bool(s.get("enable_http_worker_reuseport", False)) and (
-            s.integer("tokenizer_worker_num", 1) == 1 or http2),
-         f"{f('enable_http_worker_reuseport')} requires {f('tokenizer_worker_num')} > 1 and has no effect "
-         f"with {f('enable_http2')}", ("enable_http_worker_reuseport",)),
-        (http2 and not 0 < streams < 2 ** 32,
-         f"{f('http2_max_concurrent_streams')} must be between 1 and 4294967295", ("http2_max_concurrent_streams",)),
-        (http2 and not 1024 <= window < 2 ** 31,
-         f"{f('http2_initial_connection_window_size')} must be between 1024 and 2147483647",
-         ("http2_initial_connection_window_size",)),
-        (http2 and refresh, f"{f('enable_ssl_refresh')} is not supported with {f('enable_http2')} (Granian "
-                            f"cannot hot-reload certificates)", ("enable_ssl_refresh", "enable_http2")),
+    return (first_broken([
+        check(bool(key) and not cert, None, ("ssl_keyfile",), detail=f"{f('ssl_keyfile')} requires {f('ssl_certfile')} as well"),
+        check(bool(cert) and not key, None, ("ssl_certfile",), detail=f"{f('ssl_certfile')} requires {f('ssl_keyfile')} as well"),
+        check(not cert and not key and bool(s.get("ssl_ca_certs")), None, ("ssl_ca_certs",), detail=f"{f('ssl_ca_certs')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}"),
+        check(not cert and not key and bool(s.get("ssl_keyfile_password")), None, ("ssl_keyfile_password",), detail=f"{f('ssl_keyfile_password')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}"),
+        check(refresh and not (cert and key), None, ("enable_ssl_refresh",), detail=f"{f('enable_ssl_refresh')} requires {f('ssl_certfile')} and {f('ssl_keyfile')}"),
+        check(bool(s.get("enable_http_worker_reuseport", False)) and (
+            s.integer("tokenizer_worker_num", 1) == 1 or http2), None, ("enable_http_worker_reuseport",), detail=f"{f('enable_http_worker_reuseport')} requires {f('tokenizer_worker_num')} > 1 and has no effect "
+         f"with {f('enable_http2')}"),
+        check(http2 and not 0 < streams < 2 ** 32, None, ("http2_max_concurrent_streams",), detail=f"{f('http2_max_concurrent_streams')} must be between 1 and 4294967295"),
+        check(http2 and not 1024 <= window < 2 ** 31, None, ("http2_initial_connection_window_size",), detail=f"{f('http2_initial_connection_window_size')} must be between 1024 and 2147483647"),
+        check(http2 and refresh, None, ("enable_ssl_refresh", "enable_http2"), detail=f"{f('enable_ssl_refresh')} is not supported with {f('enable_http2')} (Granian "
+                            f"cannot hot-reload certificates)"),
     ]))
 
 
@@ -180,9 +148,9 @@ def _asr_positive(s: Settings, rule: RuleSpec) -> Hit | None:
     checks = []
     for name in ("asr_max_buffer_seconds", "asr_max_concurrent_sessions"):
         value = s.get(name) if s.has(name) else None
-        checks.append((isinstance(value, (int, float)) and value <= 0,
-                       f"{s.flag(name)} must be positive (got {value})", (name,)))
-    return hit_of(first_broken(checks))
+        checks.append(check(isinstance(value, (int, float)) and value <= 0, None, (name,),
+                            detail=f"{s.flag(name)} must be positive (got {value})"))
+    return first_broken(checks)
 
 
 @predicate("mm-process-config")
@@ -192,16 +160,17 @@ def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
     size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
     config = s.get("mm_process_config")
     name = s.flag("mm_process_config")
-    checks = [(isinstance(size, int) and size < 0, f"{s.flag('mm_preprocess_cache_size_mb')} must be "
-                                                   f"non-negative (got {size})", ("mm_preprocess_cache_size_mb",))]
+    checks = [check(isinstance(size, int) and size < 0, None, ("mm_preprocess_cache_size_mb",),
+                    detail=f"{s.flag('mm_preprocess_cache_size_mb')} must be non-negative (got {size})")]
     if config is not None and not isinstance(config, Unparsed):
-        checks.append((not isinstance(config, dict),
-                       f"{name} must be a JSON object, got {type(config).__name__} (TypeError)", ("mm_process_config",)))
+        checks.append(check(not isinstance(config, dict), None, ("mm_process_config",),
+                            detail=f"{name} must be a JSON object, got {type(config).__name__} (TypeError)"))
         for key in ("image", "video", "audio"):
-            checks.append((isinstance(config, dict) and key in config and not isinstance(config[key], dict),
-                           f"{name} '{key}' must be a JSON object, got {type(config.get(key)).__name__} (TypeError)"
-                           if isinstance(config, dict) else "", ("mm_process_config",)))
-    return hit_of(first_broken(checks))
+            checks.append(check(isinstance(config, dict) and key in config and not isinstance(config[key], dict), None,
+                                ("mm_process_config",),
+                                detail=f"{name} '{key}' must be a JSON object, got {type(config.get(key)).__name__} "
+                                       "(TypeError)" if isinstance(config, dict) else ""))
+    return first_broken(checks)
 
 
 @predicate("serving-json-values")
@@ -211,16 +180,11 @@ def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
     limits = s.get("limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
     bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
     prefs = s.get("preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
-    return fix_hit([
-        (kwargs is not None and not isinstance(kwargs, (dict, Unparsed)),
-         f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", ("default_chat_template_kwargs",),
-         f"write {s.flag('default_chat_template_kwargs')} as a JSON object ({{...}})"),
-        (bool(bad), f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
-                    f"(allowed: image, video, audio)", ("limit_mm_data_per_request",),
-         f"use only the keys image, video and audio in {s.flag('limit_mm_data_per_request')}"),
-        (isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs,
-         f"watermark is not supported in {s.flag('preferred_sampling_params')}", ("preferred_sampling_params",),
-         f"remove watermark from {s.flag('preferred_sampling_params')}"),
+    return first_broken([
+        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), None, ("default_chat_template_kwargs",), detail=f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", fix=f"write {s.flag('default_chat_template_kwargs')} as a JSON object ({{...}})"),
+        check(bool(bad), None, ("limit_mm_data_per_request",), detail=f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
+                    f"(allowed: image, video, audio)", fix=f"use only the keys image, video and audio in {s.flag('limit_mm_data_per_request')}"),
+        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, None, ("preferred_sampling_params",), detail=f"watermark is not supported in {s.flag('preferred_sampling_params')}", fix=f"remove watermark from {s.flag('preferred_sampling_params')}"),
     ])
 
 
@@ -236,13 +200,9 @@ def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # encoder-only serving falls back to cpu for this inactive transport
     nnodes, pp = s.integer("nnodes", 1), s.integer("pp_size", 1)
     name = s.flag("mm_feature_transport")
-    return hit_of(first_broken([
-        (transport == "cuda_vmm" and pp != 1,
-         f"{name} cuda_vmm does not support pipeline parallelism ({s.flag('pp_size')} {pp})",
-         ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT")),
-        (transport == "cuda_ipc" and nnodes != 1,
-         f"{name} cuda_ipc only supports a single node ({s.flag('nnodes')} {nnodes})",
-         ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT")),
+    return (first_broken([
+        check(transport == "cuda_vmm" and pp != 1, None, ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), detail=f"{name} cuda_vmm does not support pipeline parallelism ({s.flag('pp_size')} {pp})"),
+        check(transport == "cuda_ipc" and nnodes != 1, None, ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), detail=f"{name} cuda_ipc only supports a single node ({s.flag('nnodes')} {nnodes})"),
     ]))
 
 
