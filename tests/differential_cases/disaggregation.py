@@ -15,6 +15,6 @@ CASES = [
                     "--disaggregation-transfer-backend": [None, "nixl"]}),
     *product_cases("ib-devices-0509", OLD, {"--disaggregation-mode": "prefill"},
                    {"--disaggregation-ib-device": [" , ", "a, a", None]}),
-    *product_cases("ib-devices-0509", OLD, {"--encoder-transfer-backend": "mooncake"},
-                   {"--disaggregation-ib-device": ["a,a", None]}),
+    *product_cases("ib-devices-0509", OLD, {},
+                   {"--encoder-transfer-backend": ["mooncake"], "--disaggregation-ib-device": ["a,a", None]}),
 ]

@@ -9,22 +9,13 @@ from __future__ import annotations
 from typing import Callable
 
 from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-# A check: (broken?, SGLang's message, the settings to blame, the fix for that check).
-Check = tuple[bool, str, tuple[str, ...], str]
 
 
-def _first(s: Settings, checks: list[Callable[[], Check]]) -> Hit | None:
-    """The first broken check as a Hit; checks are thunks so a later one may assume the earlier held."""
-    for thunk in checks:
-        broken, text, blame, fix = thunk()
-        if broken:
-            return Hit(blame, {"detail": text, "fix": fix, "max_ep": s.flag("max_ep_size"), "tp": s.flag("tp_size")})
-    return None
 
 
 def dwdp_on(s: Settings) -> bool:
@@ -65,9 +56,7 @@ def _eplb_algorithm(s: Settings) -> Check:
     algo = "elasticity_aware" if algo == "auto" else algo
     text = (f"elastic EP with {s.flag('enable_eplb')} requires {s.flag('eplb_algorithm')} 'auto' or "
             f"{' / '.join(repr(a) for a in allowed)} (got {algo!r})")
-    return (elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed, text,
-            ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"),
-            f"set {s.flag('eplb_algorithm')} auto or {' or '.join(allowed)}, or drop {s.flag('enable_eplb')}")
+    return check(elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed, None, ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"), detail=text, fix=f"set {s.flag('eplb_algorithm')} auto or {' or '.join(allowed)}, or drop {s.flag('enable_eplb')}")
 
 
 def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
@@ -76,41 +65,28 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.opt_int("max_ep_size")
     backend = s.flag("elastic_ep_backend")
     return [
-        lambda: (on and s.integer("pp_size", 1) != 1, "PP size should be set to 1 under elastic EP",
-                 ("pp_size", "elastic_ep_backend"), f"set {s.flag('pp_size')} 1, or drop {backend}"),
-        lambda: (mode is not None and not on, f"{s.flag('ep_join_mode')} requires {backend} to be set",
-                 ("ep_join_mode",), f"add {backend}, or drop {s.flag('ep_join_mode')}"),
-        lambda: (mode == "scale" and s.integer("node_rank", 0) != 1,
-                 f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
-                 f"(got {s.integer('node_rank', 0)})", ("ep_join_mode", "node_rank"),
-                 f"set {s.flag('node_rank')} 1 on the joining group"),
-        lambda: (mode == "scale" and offset <= 0,
-                 f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
-                 f"effective EP size (got {offset})", ("ep_join_mode", "ep_join_rank_offset"),
-                 f"set {s.flag('ep_join_rank_offset')} to the running deployment's EP size"),
-        lambda: (offset != 0 and mode != "scale",
-                 f"{s.flag('ep_join_rank_offset')} is only valid with {s.flag('ep_join_mode')} scale",
-                 ("ep_join_rank_offset",), f"add {s.flag('ep_join_mode')} scale, or drop {s.flag('ep_join_rank_offset')}"),
-        lambda: (offset < 0, "elastic EP join rank offset must be >= 0", ("ep_join_rank_offset",),
-                 f"set {s.flag('ep_join_rank_offset')} to 0 or more"),
-        lambda: (max_ep is not None and not on, f"{s.flag('max_ep_size')} requires {backend} to be set",
-                 ("max_ep_size",), f"add {backend}, or drop {s.flag('max_ep_size')}"),
-        lambda: (max_ep is not None and max_ep <= 0, f"{s.flag('max_ep_size')} must be a positive integer",
-                 ("max_ep_size",), f"set {s.flag('max_ep_size')} to 1 or more"),
-        lambda: (s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s),
-                 f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
-                 f"{s.flag('max_ep_size')} larger than its local TP size", ("elastic_ep_initial_size",),
-                 f"drop {s.flag('elastic_ep_initial_size')}, or add {backend} with {s.flag('max_ep_size')} "
+        lambda: check(on and s.integer("pp_size", 1) != 1, None, ("pp_size", "elastic_ep_backend"), detail="PP size should be set to 1 under elastic EP", fix=f"set {s.flag('pp_size')} 1, or drop {backend}"),
+        lambda: check(mode is not None and not on, None, ("ep_join_mode",), detail=f"{s.flag('ep_join_mode')} requires {backend} to be set", fix=f"add {backend}, or drop {s.flag('ep_join_mode')}"),
+        lambda: check(mode == "scale" and s.integer("node_rank", 0) != 1, None, ("ep_join_mode", "node_rank"), detail=f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
+                 f"(got {s.integer('node_rank', 0)})", fix=f"set {s.flag('node_rank')} 1 on the joining group"),
+        lambda: check(mode == "scale" and offset <= 0, None, ("ep_join_mode", "ep_join_rank_offset"), detail=f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
+                 f"effective EP size (got {offset})", fix=f"set {s.flag('ep_join_rank_offset')} to the running deployment's EP size"),
+        lambda: check(offset != 0 and mode != "scale", None, ("ep_join_rank_offset",), detail=f"{s.flag('ep_join_rank_offset')} is only valid with {s.flag('ep_join_mode')} scale", fix=f"add {s.flag('ep_join_mode')} scale, or drop {s.flag('ep_join_rank_offset')}"),
+        lambda: check(offset < 0, None, ("ep_join_rank_offset",), detail="elastic EP join rank offset must be >= 0", fix=f"set {s.flag('ep_join_rank_offset')} to 0 or more"),
+        lambda: check(max_ep is not None and not on, None, ("max_ep_size",), detail=f"{s.flag('max_ep_size')} requires {backend} to be set", fix=f"add {backend}, or drop {s.flag('max_ep_size')}"),
+        lambda: check(max_ep is not None and max_ep <= 0, None, ("max_ep_size",), detail=f"{s.flag('max_ep_size')} must be a positive integer", fix=f"set {s.flag('max_ep_size')} to 1 or more"),
+        lambda: check(s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s), None, ("elastic_ep_initial_size",), detail=f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
+                 f"{s.flag('max_ep_size')} larger than its local TP size", fix=f"drop {s.flag('elastic_ep_initial_size')}, or add {backend} with {s.flag('max_ep_size')} "
                  f"above {s.flag('tp_size')}"),
     ]
 
 
 @predicate("elastic-ep-setup")
 def _elastic_ep_setup(s: Settings, rule: RuleSpec) -> Hit | None:
-    first = _first(s, [lambda: _eplb_algorithm(s)])
+    first = first_broken([lambda: _eplb_algorithm(s)], max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
     if first is not None or not s.has("max_ep_size"):
         return first  # 0.5.9's handler has the EPLB check only
-    return _first(s, _setup_checks(s))
+    return first_broken(_setup_checks(s), max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
 
 
 def attn_tp_size(s: Settings) -> int | None:
@@ -127,9 +103,8 @@ def _topology(s: Settings) -> Check:
     attn_tp = attn_tp_size(s)
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
-        return True, (f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
-                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}"), blame, \
-            f"make {s.flag('attn_dp_size')} x {s.flag('attn_cp_size')} divide {s.flag('tp_size')}"
+        return check(True, None, blame, detail=f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
+                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}", fix=f"make {s.flag('attn_dp_size')} x {s.flag('attn_cp_size')} divide {s.flag('tp_size')}")
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), s.integer("max_ep_size", 0)),
              (s.flag("elastic_ep_initial_size"), s.opt_int("elastic_ep_initial_size") or tp)]
@@ -137,9 +112,8 @@ def _topology(s: Settings) -> Check:
         sizes.append((s.flag("ep_join_rank_offset"), s.integer("ep_join_rank_offset", 0)))
     for name, size in sizes:
         if size <= 0 or size % replica:
-            return True, f"EP size {size} ({name}) must be divisible by attention replica size {replica}", blame, \
-                f"set {name} to a multiple of {replica}"
-    return False, "", blame, ""
+            return check(True, None, blame, detail=f"EP size {size} ({name}) must be divisible by attention replica size {replica}", fix=f"set {name} to a multiple of {replica}")
+    return check(False, None, blame, detail="", fix="")
 
 
 def _join_checks(s: Settings) -> list[Callable[[], Check]]:
@@ -148,25 +122,16 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.integer("max_ep_size", 0)
     init_flag = s.flag("elastic_ep_initial_size")
     if s.get("ep_join_mode") != "scale":
-        return [lambda: (initial is not None and initial != tp,
-                         f"the primary {init_flag} must equal its launch-time TP size ({tp}), got {initial}",
-                         ("elastic_ep_initial_size", "tp_size"), f"set {init_flag} {tp}, or drop it")]
+        return [lambda: check(initial is not None and initial != tp, None, ("elastic_ep_initial_size", "tp_size"), detail=f"the primary {init_flag} must equal its launch-time TP size ({tp}), got {initial}", fix=f"set {init_flag} {tp}, or drop it")]
     return [
-        lambda: (initial is None, f"elastic EP scale joiners require {init_flag} set to the primary "
-                                  "deployment's launch-time EP size", ("ep_join_mode",),
-                 f"add {init_flag} with the primary's launch-time EP size"),
-        lambda: (initial is not None and initial > offset, f"{init_flag} cannot exceed the current EP size (initial={initial}, "
-                                   f"current={offset})", ("elastic_ep_initial_size", "ep_join_rank_offset"),
-                 f"set {init_flag} at most {s.flag('ep_join_rank_offset')} {offset}"),
-        lambda: (offset + tp > max_ep, f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
-                                       f"(join_target={offset + tp}, max_ep_size={max_ep})",
-                 ("ep_join_rank_offset", "max_ep_size"),
-                 f"raise {s.flag('max_ep_size')} to {offset + tp} or more, or lower {s.flag('ep_join_rank_offset')}"),
-        lambda: (tp == 1 and s.get("moe_dense_tp_size") != 1,
-                 f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1",
-                 ("moe_dense_tp_size",), f"set {s.flag('moe_dense_tp_size')} 1"),
-        lambda: (initial is not None and initial <= 0, f"{init_flag} must be positive (got {initial})", ("elastic_ep_initial_size",),
-                 f"set {init_flag} to 1 or more"),
+        lambda: check(initial is None, None, ("ep_join_mode",), detail=f"elastic EP scale joiners require {init_flag} set to the primary "
+                                  "deployment's launch-time EP size", fix=f"add {init_flag} with the primary's launch-time EP size"),
+        lambda: check(initial is not None and initial > offset, None, ("elastic_ep_initial_size", "ep_join_rank_offset"), detail=f"{init_flag} cannot exceed the current EP size (initial={initial}, "
+                                   f"current={offset})", fix=f"set {init_flag} at most {s.flag('ep_join_rank_offset')} {offset}"),
+        lambda: check(offset + tp > max_ep, None, ("ep_join_rank_offset", "max_ep_size"), detail=f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
+                                       f"(join_target={offset + tp}, max_ep_size={max_ep})", fix=f"raise {s.flag('max_ep_size')} to {offset + tp} or more, or lower {s.flag('ep_join_rank_offset')}"),
+        lambda: check(tp == 1 and s.get("moe_dense_tp_size") != 1, None, ("moe_dense_tp_size",), detail=f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1", fix=f"set {s.flag('moe_dense_tp_size')} 1"),
+        lambda: check(initial is not None and initial <= 0, None, ("elastic_ep_initial_size",), detail=f"{init_flag} must be positive (got {initial})", fix=f"set {init_flag} to 1 or more"),
     ]
 
 
@@ -207,35 +172,24 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
     return [
         lambda: _topology(s),
-        lambda: (attn_tp > 1 and dense != 1, f"elastic EP scale-up with attention TP greater than one requires "
-                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", ("moe_dense_tp_size",),
-                 f"set {s.flag('moe_dense_tp_size')} 1"),
-        lambda: (isinstance(timeout, (int, float)) and timeout <= 0,
-                 f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", ("elastic_ep_scale_timeout",),
-                 f"set {s.flag('elastic_ep_scale_timeout')} above 0, or drop it"),
-        lambda: (s.integer("tokenizer_worker_num", 1) != 1,
-                 f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1",
-                 ("tokenizer_worker_num",), f"set {s.flag('tokenizer_worker_num')} 1, or drop it"),
-        lambda: (bool(s.get("use_ray", False)), f"elastic EP runtime scale-up does not support {s.flag('use_ray')}",
-                 ("use_ray",), f"drop {s.flag('use_ray')}"),
-        lambda: (bool(s.get("enable_elastic_expert_backup", False)), "elastic EP runtime scale-up does not support "
-                 f"{s.flag('enable_elastic_expert_backup')}", ("enable_elastic_expert_backup",),
-                 f"drop {s.flag('enable_elastic_expert_backup')}"),
+        lambda: check(attn_tp > 1 and dense != 1, None, ("moe_dense_tp_size",), detail=f"elastic EP scale-up with attention TP greater than one requires "
+                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", fix=f"set {s.flag('moe_dense_tp_size')} 1"),
+        lambda: check(isinstance(timeout, (int, float)) and timeout <= 0, None, ("elastic_ep_scale_timeout",), detail=f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", fix=f"set {s.flag('elastic_ep_scale_timeout')} above 0, or drop it"),
+        lambda: check(s.integer("tokenizer_worker_num", 1) != 1, None, ("tokenizer_worker_num",), detail=f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1", fix=f"set {s.flag('tokenizer_worker_num')} 1, or drop it"),
+        lambda: check(bool(s.get("use_ray", False)), None, ("use_ray",), detail=f"elastic EP runtime scale-up does not support {s.flag('use_ray')}", fix=f"drop {s.flag('use_ray')}"),
+        lambda: check(bool(s.get("enable_elastic_expert_backup", False)), None, ("enable_elastic_expert_backup",), detail="elastic EP runtime scale-up does not support "
+                 f"{s.flag('enable_elastic_expert_backup')}", fix=f"drop {s.flag('enable_elastic_expert_backup')}"),
         *_join_checks(s),
-        lambda: (_load_balance(s) != "round_robin", f"elastic EP scale-up requires {s.flag('load_balance_method')} "
-                 f"round_robin (got {_load_balance(s)})", ("load_balance_method",),
-                 f"set {s.flag('load_balance_method')} round_robin"),
-        lambda: (backend != "mooncake", f"elastic EP runtime scale-up requires {s.flag('elastic_ep_backend')} "
-                 f"mooncake (got {backend})", ("elastic_ep_backend",), f"set {s.flag('elastic_ep_backend')} mooncake"),
-        lambda: (attn_tp % max(dcp, 1) != 0, f"elastic EP scale-up requires {s.flag('dcp_size')} to divide the "
-                 f"fixed attention TP width (got {s.flag('dcp_size')} {dcp}, attention TP width {attn_tp})", ("dcp_size",),
-                 f"set {s.flag('dcp_size')} to a divisor of the attention TP width {attn_tp}, or drop it"),
-        lambda: (decode not in (None, "disabled", "full"), "elastic EP runtime scale-up supports decode CUDA graph "
-                 f"backend 'full' or 'disabled' (got {decode!r})", ("cuda_graph_backend_decode",),
-                 f"set {s.flag('cuda_graph_backend_decode')} full or disabled"),
-        lambda: (prefill not in (None, "disabled"), "elastic EP runtime scale-up requires prefill CUDA graph to be "
-                 f"disabled (got {prefill!r})", ("cuda_graph_backend_prefill",),
-                 f"set {s.flag('cuda_graph_backend_prefill')} disabled"),
+        lambda: check(_load_balance(s) != "round_robin", None, ("load_balance_method",), detail=f"elastic EP scale-up requires {s.flag('load_balance_method')} "
+                 f"round_robin (got {_load_balance(s)})", fix=f"set {s.flag('load_balance_method')} round_robin"),
+        lambda: check(backend != "mooncake", None, ("elastic_ep_backend",), detail=f"elastic EP runtime scale-up requires {s.flag('elastic_ep_backend')} "
+                 f"mooncake (got {backend})", fix=f"set {s.flag('elastic_ep_backend')} mooncake"),
+        lambda: check(attn_tp % max(dcp, 1) != 0, None, ("dcp_size",), detail=f"elastic EP scale-up requires {s.flag('dcp_size')} to divide the "
+                 f"fixed attention TP width (got {s.flag('dcp_size')} {dcp}, attention TP width {attn_tp})", fix=f"set {s.flag('dcp_size')} to a divisor of the attention TP width {attn_tp}, or drop it"),
+        lambda: check(decode not in (None, "disabled", "full"), None, ("cuda_graph_backend_decode",), detail="elastic EP runtime scale-up supports decode CUDA graph "
+                 f"backend 'full' or 'disabled' (got {decode!r})", fix=f"set {s.flag('cuda_graph_backend_decode')} full or disabled"),
+        lambda: check(prefill not in (None, "disabled"), None, ("cuda_graph_backend_prefill",), detail="elastic EP runtime scale-up requires prefill CUDA graph to be "
+                 f"disabled (got {prefill!r})", fix=f"set {s.flag('cuda_graph_backend_prefill')} disabled"),
     ]
 
 
@@ -250,18 +204,13 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     cp, moe_dp = s.integer("attn_cp_size", 1), 1 if dwdp else s.integer("moe_dp_size", 1)
     lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
-        lambda: (not attn_dp, f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})",
-                 ("attn_dp_size", "max_ep_size"), f"add {s.flag('attn_dp_size')} > 1"),
-        lambda: (not lm_head, f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}",
-                 ("enable_dp_lm_head", "max_ep_size"), f"add {s.flag('enable_dp_lm_head')}"),
-        lambda: (cp != 1, f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", ("attn_cp_size",),
-                 f"set {s.flag('attn_cp_size')} 1"),
-        lambda: (moe_dp != 1, f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})",
-                 ("moe_dp_size",), f"set {s.flag('moe_dp_size')} 1"),
-        lambda: (ep != tp, f"elastic EP scale-up requires {s.flag('ep_size')} equal to {s.flag('tp_size')} "
-                           f"(got {ep} and {tp})", ("ep_size", "tp_size"), f"set {s.flag('ep_size')} {tp}"),
-        lambda: (a2a != "nixl", f"elastic EP scale-up requires {s.flag('moe_a2a_backend')} nixl (got {a2a})",
-                 ("moe_a2a_backend",), f"set {s.flag('moe_a2a_backend')} nixl"),
+        lambda: check(not attn_dp, None, ("attn_dp_size", "max_ep_size"), detail=f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})", fix=f"add {s.flag('attn_dp_size')} > 1"),
+        lambda: check(not lm_head, None, ("enable_dp_lm_head", "max_ep_size"), detail=f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}", fix=f"add {s.flag('enable_dp_lm_head')}"),
+        lambda: check(cp != 1, None, ("attn_cp_size",), detail=f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", fix=f"set {s.flag('attn_cp_size')} 1"),
+        lambda: check(moe_dp != 1, None, ("moe_dp_size",), detail=f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})", fix=f"set {s.flag('moe_dp_size')} 1"),
+        lambda: check(ep != tp, None, ("ep_size", "tp_size"), detail=f"elastic EP scale-up requires {s.flag('ep_size')} equal to {s.flag('tp_size')} "
+                           f"(got {ep} and {tp})", fix=f"set {s.flag('ep_size')} {tp}"),
+        lambda: check(a2a != "nixl", None, ("moe_a2a_backend",), detail=f"elastic EP scale-up requires {s.flag('moe_a2a_backend')} nixl (got {a2a})", fix=f"set {s.flag('moe_a2a_backend')} nixl"),
     ]
 
 
@@ -269,7 +218,7 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
 def _elastic_ep_scale_up(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("max_ep_size") or not scaling_active(s) or _elastic_ep_setup(s, rule) is not None:
         return None  # the setup rule reports what SGLang stops at first
-    return _first(s, _scale_checks(s) + _layout_checks(s))
+    return first_broken(_scale_checks(s) + _layout_checks(s), max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
 
 
 # What SGLang's CUDA-graph recapture refuses when the decode graph is 'full' (SGLang's message words).

@@ -7,8 +7,8 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import algorithm
-from generator.sglang.rules.predicates.kv_cache import Check, first_hit, retraction_backup
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.predicates.kv_cache import retraction_backup
+from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate, quiet
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -18,28 +18,14 @@ def _linker_checks(s: Settings) -> list[Check]:
     linker = s.on("enable_unified_cache_external_linker")
     name = s.flag("enable_unified_cache_external_linker")
     return [
-        (config is not None and not isinstance(config, dict), ("unified_cache_external_linker_config",),
-         f"{s.flag('unified_cache_external_linker_config')} must be a JSON object",
-         f"write {s.flag('unified_cache_external_linker_config')} as a JSON object ({{...}})"),
-        (s.on("enable_linker_mla_dedup") and (
-            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"),
-         ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"),
-         f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
-         f"{s.flag('unified_cache_external_linker_backend')} mooncake)",
-         f"add {name} with {s.flag('unified_cache_external_linker_backend')} mooncake, or drop "
+        check(config is not None and not isinstance(config, dict), None, ("unified_cache_external_linker_config",), detail=f"{s.flag('unified_cache_external_linker_config')} must be a JSON object", fix=f"write {s.flag('unified_cache_external_linker_config')} as a JSON object ({{...}})"),
+        check(s.on("enable_linker_mla_dedup") and (
+            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"), None, ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"), detail=f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
+         f"{s.flag('unified_cache_external_linker_backend')} mooncake)", fix=f"add {name} with {s.flag('unified_cache_external_linker_backend')} mooncake, or drop "
          f"{s.flag('enable_linker_mla_dedup')}"),
-        (linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None),
-         ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"),
-         f"{name} requires the default UnifiedRadixCache with radix caching enabled",
-         f"drop {s.flag('disable_radix_cache')} and {s.flag('radix_cache_backend')}, or drop {name}"),
-        (linker and s.on("enable_hierarchical_cache"),
-         ("enable_unified_cache_external_linker", "enable_hierarchical_cache"),
-         f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive",
-         f"drop {name} or {s.flag('enable_hierarchical_cache')}"),
-        (linker and s.get("hicache_storage_backend") is not None,
-         ("enable_unified_cache_external_linker", "hicache_storage_backend"),
-         f"{name} does not use {s.flag('hicache_storage_backend')}",
-         f"drop {s.flag('hicache_storage_backend')}, or drop {name}"),
+        check(linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None), None, ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"), detail=f"{name} requires the default UnifiedRadixCache with radix caching enabled", fix=f"drop {s.flag('disable_radix_cache')} and {s.flag('radix_cache_backend')}, or drop {name}"),
+        check(linker and s.on("enable_hierarchical_cache"), None, ("enable_unified_cache_external_linker", "enable_hierarchical_cache"), detail=f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive", fix=f"drop {name} or {s.flag('enable_hierarchical_cache')}"),
+        check(linker and s.get("hicache_storage_backend") is not None, None, ("enable_unified_cache_external_linker", "hicache_storage_backend"), detail=f"{name} does not use {s.flag('hicache_storage_backend')}", fix=f"drop {s.flag('hicache_storage_backend')}, or drop {name}"),
     ]
 
 
@@ -65,30 +51,18 @@ def _hicache_checks(s: Settings) -> list[Check]:
     mode_flag, storage_flag, dcp_flag = s.flag("hicache_host_memory_mode"), s.flag("hicache_storage_backend"), \
         s.flag("dcp_size")
     return [
-        (mode == "buffer_only" and storage is None, ("hicache_host_memory_mode", "hicache_storage_backend"),
-         f"{mode_flag} buffer_only requires a storage backend ({s.flag('hicache_storage_backend')}): host memory "
-         "is only a staging buffer", f"add {storage_flag}, or drop {mode_flag} buffer_only"),
-        (mode == "buffer_only" and decode, ("hicache_host_memory_mode", "disaggregation_mode"),
-         f"{mode_flag} buffer_only is not supported on decode instances", f"drop {mode_flag} buffer_only"),
-        (layout not in (None, "layer_first"), ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"),
-         f"the resolved HiCache storage layout '{layout}' (for {s.flag('hicache_storage_backend')} {storage}) "
+        check(mode == "buffer_only" and storage is None, None, ("hicache_host_memory_mode", "hicache_storage_backend"), detail=f"{mode_flag} buffer_only requires a storage backend ({s.flag('hicache_storage_backend')}): host memory "
+         "is only a staging buffer", fix=f"add {storage_flag}, or drop {mode_flag} buffer_only"),
+        check(mode == "buffer_only" and decode, None, ("hicache_host_memory_mode", "disaggregation_mode"), detail=f"{mode_flag} buffer_only is not supported on decode instances", fix=f"drop {mode_flag} buffer_only"),
+        check(layout not in (None, "layer_first"), None, ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"), detail=f"the resolved HiCache storage layout '{layout}' (for {s.flag('hicache_storage_backend')} {storage}) "
          f"cannot share the layer_first decode host pool used by KV transfer "
-         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)",
-         f"drop {s.flag('hicache_io_backend')} {s.get('hicache_io_backend')} (the layout then stays layer_first), or "
+         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)", fix=f"drop {s.flag('hicache_io_backend')} {s.get('hicache_io_backend')} (the layout then stays layer_first), or "
          f"set {s.flag('disaggregation_decode_host_receive_threshold')} 1"),
-        (dcp and storage is not None and mode == "buffer_only", ("enable_hierarchical_cache", "dcp_size"),
-         "HiCache L3 with DCP does not support buffer_only host memory",
-         f"drop {mode_flag} buffer_only, or set {dcp_flag} 1"),
-        (dcp and algorithm(s) not in (None, "DSPARK"), ("enable_hierarchical_cache", "dcp_size",
-                                                         "speculative_algorithm"),
-         f"HiCache with {dcp_flag} > 1 only supports DSPARK speculative decoding",
-         f"set {s.flag('speculative_algorithm')} DSPARK or drop it, or set {dcp_flag} 1"),
-        (dcp and s.on("enable_lmcache"), ("enable_lmcache", "dcp_size"),
-         f"{s.flag('enable_lmcache')} with {dcp_flag} > 1 is not supported",
-         f"drop {s.flag('enable_lmcache')}, or set {dcp_flag} 1"),
-        (dcp and s.on("enable_hisparse"), ("enable_hisparse", "dcp_size"),
-         f"{s.flag('enable_hisparse')} with {dcp_flag} > 1 is not supported",
-         f"drop {s.flag('enable_hisparse')}, or set {dcp_flag} 1"),
+        check(dcp and storage is not None and mode == "buffer_only", None, ("enable_hierarchical_cache", "dcp_size"), detail="HiCache L3 with DCP does not support buffer_only host memory", fix=f"drop {mode_flag} buffer_only, or set {dcp_flag} 1"),
+        check(dcp and algorithm(s) not in (None, "DSPARK"), None, ("enable_hierarchical_cache", "dcp_size",
+                                                         "speculative_algorithm"), detail=f"HiCache with {dcp_flag} > 1 only supports DSPARK speculative decoding", fix=f"set {s.flag('speculative_algorithm')} DSPARK or drop it, or set {dcp_flag} 1"),
+        check(dcp and s.on("enable_lmcache"), None, ("enable_lmcache", "dcp_size"), detail=f"{s.flag('enable_lmcache')} with {dcp_flag} > 1 is not supported", fix=f"drop {s.flag('enable_lmcache')}, or set {dcp_flag} 1"),
+        check(dcp and s.on("enable_hisparse"), None, ("enable_hisparse", "dcp_size"), detail=f"{s.flag('enable_hisparse')} with {dcp_flag} > 1 is not supported", fix=f"drop {s.flag('enable_hisparse')}, or set {dcp_flag} 1"),
     ]
 
 
@@ -98,18 +72,16 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     fraction = s.get("hicache_host_memory_fraction")
     checks: list[Check] = [
-        (isinstance(fraction, (int, float)) and not 0 < fraction <= 1, ("hicache_host_memory_fraction",),
-         f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}",
-         f"set {s.flag('hicache_host_memory_fraction')} above 0 and at most 1"),
+        check(isinstance(fraction, (int, float)) and not 0 < fraction <= 1, None, ("hicache_host_memory_fraction",), detail=f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}", fix=f"set {s.flag('hicache_host_memory_fraction')} above 0 and at most 1"),
         *_linker_checks(s),
-        (s.on("enable_unified_cache_external_linker"), (), None),  # SGLang returns here
+        quiet(s.on("enable_unified_cache_external_linker")),  # SGLang returns here
     ]
     active = s.on("enable_hierarchical_cache") or s.on("disaggregation_decode_enable_offload_kvcache") \
         or (s.get("disaggregation_mode") == "decode"
             and retraction_backup(s) in (None, "host_pool"))
     if active:
         checks += _hicache_checks(s)
-    return first_hit(checks)
+    return first_broken(checks)
 
 
 @predicate("hisparse-args")
@@ -119,18 +91,13 @@ def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
     name, algo = s.flag("enable_hisparse"), algorithm(s)
     spec = algo is not None and algo.upper() != "NONE"
     topk = s.get("speculative_eagle_topk") or 1
-    return first_hit([
-        (not s.on("disable_radix_cache"), ("enable_hisparse", "disable_radix_cache"),
-         f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}",
-         f"add {s.flag('disable_radix_cache')}"),
-        (s.on("enable_mixed_chunk"), ("enable_hisparse", "enable_mixed_chunk"),
-         f"{name} does not support {s.flag('enable_mixed_chunk')} yet", f"drop {s.flag('enable_mixed_chunk')}"),
-        (spec and topk != 1, ("enable_hisparse", "speculative_eagle_topk"),
-         f"the minimal HiSparse spec integration supports linear speculation only; use "
-         f"{s.flag('speculative_eagle_topk')} 1", f"set {s.flag('speculative_eagle_topk')} 1"),
-        (spec and s.on("speculative_adaptive"), ("enable_hisparse", "speculative_adaptive"),
-         f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
-         "not supported", f"drop {s.flag('speculative_adaptive')}"),
+    return first_broken([
+        check(not s.on("disable_radix_cache"), None, ("enable_hisparse", "disable_radix_cache"), detail=f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}", fix=f"add {s.flag('disable_radix_cache')}"),
+        check(s.on("enable_mixed_chunk"), None, ("enable_hisparse", "enable_mixed_chunk"), detail=f"{name} does not support {s.flag('enable_mixed_chunk')} yet", fix=f"drop {s.flag('enable_mixed_chunk')}"),
+        check(spec and topk != 1, None, ("enable_hisparse", "speculative_eagle_topk"), detail=f"the minimal HiSparse spec integration supports linear speculation only; use "
+         f"{s.flag('speculative_eagle_topk')} 1", fix=f"set {s.flag('speculative_eagle_topk')} 1"),
+        check(spec and s.on("speculative_adaptive"), None, ("enable_hisparse", "speculative_adaptive"), detail=f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
+         "not supported", fix=f"drop {s.flag('speculative_adaptive')}"),
     ], hisparse=name)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.sglang.argtypes import Unparsed
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
-from generator.sglang.rules.predicates.speculative import first_broken as _first, first_broken_fix
+from generator.sglang.rules.predicates.speculative import first_text as _first, first_text_fix
 from generator.sglang.rules.registry import Hit, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -80,7 +80,7 @@ def _spec_problem(s: Settings) -> tuple[str, str] | None:
     ragged = s.env.get("SGLANG_RAGGED_VERIFY_MODE", "static")
     prefix = "LoRA with EAGLE/NEXTN/EAGLE3 speculative decoding "
     runner, spec_runner = s.flag("moe_runner_backend"), s.flag("speculative_moe_runner_backend")
-    return first_broken_fix([
+    return first_text_fix([
         (algo == "DSPARK" and ragged != "static", prefix + f"does not support SGLANG_RAGGED_VERIFY_MODE={ragged!r}",
          "unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)"),
         (bool(s.get("speculative_adaptive")), prefix + f"does not support {s.flag('speculative_adaptive')}",
@@ -109,7 +109,7 @@ def _loaded_problem(s: Settings, per_batch: int, paths: list[Any]) -> tuple[str,
     if not isinstance(loaded, int):
         return None
     loaded_name, batch_name = s.flag("max_loaded_loras"), s.flag("max_loras_per_batch")
-    return first_broken_fix([
+    return first_text_fix([
         (loaded < per_batch, f"{loaded_name} {loaded} is less than {batch_name} {per_batch} (SGLang: "
                              "'max_loaded_loras should be greater than or equal to max_loras_per_batch')",
          f"raise {loaded_name} to {per_batch} or more, or lower {batch_name}"),
@@ -132,7 +132,7 @@ def _enabled_problem(s: Settings, per_batch: int, paths: list[Any]) -> tuple[str
     threshold = s.get("lora_drain_wait_threshold", 0.0) if s.has("lora_drain_wait_threshold") else 0.0
     overlap, spec, loaded = _overlap_problem(s, per_batch), _spec_problem(s), _loaded_problem(s, per_batch, paths)
     rank, targets = s.flag("max_lora_rank"), s.flag("lora_target_modules")
-    return first_broken_fix([
+    return first_text_fix([
         (overlap is not None, overlap or "", f"lower {s.flag('max_loaded_loras')} to {per_batch * 2} or less, or drop "
                                              f"{s.flag('enable_lora_overlap_loading')}"),
         (spec is not None, spec[0] if spec else "", spec[1] if spec else ""),

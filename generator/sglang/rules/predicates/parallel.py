@@ -7,12 +7,10 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.predicates.elastic_ep import a2a_of, attn_dp_of, dwdp_on
-from generator.sglang.rules.predicates.speculative import _fix_hit
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -29,8 +27,6 @@ def _ep_size(s: Settings) -> int | None:
     return s.integer("ep_size", 1) if a2a in (None, "none") else None
 
 
-def _first_broken(checks: list[tuple[bool, str]]) -> str | None:
-    return next((text for broken, text in checks if broken), None)
 
 
 @predicate("attn-cp-sizes")
@@ -44,15 +40,14 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     if dwdp_on(s):
         dp = s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
     dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
-    detail = _first_broken([
-        (tp % cp != 0, f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
-        (tp % (dp * cp) != 0, f"{s.flag('tp_size')} {tp} is not divisible by {dp_name} x "
-                              f"{s.flag('attn_cp_size')} = {dp} x {cp}"),
-        (not newer and pp > 1, f"{s.flag('pp_size')} {pp} > 1 with context parallelism"),
-    ])
-    if detail is None:
-        return None
-    return Hit(("attn_cp_size", "tp_size"), {"detail": detail, "cp": s.flag("attn_cp_size")})
+    blame = ("attn_cp_size", "tp_size")
+    return first_broken([
+        check(tp % cp != 0, None, blame,
+              detail=f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
+        check(tp % (dp * cp) != 0, None, blame,
+              detail=f"{s.flag('tp_size')} {tp} is not divisible by {dp_name} x {s.flag('attn_cp_size')} = {dp} x {cp}"),
+        check(not newer and pp > 1, None, blame, detail=f"{s.flag('pp_size')} {pp} > 1 with context parallelism"),
+    ], cp=s.flag("attn_cp_size"))
 
 
 @predicate("moe-dp-sizes")
@@ -65,46 +60,39 @@ def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     cp = s.integer("attn_cp_size", 1)
     name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
     cp_name = s.flag("attn_cp_size")
-    # (broken?, SGLang's assertion, the fix for that assertion)
-    checks = [
-        (tp % moe_dp != 0, f"{tp_name} {tp} is not divisible by {name} {moe_dp}",
-         f"set {name} to a divisor of {tp_name} {tp}, or drop {name}"),
-        (ep * moe_dp > tp, f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}",
-         f"lower {ep_name} or {name} so that {ep_name} x {name} is at most {tp_name} {tp}"),
-        (pp > 1, f"{s.flag('pp_size')} {pp} > 1 with {name} > 1", f"drop {s.flag('pp_size')} or {name}"),
-        (ep > 1 and ep * moe_dp != tp, f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}",
-         f"choose {ep_name} and {name} so that {ep_name} x {name} equals {tp_name} {tp}"),
-        (newer and cp != moe_dp, f"{name} {moe_dp} > 1 needs {cp_name} equal to it (got {cp})",
-         f"set {cp_name} {moe_dp} to match {name}, or drop {name}"),
-    ]
-    broken = next(((text, fix) for bad, text, fix in checks if bad), None)
-    if broken is None:
-        return None
-    return Hit(("moe_dp_size", "tp_size"), {"detail": broken[0], "moe_dp": name, "fix": broken[1]})
+    blame = ("moe_dp_size", "tp_size")
+    return first_broken([
+        check(tp % moe_dp != 0, None, blame, detail=f"{tp_name} {tp} is not divisible by {name} {moe_dp}",
+              fix=f"set {name} to a divisor of {tp_name} {tp}, or drop {name}"),
+        check(ep * moe_dp > tp, None, blame, detail=f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}",
+              fix=f"lower {ep_name} or {name} so that {ep_name} x {name} is at most {tp_name} {tp}"),
+        check(pp > 1, None, blame, detail=f"{s.flag('pp_size')} {pp} > 1 with {name} > 1",
+              fix=f"drop {s.flag('pp_size')} or {name}"),
+        check(ep > 1 and ep * moe_dp != tp, None, blame,
+              detail=f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}",
+              fix=f"choose {ep_name} and {name} so that {ep_name} x {name} equals {tp_name} {tp}"),
+        check(newer and cp != moe_dp, None, blame, detail=f"{name} {moe_dp} > 1 needs {cp_name} equal to it (got {cp})",
+              fix=f"set {cp_name} {moe_dp} to match {name}, or drop {name}"),
+    ], moe_dp=name)
 
 
-def _pp_spec_checks(s: Settings, algo: str) -> list[tuple[bool, str, str]]:
+_PP_BLAME = ("pp_size", "speculative_algorithm", "min_free_slots_delay")
+
+
+def _pp_spec_checks(s: Settings, algo: str) -> list[Check]:
     mode, prefill = s.get("disaggregation_mode", "null"), f"{s.flag('disaggregation_mode')} prefill"
     algo_flag, mode_flag = s.flag("speculative_algorithm"), s.flag("disaggregation_mode")
     if algo == "DSPARK":
-        return [(mode != "prefill", f"pipeline-parallel DSPARK requires {prefill}",
-                 f"run this as a {prefill} server, or drop {algo_flag}")]
+        return [check(mode != "prefill", None, _PP_BLAME, detail=f"pipeline-parallel DSPARK requires {prefill}", fix=f"run this as a {prefill} server, or drop {algo_flag}")]
     multi = s.flag("enable_multi_layer_eagle")
-    checks = [(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")),
-               f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
-               + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""),
-               f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
+    checks = [check(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")), None, _PP_BLAME, detail=f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
+               + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""), fix=f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
     if s.env_true("SGLANG_ENABLE_PP_SPEC"):
         return checks + [
-            (mode != "null", f"SGLANG_ENABLE_PP_SPEC is not compatible with {mode_flag} {mode}",
-             f"drop {mode_flag}, or unset SGLANG_ENABLE_PP_SPEC"),
-            (bool(s.get("speculative_adaptive")),
-             f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('speculative_adaptive')}",
-             f"drop {s.flag('speculative_adaptive')}, or unset SGLANG_ENABLE_PP_SPEC"),
-            (dp_attention(s)[0], f"SGLANG_ENABLE_PP_SPEC is not compatible with attention DP ({dp_attention(s)[2]})",
-             f"drop {dp_attention(s)[2]}, or unset SGLANG_ENABLE_PP_SPEC")]
-    return checks + [(mode != "prefill", f"PP + speculative decoding is only supported on prefill nodes ({prefill})",
-                      f"run this as a {prefill} server"
+            check(mode != "null", None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with {mode_flag} {mode}", fix=f"drop {mode_flag}, or unset SGLANG_ENABLE_PP_SPEC"),
+            check(bool(s.get("speculative_adaptive")), None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('speculative_adaptive')}", fix=f"drop {s.flag('speculative_adaptive')}, or unset SGLANG_ENABLE_PP_SPEC"),
+            check(dp_attention(s)[0], None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with attention DP ({dp_attention(s)[2]})", fix=f"drop {dp_attention(s)[2]}, or unset SGLANG_ENABLE_PP_SPEC")]
+    return checks + [check(mode != "prefill", None, _PP_BLAME, detail=f"PP + speculative decoding is only supported on prefill nodes ({prefill})", fix=f"run this as a {prefill} server"
                       + (", set SGLANG_ENABLE_PP_SPEC=1" if mode == "null" else "") + f", or drop {algo_flag}")]
 
 
@@ -115,23 +103,10 @@ def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)  # upper-cased, NEXTN -> EAGLE, None under aux-hidden-state capture
     # DFLASH is refused before, by its own handler (rule spec-pp)
     checks = _pp_spec_checks(s, algo) if algo not in (None, "DFLASH") else []
-    checks.append((s.get("min_free_slots_delay") is not None,
-                   f"{s.flag('min_free_slots_delay')} is not supported with pipeline parallelism",
-                   f"drop {s.flag('min_free_slots_delay')}"))
-    return _fix_hit(("pp_size", "speculative_algorithm", "min_free_slots_delay"), checks, pp=s.flag("pp_size"))
+    checks.append(check(s.get("min_free_slots_delay") is not None, None, _PP_BLAME, detail=f"{s.flag('min_free_slots_delay')} is not supported with pipeline parallelism", fix=f"drop {s.flag('min_free_slots_delay')}"))
+    return first_broken(checks, pp=s.flag("pp_size"))
 
 
-def _hit(checks: Sequence[tuple[bool, str, tuple[str, ...]] | tuple[bool, str, tuple[str, ...], str]],
-         **fields: str) -> Hit | None:
-    """The first broken check as a Hit, plus message fields.
-
-    A check is (broken?, SGLang's words, settings to blame) or, for rules whose fix template is
-    "{fix}", (broken?, SGLang's words, settings to blame, the fix for that check).
-    """
-    for broken, text, blame, *fix in checks:
-        if broken:
-            return Hit(blame, {"detail": text, **fields, **({"fix": fix[0]} if fix else {})})
-    return None
 
 
 @predicate("dwdp-layout")
@@ -141,22 +116,15 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # SGLang's handle_dwdp returns for dwdp_size <= 1
     name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
     drop = f", or drop {name}"
-    return _hit([
-        (dwdp != tp, f"{name} ({dwdp}) must equal {tp_name} ({tp})", ("dwdp_size", "tp_size"),
-         f"set {name} {tp} to match {tp_name}, or {tp_name} {dwdp}"),
-        (s.get("disaggregation_mode", "null") not in ("null", "prefill"),
-         f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", ("disaggregation_mode", "dwdp_size"),
-         f"set {s.flag('disaggregation_mode')} null or prefill{drop}"),
-        (bool(s.get("enable_eplb", False)), f"EPLB dynamic migration ({s.flag('enable_eplb')}) conflicts with "
-                                            "static DWDP partitioning", ("enable_eplb", "dwdp_size"),
-         f"drop {s.flag('enable_eplb')}{drop}"),
-        (s.get("speculative_algorithm") is not None, "DWDP does not support speculative decoding (MTP/draft workers)",
-         ("speculative_algorithm", "dwdp_size"), f"drop {s.flag('speculative_algorithm')}{drop}"),
-        (s.integer("pp_size", 1) != 1, f"DWDP requires {s.flag('pp_size')} 1", ("pp_size", "dwdp_size"),
-         f"set {s.flag('pp_size')} 1{drop}"),
-        (bool(s.get("enable_two_batch_overlap", False)), "DWDP's prefetch event protocol does not support two-batch "
-         f"overlap ({s.flag('enable_two_batch_overlap')})", ("enable_two_batch_overlap", "dwdp_size"),
-         f"drop {s.flag('enable_two_batch_overlap')}{drop}"),
+    return first_broken([
+        check(dwdp != tp, None, ("dwdp_size", "tp_size"), detail=f"{name} ({dwdp}) must equal {tp_name} ({tp})", fix=f"set {name} {tp} to match {tp_name}, or {tp_name} {dwdp}"),
+        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), None, ("disaggregation_mode", "dwdp_size"), detail=f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", fix=f"set {s.flag('disaggregation_mode')} null or prefill{drop}"),
+        check(bool(s.get("enable_eplb", False)), None, ("enable_eplb", "dwdp_size"), detail=f"EPLB dynamic migration ({s.flag('enable_eplb')}) conflicts with "
+                                            "static DWDP partitioning", fix=f"drop {s.flag('enable_eplb')}{drop}"),
+        check(s.get("speculative_algorithm") is not None, None, ("speculative_algorithm", "dwdp_size"), detail="DWDP does not support speculative decoding (MTP/draft workers)", fix=f"drop {s.flag('speculative_algorithm')}{drop}"),
+        check(s.integer("pp_size", 1) != 1, None, ("pp_size", "dwdp_size"), detail=f"DWDP requires {s.flag('pp_size')} 1", fix=f"set {s.flag('pp_size')} 1{drop}"),
+        check(bool(s.get("enable_two_batch_overlap", False)), None, ("enable_two_batch_overlap", "dwdp_size"), detail="DWDP's prefetch event protocol does not support two-batch "
+         f"overlap ({s.flag('enable_two_batch_overlap')})", fix=f"drop {s.flag('enable_two_batch_overlap')}{drop}"),
     ], dwdp=name)
 
 
@@ -168,17 +136,12 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
     name, prefill, comm, rep = (s.flag("dcp_size"), s.flag("enable_prefill_cp"), s.flag("dcp_comm_backend"),
                                 s.flag("dcp_replicate_q_proj"))
     # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
-    return _hit([
-        (dcp < 1, f"{name} must be >= 1, but got {dcp}", ("dcp_size",), f"set {name} to 1 or more"),
-        (dcp > 1 and bool(s.get("enable_prefill_cp", False)), f"{name} > 1 does not support {prefill}",
-         ("dcp_size", "enable_prefill_cp"), f"drop {prefill}, or set {name} 1"),
-        (backend in ("a2a", "fi_a2a") and dcp <= 1, f"{comm} {backend} requires {name} > 1, but got {dcp}",
-         ("dcp_comm_backend", "dcp_size"), f"set {name} > 1, or drop {comm} {backend}"),
-        (bool(replicate) and dcp <= 1, f"{rep} requires {name} > 1", ("dcp_replicate_q_proj", "dcp_size"),
-         f"set {name} > 1, or drop {rep}"),
-        (bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"),
-         f"{rep} only applies to the a2a/fi_a2a DCP communication backend; got {comm} {backend}",
-         ("dcp_replicate_q_proj", "dcp_comm_backend"), f"set {comm} a2a or fi_a2a, or drop {rep}"),
+    return first_broken([
+        check(dcp < 1, None, ("dcp_size",), detail=f"{name} must be >= 1, but got {dcp}", fix=f"set {name} to 1 or more"),
+        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), None, ("dcp_size", "enable_prefill_cp"), detail=f"{name} > 1 does not support {prefill}", fix=f"drop {prefill}, or set {name} 1"),
+        check(backend in ("a2a", "fi_a2a") and dcp <= 1, None, ("dcp_comm_backend", "dcp_size"), detail=f"{comm} {backend} requires {name} > 1, but got {dcp}", fix=f"set {name} > 1, or drop {comm} {backend}"),
+        check(bool(replicate) and dcp <= 1, None, ("dcp_replicate_q_proj", "dcp_size"), detail=f"{rep} requires {name} > 1", fix=f"set {name} > 1, or drop {rep}"),
+        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), None, ("dcp_replicate_q_proj", "dcp_comm_backend"), detail=f"{rep} only applies to the a2a/fi_a2a DCP communication backend; got {comm} {backend}", fix=f"set {comm} a2a or fi_a2a, or drop {rep}"),
     ], dcp=name)
 
 
@@ -229,12 +192,10 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
     sp = s.flag("enable_layernorm_sp")
-    return _hit([
-        (tp <= 1, f"{sp} requires {s.flag('tp_size')} > 1: there is no sequence to shard across a single TP rank",
-         ("enable_layernorm_sp", "tp_size")),
-        (attn_dp, f"{sp} is not compatible with attention DP", ("enable_layernorm_sp", "attn_dp_size")),
-        (pp > 1, f"{sp} is not compatible with pipeline parallelism ({s.flag('pp_size')} {pp})",
-         ("enable_layernorm_sp", "pp_size")),
+    return first_broken([
+        check(tp <= 1, None, ("enable_layernorm_sp", "tp_size"), detail=f"{sp} requires {s.flag('tp_size')} > 1: there is no sequence to shard across a single TP rank"),
+        check(attn_dp, None, ("enable_layernorm_sp", "attn_dp_size"), detail=f"{sp} is not compatible with attention DP"),
+        check(pp > 1, None, ("enable_layernorm_sp", "pp_size"), detail=f"{sp} is not compatible with pipeline parallelism ({s.flag('pp_size')} {pp})"),
     ], sp=sp)
 
 
@@ -245,15 +206,13 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     attn_dp = attn_dp_of(s)
     on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
     tp, cp, name = s.integer("tp_size", 1), s.integer("attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
-    return _hit([
-        (not on, f"{name} requires attention DP ({s.flag('attn_dp_size')})", ("enable_tp_lm_head_all_to_all",)),
-        (dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), f"{name} uses a TP-sharded LM head and is incompatible with "
-                                                   f"{s.flag('enable_dp_lm_head')}",
-         ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head")),
-        (tp != attn_dp, f"{name} currently requires tp_size == attn_dp_size, got tp_size={tp}, attn_dp_size={attn_dp}",
-         ("enable_tp_lm_head_all_to_all", "tp_size")),
-        (cp != 1, f"{name} currently requires attn_cp_size == 1, got {cp}", ("enable_tp_lm_head_all_to_all",
-                                                                              "attn_cp_size")),
+    return first_broken([
+        check(not on, None, ("enable_tp_lm_head_all_to_all",), detail=f"{name} requires attention DP ({s.flag('attn_dp_size')})"),
+        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), None, ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head"), detail=f"{name} uses a TP-sharded LM head and is incompatible with "
+                                                   f"{s.flag('enable_dp_lm_head')}"),
+        check(tp != attn_dp, None, ("enable_tp_lm_head_all_to_all", "tp_size"), detail=f"{name} currently requires tp_size == attn_dp_size, got tp_size={tp}, attn_dp_size={attn_dp}"),
+        check(cp != 1, None, ("enable_tp_lm_head_all_to_all",
+                                                                              "attn_cp_size"), detail=f"{name} currently requires attn_cp_size == 1, got {cp}"),
     ], name=name)
 
 

@@ -13,12 +13,8 @@ from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def _first(checks: list[tuple[bool, str]]) -> str | None:
-    return next((text for broken, text in checks if broken), None)
 
 
-def _hit(blame: tuple[str, ...], detail: str | None) -> Hit | None:
-    return None if detail is None else Hit(blame, {"detail": detail})
 
 
 @predicate("prefill-decode-interval")
@@ -46,14 +42,10 @@ def _ple_offload(s: Settings, rule: RuleSpec) -> Hit | None:
     if embedding is None:
         return None  # both checks need the flag written (True, or False by --no-...)
     gb, group = s.integer("cpu_offload_gb", 0), s.integer("offload_group_size", -1)
-    e = s.flag("ple_offload_embedding")
-    detail = _first([
-        (embedding is True and (gb > 0 or group > 0),
-         f"{e} cannot be combined with {s.flag('cpu_offload_gb')} or {s.flag('offload_group_size')}"),
-        (s.get("ple_offload_backend") == "file" and embedding is False,
-         f"{s.flag('ple_offload_backend')} file requires {e} (written as --no-{e[2:]})"),
-    ])
-    return _hit(("ple_offload_embedding", "ple_offload_backend", "cpu_offload_gb", "offload_group_size"), detail)
+    blame = ("ple_offload_embedding", "ple_offload_backend", "cpu_offload_gb", "offload_group_size")
+    return first_broken([check(embedding is True and (gb > 0 or group > 0), "with-layer-offload", blame),
+                         check(s.get("ple_offload_backend") == "file" and embedding is False, "file-backend", blame)],
+                        negated="--no-" + s.flag("ple_offload_embedding")[2:])
 
 
 _LMO_CONFLICTS = ("encoder_only", "language_only", "enable_prefix_mm_cache", "enable_broadcast_mm_inputs_process",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.sglang.rules.predicates.common import EAGLE_FAMILY, algorithm, dp_attention
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -17,10 +17,6 @@ from generator.sglang.rules.spec import RuleSpec
 _AUX_METHODS = ("EAGLE3", "DFLASH", "DSPARK")
 
 
-def _fix_hit(blame: tuple[str, ...], checks: list[tuple[bool, str, str]], **extra: str) -> Hit | None:
-    """The first broken (broken?, SGLang's words, fix) check as a Hit with fields detail, fix and ``extra``."""
-    broken = next(((text, fix) for bad, text, fix in checks if bad), None)
-    return None if broken is None else Hit(blame, {"detail": broken[0], "fix": broken[1], **extra})
 
 
 @predicate("aux-hidden-state-capture")
@@ -28,26 +24,18 @@ def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
     ids = s.get("return_aux_hidden_state_layer_ids")
     flag, ids_flag = s.flag("enable_return_aux_hidden_states"), s.flag("return_aux_hidden_state_layer_ids")
     if not s.get("enable_return_aux_hidden_states"):
-        return _fix_hit(("return_aux_hidden_state_layer_ids",),
-                        [(ids is not None, f"{ids_flag} requires {flag}", f"add {flag}, or drop {ids_flag}")])
+        return first_broken([check(ids is not None, None, ("return_aux_hidden_state_layer_ids",), detail=f"{ids_flag} requires {flag}", fix=f"add {flag}, or drop {ids_flag}")])
     raw = s.get("speculative_algorithm")
     method = str(raw or "").upper()
     layers = [i for i in ids if isinstance(i, int)] if isinstance(ids, list) else None
     algo_flag, draft_flag = s.flag("speculative_algorithm"), s.flag("speculative_draft_model_path")
-    return _fix_hit(("enable_return_aux_hidden_states", "speculative_algorithm"), [
-        (method not in _AUX_METHODS,
-         f"{flag} needs {algo_flag} EAGLE3, DFLASH or DSPARK to name the capture convention, got {raw!r}",
-         f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
-        (s.get("speculative_draft_model_path") is not None,
-         f"{flag} captures without a draft; drop {draft_flag}", f"drop {draft_flag}, or drop {flag}"),
-        (s.integer("pp_size", 1) != 1, f"{flag} only supports {s.flag('pp_size')} 1",
-         f"set {s.flag('pp_size')} 1, or drop {flag}"),
-        (method != "EAGLE3" and not layers, f"{flag} with {method} requires {ids_flag}",
-         f"add {ids_flag} with the layer ids to capture"),
-        (layers is not None and any(i < 0 for i in layers), f"{ids_flag} must be non-negative, got {layers}",
-         f"give {ids_flag} layer ids of 0 or more"),
-        (layers is not None and len(set(layers)) != len(layers), f"{ids_flag} must not repeat a layer, got {layers}",
-         f"name each layer once in {ids_flag}"),
+    return first_broken([
+        check(method not in _AUX_METHODS, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} needs {algo_flag} EAGLE3, DFLASH or DSPARK to name the capture convention, got {raw!r}", fix=f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
+        check(s.get("speculative_draft_model_path") is not None, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} captures without a draft; drop {draft_flag}", fix=f"drop {draft_flag}, or drop {flag}"),
+        check(s.integer("pp_size", 1) != 1, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} only supports {s.flag('pp_size')} 1", fix=f"set {s.flag('pp_size')} 1, or drop {flag}"),
+        check(method != "EAGLE3" and not layers, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} with {method} requires {ids_flag}", fix=f"add {ids_flag} with the layer ids to capture"),
+        check(layers is not None and any(i < 0 for i in layers), None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{ids_flag} must be non-negative, got {layers}", fix=f"give {ids_flag} layer ids of 0 or more"),
+        check(layers is not None and len(set(layers)) != len(layers), None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{ids_flag} must not repeat a layer, got {layers}", fix=f"name each layer once in {ids_flag}"),
     ])
 
 
@@ -59,12 +47,12 @@ _RADIX_DECODE_ALGORITHMS = (None, "DSPARK", "EAGLE", "EAGLE3")
 _BLOCK_VERIFY_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
 
 
-def first_broken(checks: list[tuple[bool, str]]) -> str | None:
+def first_text(checks: list[tuple[bool, str]]) -> str | None:
     """The text of the first check that is broken, in the order SGLang makes them."""
     return next((text for broken, text in checks if broken), None)
 
 
-def first_broken_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
+def first_text_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
     """(text, fix) of the first broken check (broken?, text, fix), in the order SGLang makes them."""
     return next(((text, fix) for broken, text, fix in checks if broken), None)
 
@@ -76,7 +64,7 @@ def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
                                s.flag("speculative_use_block_verification"))
     win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
-    broken = first_broken_fix([
+    broken = first_text_fix([
         (s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
          and algo not in _RADIX_DECODE_ALGORITHMS,
          f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})",
@@ -108,7 +96,7 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
     name = s.flag("speculative_use_rejection_sampling")
-    detail = first_broken([
+    detail = first_text([
         (algo not in ("EAGLE", "EAGLE3"),
          f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
          "(NotImplementedError)"),
@@ -131,7 +119,7 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
     max_tokens = s.integer("speculative_ngram_external_corpus_max_tokens", 10000000)
     draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
     path = s.flag("speculative_ngram_external_corpus_path")
-    detail = first_broken([
+    detail = first_text([
         (budget <= 0, f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
                       f"(got {budget}; its default is 0)"),
         (max_tokens <= 0, f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
@@ -160,7 +148,7 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     window, tokens = s.opt_int("speculative_draft_window_size"), _dflash_draft_tokens(s)
     block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
     win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
-    broken = first_broken_fix([
+    broken = first_text_fix([
         (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}",
          f"add {s.flag('enable_dp_lm_head')}"),
         (dp_on and s.integer("attn_cp_size", 1) != 1,
@@ -223,7 +211,7 @@ def _uno_tree(s: Settings, q: int, k: int) -> tuple[str, str] | None:
             break
     parent = k * max(steps - 1, 0) + 1
     widths = f"change {q_flag} (Q), {steps_flag} (F - 1) or {k_flag} (K)"
-    return first_broken_fix([
+    return first_text_fix([
         (q < f, f"UNO tree mode requires Q >= F; got Q={q} ({q_flag}), F={f} ({steps_flag} + 1)",
          f"raise {q_flag} to {f} or more, or lower {steps_flag}"),
         (q > 128, f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q} ({q_flag})",
@@ -256,7 +244,7 @@ def _uno_rest(s: Settings) -> tuple[str, str] | None:
     prefill, decode = _uno_backends(s)
     tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     rejection = s.flag("speculative_use_rejection_sampling")
-    return first_broken_fix([
+    return first_text_fix([
         ((tp, pp) != (1, 1), f"UNO requires TP=PP=1 (got {s.flag('tp_size')} {tp}, {s.flag('pp_size')} {pp})",
          f"set {s.flag('tp_size')} 1 and {s.flag('pp_size')} 1"),
         (dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1,
@@ -282,7 +270,7 @@ def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
     q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
     draft, det, strict = (s.flag("speculative_draft_model_path"), s.flag("enable_deterministic_inference"),
                           s.flag("enable_strict_thinking"))
-    broken = first_broken_fix([
+    broken = first_text_fix([
         (s.get("speculative_draft_model_path") is not None,
          f"UNO reuses the target model and does not accept {draft}", f"drop {draft}"),
         (s.get("uno_lora_path") is None, f"UNO requires {s.flag('uno_lora_path')}",
@@ -313,7 +301,7 @@ def _dspark_dp(s: Settings) -> tuple[str, str] | None:
     a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
     cp = s.integer("attn_cp_size", 1)
     a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
-    return first_broken_fix([
+    return first_text_fix([
         (not s.get("enable_dp_lm_head"), f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}",
          f"add {s.flag('enable_dp_lm_head')}"),
         (not npu and a2a not in ("none", "megamoe", "mori"),
@@ -334,7 +322,7 @@ def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     block, draft = s.opt_int("speculative_dspark_block_size"), s.opt_int("speculative_num_draft_tokens")
     block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
     pp_flag = s.flag("pp_size")
-    broken = _dspark_dp(s) or first_broken_fix([
+    broken = _dspark_dp(s) or first_text_fix([
         (s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill",
          f"DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require {pp_flag} 1",
          f"set {pp_flag} 1, or run this as a {s.flag('disaggregation_mode')} prefill server"),
