@@ -64,22 +64,19 @@ def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
                                s.flag("speculative_use_block_verification"))
     win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
-    broken = first_text_fix([
-        (s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
-         and algo not in _RADIX_DECODE_ALGORITHMS,
-         f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})",
-         f"drop {radix}, or use {algo_flag} {', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))}"),
-        (bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS,
-         f"{block} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK (got {algo})", f"drop {block}"),
-        (window is not None and window <= 0, f"{win_flag} must be positive, got {window}",
-         f"set {win_flag} to 1 or more"),
-        (sink is not None and sink < 0, f"{sink_flag} must be non-negative, got {sink}", f"set {sink_flag} to 0 or more"),
-        (sink is not None and window is None, f"{sink_flag} requires {win_flag}", f"add {win_flag}, or drop {sink_flag}"),
+    return first_broken([
+        check(s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
+         and algo not in _RADIX_DECODE_ALGORITHMS, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), detail=f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})", fix=f"drop {radix}, or use {algo_flag} {', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))}"),
+        check(bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), detail=f"{block} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK (got {algo})", fix=f"drop {block}"),
+        check(window is not None and window <= 0, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), detail=f"{win_flag} must be positive, got {window}", fix=f"set {win_flag} to 1 or more"),
+        check(sink is not None and sink < 0, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), detail=f"{sink_flag} must be non-negative, got {sink}", fix=f"set {sink_flag} to 0 or more"),
+        check(sink is not None and window is None, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), detail=f"{sink_flag} requires {win_flag}", fix=f"add {win_flag}, or drop {sink_flag}"),
     ])
-    if broken is None:
-        return None
-    return Hit(("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), {"detail": broken[0], "fix": broken[1]})
 
 
 def rejection_sampling(s: Settings) -> bool:
@@ -96,19 +93,16 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
     name = s.flag("speculative_use_rejection_sampling")
-    detail = first_text([
-        (algo not in ("EAGLE", "EAGLE3"),
-         f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
+    return first_broken([
+        check(algo not in ("EAGLE", "EAGLE3"), None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
          "(NotImplementedError)"),
-        (isinstance(topk, int) and topk != 1, f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
-        (s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0,
-         f"{name} is incompatible with {s.flag('speculative_accept_threshold_single')} / "
+        check(isinstance(topk, int) and topk != 1, None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
+        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} is incompatible with {s.flag('speculative_accept_threshold_single')} / "
          f"{s.flag('speculative_accept_threshold_acc')}; rejection sampling ignores the accept thresholds"),
     ])
-    if detail is None:
-        return None
-    return Hit(("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), {"detail": detail})
 
 
 @predicate("spec-ngram-corpus")
@@ -119,18 +113,17 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
     max_tokens = s.integer("speculative_ngram_external_corpus_max_tokens", 10000000)
     draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
     path = s.flag("speculative_ngram_external_corpus_path")
-    detail = first_text([
-        (budget <= 0, f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
+    return first_broken([
+        check(budget <= 0, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
                       f"(got {budget}; its default is 0)"),
-        (max_tokens <= 0, f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
+        check(max_tokens <= 0, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
                           f"{path} is set (got {max_tokens})"),
-        (budget > draft - 1, f"{s.flag('speculative_ngram_external_sam_budget')} must be at most "
+        check(budget > draft - 1, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_sam_budget')} must be at most "
                              f"{s.flag('speculative_num_draft_tokens')} - 1 ({draft - 1}); got {budget}"),
     ])
-    if detail is None:
-        return None
-    return Hit(("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), {"detail": detail})
 
 
 def _dflash_draft_tokens(s: Settings) -> int | None:
@@ -148,25 +141,19 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     window, tokens = s.opt_int("speculative_draft_window_size"), _dflash_draft_tokens(s)
     block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
     win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
-    broken = first_text_fix([
-        (dp_on and not s.get("enable_dp_lm_head"), f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}",
-         f"add {s.flag('enable_dp_lm_head')}"),
-        (dp_on and s.integer("attn_cp_size", 1) != 1,
-         f"DFLASH with dp attention does not support context parallel ({cp_flag} {s.integer('attn_cp_size', 1)})",
-         f"set {cp_flag} 1"),
-        (block is not None and block <= 0, f"DFLASH requires {block_flag} to be positive, got {block}",
-         f"set {block_flag} to 1 or more"),
-        (block is not None and block > 0 and draft is not None and draft != block,
-         f"Both {draft_flag} and {block_flag} are set but they differ ({draft} and {block}). For DFLASH they must match",
-         f"set {draft_flag} {block}, or drop one of the two"),
-        (window is not None and tokens is not None and window < tokens,
-         f"{win_flag} must be >= the DFLASH block size ({block_flag if block is not None else draft_flag}); "
-         f"got {window} and {tokens}", f"set {win_flag} {tokens} or more"),
+    return first_broken([
+        check(dp_on and not s.get("enable_dp_lm_head"), None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}", fix=f"add {s.flag('enable_dp_lm_head')}"),
+        check(dp_on and s.integer("attn_cp_size", 1) != 1, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH with dp attention does not support context parallel ({cp_flag} {s.integer('attn_cp_size', 1)})", fix=f"set {cp_flag} 1"),
+        check(block is not None and block <= 0, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH requires {block_flag} to be positive, got {block}", fix=f"set {block_flag} to 1 or more"),
+        check(block is not None and block > 0 and draft is not None and draft != block, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), detail=f"Both {draft_flag} and {block_flag} are set but they differ ({draft} and {block}). For DFLASH they must match", fix=f"set {draft_flag} {block}, or drop one of the two"),
+        check(window is not None and tokens is not None and window < tokens, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), detail=f"{win_flag} must be >= the DFLASH block size ({block_flag if block is not None else draft_flag}); "
+         f"got {window} and {tokens}", fix=f"set {win_flag} {tokens} or more"),
     ])
-    if broken is None:
-        return None
-    return Hit(("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), {"detail": broken[0], "fix": broken[1]})
 
 
 # DEFAULT_ADAPTIVE_CONFIG of 0.5.23's adaptive_spec_params: the union of its candidate steps.

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -71,8 +71,6 @@ def _server_arg_ranges(s: Settings, rule: RuleSpec) -> Hit | None:
     return None
 
 
-def _first(checks: list[tuple[bool, str, str, str]]) -> tuple[str, str, str] | None:
-    return next(((d, m, f) for broken, d, m, f in checks if broken), None)
 
 
 @predicate("pdmux-compat")
@@ -84,22 +82,12 @@ def _pdmux_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     # SGLANG_EMBEDDINGS_SPARSE_HEAD, and chooses it with speculative decoding: silent there.
     overlap_on = not (s.get("disable_overlap_schedule", False) or algorithm(s) is not None
                       or s.get("dllm_algorithm") is not None or "SGLANG_EMBEDDINGS_SPARSE_HEAD" in s.env)
-    chunk_text = "unset (SGLang derives a size from the GPU's memory)" if chunk is None else str(chunk)
-    found = _first([
-        (pp != 1, f"with {s.flag('pp_size')} {pp}", "PD-Multiplexing is only supported with pipeline parallelism "
-         "disabled (pp_size=1).", f"use {s.flag('pp_size')} 1 with {s.flag('enable_pdmux')}"),
-        (chunk != -1, f"with {s.flag('chunked_prefill_size')} {chunk_text}",
-         "PD-Multiplexing is not compatible with chunked prefill.", f"set {s.flag('chunked_prefill_size')} -1"),
-        (s.get("disaggregation_mode", "null") != "null",
-         f"with {s.flag('disaggregation_mode')} {s.get('disaggregation_mode')}",
-         "PD-Multiplexing is not compatible with disaggregation mode.", f"remove {s.flag('disaggregation_mode')}"),
-        (overlap_on, "without " + s.flag("disable_overlap_schedule"),
-         "PD-Multiplexing is not compatible with overlap schedule.", f"add {s.flag('disable_overlap_schedule')}"),
+    return first_broken([
+        check(pp != 1, "pp", ("enable_pdmux",), pp=pp),
+        check(chunk != -1, "chunk-unset" if chunk is None else "chunk", ("enable_pdmux",), chunk=chunk),
+        check(s.get("disaggregation_mode", "null") != "null", "disaggregation", ("enable_pdmux",)),
+        check(overlap_on, "overlap", ("enable_pdmux",)),
     ])
-    if found is None:
-        return None
-    detail, sglang, fix = found
-    return Hit(("enable_pdmux",), {"pdmux": s.flag("enable_pdmux"), "detail": detail, "sglang": sglang, "fix": fix})
 
 
 def _mixed_chunk_on(s: Settings) -> bool:
@@ -117,18 +105,11 @@ def _multi_item_scoring(s: Settings, rule: RuleSpec) -> Hit | None:
     radix_off = (s.get("disable_radix_cache", False) or s.get("attention_backend") == "dual_chunk_flash_attn"
                  or s.get("disaggregation_mode") == "decode" or s.get("dllm_algorithm") is not None
                  or s.get("enable_deterministic_inference", False))
-    found = _first([
-        (not radix_off, "needs " + s.flag("disable_radix_cache"),
-         "Multi-item scoring requires radix cache to be disabled.", f"add {s.flag('disable_radix_cache')}"),
-        (chunk != -1, f"needs {s.flag('chunked_prefill_size')} -1 (got "
-         f"{'unset: SGLang derives a size' if chunk is None else chunk})",
-         "Multi-item scoring requires chunked prefill to be disabled.", f"set {s.flag('chunked_prefill_size')} -1"),
+    blame = ("multi_item_scoring_delimiter",)
+    return first_broken([
+        check(not radix_off, "radix", blame),
+        check(chunk != -1, "chunk-unset" if chunk is None else "chunk", blame, chunk=chunk),
     ])
-    if found is None:
-        return None
-    detail, sglang, fix = found
-    return Hit(("multi_item_scoring_delimiter",), {"delimiter": s.flag("multi_item_scoring_delimiter"),
-                                                   "detail": detail, "sglang": sglang, "fix": fix})
 
 
 @predicate("priority-scheduling-policy")
