@@ -46,7 +46,7 @@ class Check:
     quiet: bool = False
 
 
-def check(broken: object, name: str | None, blame: Iterable[str] = (), **fields: Any) -> Check:
+def check(broken: object, name: str | None, blame: Iterable[str] = (), /, **fields: Any) -> Check:
     """A check named ``name`` (its texts are under the rule's ``checks: {name: ...}`` in rules.yaml)."""
     return Check(bool(broken), name, tuple(blame), fields)
 

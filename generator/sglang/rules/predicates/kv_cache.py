@@ -329,7 +329,7 @@ def _unified_memory_pool(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.on("enable_unified_memory"):
         checks += [*_pd_checks(s, um), *_spec_checks(s, um), *_pool_tail_checks(s, um)]
     hit = first_broken(checks)
-    return None if hit is None else Hit(hit.blame, {**hit.fields, "fix": _pool_fix(s, hit.blame)})
+    return None if hit is None else Hit(hit.blame, {**hit.fields, "fix": _pool_fix(s, hit.blame)}, hit.check)
 
 
 def _pool_fix(s: Settings, blame: tuple[str, ...]) -> str:
