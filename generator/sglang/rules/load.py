@@ -80,8 +80,7 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         when = _when(doc, at, item, diags)
         if "when" not in item and rid not in PREDICATES:
             diags.error(doc.pos(at + ("id",)), "C010",
-                        f"rule '{rid}' has no predicate in generator/sglang/rules/predicates/ "
-                        "(nor a declarative when:)",
+                        f"rule '{rid}' has no predicate in generator/sglang/rules/predicates/",
                         _hint(rid, set(PREDICATES) - {r.id for r in out} - {rid}))
         if "when" in item and rid in PREDICATES:
             diags.error(doc.pos(at + ("when",), key=True), "C031",

@@ -47,17 +47,15 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
     f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
     dec = f("linear_attn_decode_backend")
     return first_broken([
-        check(explicit == "flashkda", None, ("linear_attn_decode_backend",), detail=f"{dec} flashkda is not supported: FlashKDA is prefill-only", fix=f"set {dec} triton (or another decode backend)"),
-        check(replay and decode not in ("triton", "helion"), None, ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), detail=f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'", fix=f"set {dec} triton or helion, or drop {r}"),
-        check(replay and extra, None, ("enable_linear_replayssm", "mamba_radix_cache_strategy"), detail=f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
-                           f"'{s.get('mamba_radix_cache_strategy')}'", fix=f"set {f('mamba_radix_cache_strategy')} no_buffer, or drop {r}"),
-        check(replay and mode != "null", None, ("enable_linear_replayssm", "disaggregation_mode"), detail=f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})", fix=f"drop {r} on PD servers"),
-        check(replay and isinstance(length, int) and length < 1, None, ("linear_replayssm_cache_len",), detail=f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", fix=f"set {f('linear_replayssm_cache_len')} to 1 or more"),
-        check(spec and topk not in (None, 1), None, ("enable_linear_replayssm_spec", "speculative_eagle_topk"), detail=f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
-                                         f"None or 1), got {topk}", fix=f"set {f('speculative_eagle_topk')} 1, or drop {rs}"),
-        check(spec and decode not in ("triton", "flashinfer"), None, ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), detail=f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'", fix=f"set {dec} triton or flashinfer, or drop {rs}"),
-        check(spec and mode == "prefill", None, ("enable_linear_replayssm_spec", "disaggregation_mode"), detail=f"{rs} is not supported on a PD prefill server", fix=f"drop {rs} on the prefill server"),
-        check(spec and replay, None, ("enable_linear_replayssm_spec", "enable_linear_replayssm"), detail=f"{rs} and {r} are mutually exclusive", fix=f"drop {rs} or {r}"),
+        check(explicit == "flashkda", "linear-replayssm-1", ("linear_attn_decode_backend",), dec=dec),
+        check(replay and decode not in ("triton", "helion"), "linear-replayssm-2", ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), r=r, decode=decode, dec=dec),
+        check(replay and extra, "linear-replayssm-3", ("enable_linear_replayssm", "mamba_radix_cache_strategy"), r=r, v0=f('mamba_radix_cache_strategy')),
+        check(replay and mode != "null", "linear-replayssm-4", ("enable_linear_replayssm", "disaggregation_mode"), r=r, v0=f('disaggregation_mode'), mode=mode),
+        check(replay and isinstance(length, int) and length < 1, "linear-replayssm-5", ("linear_replayssm_cache_len",), v0=f('linear_replayssm_cache_len'), length=length),
+        check(spec and topk not in (None, 1), "linear-replayssm-6", ("enable_linear_replayssm_spec", "speculative_eagle_topk"), rs=rs, v0=f('speculative_eagle_topk'), topk=topk),
+        check(spec and decode not in ("triton", "flashinfer"), "linear-replayssm-7", ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), rs=rs, decode=decode, dec=dec),
+        check(spec and mode == "prefill", "linear-replayssm-8", ("enable_linear_replayssm_spec", "disaggregation_mode"), rs=rs),
+        check(spec and replay, "linear-replayssm-9", ("enable_linear_replayssm_spec", "enable_linear_replayssm"), rs=rs, r=r),
     ])
 
 
@@ -114,8 +112,8 @@ def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
         kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
     name = s.flag("prefill_attention_backend")
     return (first_broken([
-        check(prefill == "cutedsl_mla", None, ("prefill_attention_backend",), detail=f"{name} cutedsl_mla: CuteDSL MLA only supports decoding for now (AssertionError)"),
-        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), None, ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), detail=f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'"),
+        check(prefill == "cutedsl_mla", "cutedsl-mla-1", ("prefill_attention_backend",), name=name),
+        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), "cutedsl-mla-2", ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), kv=kv),
     ]))
 
 

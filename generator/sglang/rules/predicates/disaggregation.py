@@ -197,11 +197,11 @@ def _encoder_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     f = s.flag
     urls = s.get("encoder_urls") or []
     return (first_broken([
-        check(bool(s.get("enable_prefix_mm_cache", False)) and not enc, None, ("enable_prefix_mm_cache",), detail=f"{f('enable_prefix_mm_cache')} requires {f('encoder_only')} to be enabled"),
-        check(enc and lang, None, ("encoder_only", "language_only"), detail=f"cannot set {f('encoder_only')} and {f('language_only')} together"),
-        check(enc and s.get("disaggregation_mode", "null") != "null", None, ("encoder_only", "disaggregation_mode"), detail=f"cannot set {f('encoder_only')} and {f('disaggregation_mode')} prefill/decode together"),
+        check(bool(s.get("enable_prefix_mm_cache", False)) and not enc, "encoder-disagg-1", ("enable_prefix_mm_cache",), v0=f('enable_prefix_mm_cache'), v1=f('encoder_only')),
+        check(enc and lang, "encoder-disagg-2", ("encoder_only", "language_only"), v0=f('encoder_only'), v1=f('language_only')),
+        check(enc and s.get("disaggregation_mode", "null") != "null", "encoder-disagg-3", ("encoder_only", "disaggregation_mode"), v0=f('encoder_only'), v1=f('disaggregation_mode')),
         # 0.5.23 only logs that encoders are expected to register dynamically.
-        check(not s.at_least(0, 5, 23) and lang and len(urls) == 0, None, ("language_only",), detail=f"{f('language_only')} requires at least one encoder url set via {f('encoder_urls')}"),
+        check(not s.at_least(0, 5, 23) and lang and len(urls) == 0, "encoder-disagg-4", ("language_only",), v0=f('language_only'), v1=f('encoder_urls')),
     ]))
 
 
@@ -210,7 +210,7 @@ def _pd_decode_tp_dp(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("disaggregation_mode", "null") != "decode":
         return None
     return (first_broken([
-        check(s.get(name) is not None, None, (name,), detail=f"cannot set {s.flag(name)} for the decode engine")
+        check(s.get(name) is not None, "pd-decode-tp-dp-1", (name,), v0=s.flag(name))
         for name in ("disaggregation_decode_tp", "disaggregation_decode_dp") if s.has(name)
     ]))
 
@@ -247,16 +247,13 @@ def _pd_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     unsupported = _role_switch_unsupported(s) if switch and mode in ("prefill", "decode") else []
     radix_flag, transfer = f("disaggregation_decode_enable_radix_cache"), f("disaggregation_transfer_backend")
     return first_broken([
-        check(not 0 <= threshold <= 1, None, ("disaggregation_decode_host_receive_threshold",), detail=f"{tname} must be between 0 and 1", fix=f"set {tname} between 0 and 1"),
-        check(threshold < 1 and (hisparse or switch), None, ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"), detail=f"decode host receive ({tname} {threshold} < 1) does not yet support {f('enable_hisparse')} or "
-         f"{f('enable_pd_role_switch')}", fix=f"set {tname} 1, or drop {f('enable_hisparse') if hisparse else f('enable_pd_role_switch')}"),
-        check(threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor", None, ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"), detail=f"decode host KV buffering ({tname} {threshold} < 1) requires "
-         f"{f('disaggregation_decode_retraction_backup')} host_pool, not cpu_tensor", fix=f"set {f('disaggregation_decode_retraction_backup')} host_pool, or {tname} 1"),
-        check(mode == "decode" and radix and hisparse, None, ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), detail=f"{radix_flag} is incompatible with {f('enable_hisparse')}", fix=f"drop {radix_flag} or {f('enable_hisparse')}"),
-        check(mode == "decode" and radix and backend == "fake", None, ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"), detail=f"{radix_flag} is incompatible with {transfer} fake", fix=f"drop {radix_flag}, or use another {transfer}"),
-        check(mode == "prefill" and backend == "fake", None, ("disaggregation_transfer_backend", "disaggregation_mode"), detail=f"a prefill server does not support 'fake' as {transfer} (AssertionError)", fix=f"use another {transfer} than fake"),
-        check(bool(unsupported), None, ("enable_pd_role_switch",), detail=f"{f('enable_pd_role_switch')} does not rebuild role-specific state for: "
-                            f"{', '.join(unsupported)}", fix=f"drop {f('enable_pd_role_switch')}, or the features listed"),
+        check(not 0 <= threshold <= 1, "pd-disagg-1", ("disaggregation_decode_host_receive_threshold",), tname=tname),
+        check(threshold < 1 and (hisparse or switch), "pd-disagg-2", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"), tname=tname, threshold=threshold, v0=f('enable_hisparse'), v1=f('enable_pd_role_switch'), v2=f('enable_hisparse') if hisparse else f('enable_pd_role_switch')),
+        check(threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor", "pd-disagg-3", ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"), tname=tname, threshold=threshold, v0=f('disaggregation_decode_retraction_backup')),
+        check(mode == "decode" and radix and hisparse, "pd-disagg-4", ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), radix_flag=radix_flag, v0=f('enable_hisparse')),
+        check(mode == "decode" and radix and backend == "fake", "pd-disagg-5", ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"), radix_flag=radix_flag, transfer=transfer),
+        check(mode == "prefill" and backend == "fake", "pd-disagg-6", ("disaggregation_transfer_backend", "disaggregation_mode"), transfer=transfer),
+        check(bool(unsupported), "pd-disagg-7", ("enable_pd_role_switch",), v0=f('enable_pd_role_switch'), v1=', '.join(unsupported)),
     ])
 
 
@@ -308,7 +305,6 @@ def _prefill_complete(s: Settings, rule: RuleSpec) -> Hit | None:
     # handle_pd_disaggregation turns 0 attempts into 1 on a prefill server; a negative
     # count stays, and handle_other_validations refuses it later.
     return (first_broken([
-        check(bool(unsupported), None, ("disaggregation_decode_allocation_policy",), detail=f"{name} prefill_complete does not yet support {', '.join(unsupported)}"),
-        check(s.get("disaggregation_mode") == "prefill" and attempts < 0, None, ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy"), detail=f"{name} prefill_complete requires optimistic prefill, but {s.flag('optimistic_prefill_attempts')} "
-         f"is {attempts}"),
+        check(bool(unsupported), "prefill-complete-1", ("disaggregation_decode_allocation_policy",), name=name, v0=', '.join(unsupported)),
+        check(s.get("disaggregation_mode") == "prefill" and attempts < 0, "prefill-complete-2", ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy"), name=name, attempts=attempts),
     ]))

@@ -65,19 +65,15 @@ def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.opt_int("max_ep_size")
     backend = s.flag("elastic_ep_backend")
     return [
-        lambda: check(on and s.integer("pp_size", 1) != 1, None, ("pp_size", "elastic_ep_backend"), detail="PP size should be set to 1 under elastic EP", fix=f"set {s.flag('pp_size')} 1, or drop {backend}"),
-        lambda: check(mode is not None and not on, None, ("ep_join_mode",), detail=f"{s.flag('ep_join_mode')} requires {backend} to be set", fix=f"add {backend}, or drop {s.flag('ep_join_mode')}"),
-        lambda: check(mode == "scale" and s.integer("node_rank", 0) != 1, None, ("ep_join_mode", "node_rank"), detail=f"elastic EP scale-up requires one joining TP group at {s.flag('node_rank')} 1 "
-                 f"(got {s.integer('node_rank', 0)})", fix=f"set {s.flag('node_rank')} 1 on the joining group"),
-        lambda: check(mode == "scale" and offset <= 0, None, ("ep_join_mode", "ep_join_rank_offset"), detail=f"elastic EP scale joiners require {s.flag('ep_join_rank_offset')} set to the current "
-                 f"effective EP size (got {offset})", fix=f"set {s.flag('ep_join_rank_offset')} to the running deployment's EP size"),
-        lambda: check(offset != 0 and mode != "scale", None, ("ep_join_rank_offset",), detail=f"{s.flag('ep_join_rank_offset')} is only valid with {s.flag('ep_join_mode')} scale", fix=f"add {s.flag('ep_join_mode')} scale, or drop {s.flag('ep_join_rank_offset')}"),
-        lambda: check(offset < 0, None, ("ep_join_rank_offset",), detail="elastic EP join rank offset must be >= 0", fix=f"set {s.flag('ep_join_rank_offset')} to 0 or more"),
-        lambda: check(max_ep is not None and not on, None, ("max_ep_size",), detail=f"{s.flag('max_ep_size')} requires {backend} to be set", fix=f"add {backend}, or drop {s.flag('max_ep_size')}"),
-        lambda: check(max_ep is not None and max_ep <= 0, None, ("max_ep_size",), detail=f"{s.flag('max_ep_size')} must be a positive integer", fix=f"set {s.flag('max_ep_size')} to 1 or more"),
-        lambda: check(s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s), None, ("elastic_ep_initial_size",), detail=f"{s.flag('elastic_ep_initial_size')} is only valid for an elastic EP deployment with "
-                 f"{s.flag('max_ep_size')} larger than its local TP size", fix=f"drop {s.flag('elastic_ep_initial_size')}, or add {backend} with {s.flag('max_ep_size')} "
-                 f"above {s.flag('tp_size')}"),
+        lambda: check(on and s.integer("pp_size", 1) != 1, "setup-1", ("pp_size", "elastic_ep_backend"), backend=backend),
+        lambda: check(mode is not None and not on, "setup-2", ("ep_join_mode",), backend=backend),
+        lambda: check(mode == "scale" and s.integer("node_rank", 0) != 1, "setup-3", ("ep_join_mode", "node_rank"), v0=s.integer('node_rank', 0)),
+        lambda: check(mode == "scale" and offset <= 0, "setup-4", ("ep_join_mode", "ep_join_rank_offset"), offset=offset),
+        lambda: check(offset != 0 and mode != "scale", "setup-5", ("ep_join_rank_offset",)),
+        lambda: check(offset < 0, "setup-6", ("ep_join_rank_offset",)),
+        lambda: check(max_ep is not None and not on, "setup-7", ("max_ep_size",), backend=backend),
+        lambda: check(max_ep is not None and max_ep <= 0, "setup-8", ("max_ep_size",)),
+        lambda: check(s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s), "setup-9", ("elastic_ep_initial_size",), backend=backend),
     ]
 
 
@@ -103,8 +99,7 @@ def _topology(s: Settings) -> Check:
     attn_tp = attn_tp_size(s)
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
-        return check(True, None, blame, detail=f"invalid attention topology: {s.flag('tp_size')} {tp}, {s.flag('attn_dp_size')} "
-                      f"{attn_dp_of(s)}, {s.flag('attn_cp_size')} {cp}", fix=f"make {s.flag('attn_dp_size')} x {s.flag('attn_cp_size')} divide {s.flag('tp_size')}")
+        return check(True, "topology-1", blame, tp_=tp, v0=attn_dp_of(s), cp=cp)
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), s.integer("max_ep_size", 0)),
              (s.flag("elastic_ep_initial_size"), s.opt_int("elastic_ep_initial_size") or tp)]
@@ -112,7 +107,7 @@ def _topology(s: Settings) -> Check:
         sizes.append((s.flag("ep_join_rank_offset"), s.integer("ep_join_rank_offset", 0)))
     for name, size in sizes:
         if size <= 0 or size % replica:
-            return check(True, None, blame, detail=f"EP size {size} ({name}) must be divisible by attention replica size {replica}", fix=f"set {name} to a multiple of {replica}")
+            return check(True, "topology-2", blame, size=size, name=name, replica=replica)
     return check(False, None, blame, detail="", fix="")
 
 
@@ -122,16 +117,13 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.integer("max_ep_size", 0)
     init_flag = s.flag("elastic_ep_initial_size")
     if s.get("ep_join_mode") != "scale":
-        return [lambda: check(initial is not None and initial != tp, None, ("elastic_ep_initial_size", "tp_size"), detail=f"the primary {init_flag} must equal its launch-time TP size ({tp}), got {initial}", fix=f"set {init_flag} {tp}, or drop it")]
+        return [lambda: check(initial is not None and initial != tp, "join-6", ("elastic_ep_initial_size", "tp_size"), init_flag=init_flag, tp_=tp, initial=initial)]
     return [
-        lambda: check(initial is None, None, ("ep_join_mode",), detail=f"elastic EP scale joiners require {init_flag} set to the primary "
-                                  "deployment's launch-time EP size", fix=f"add {init_flag} with the primary's launch-time EP size"),
-        lambda: check(initial is not None and initial > offset, None, ("elastic_ep_initial_size", "ep_join_rank_offset"), detail=f"{init_flag} cannot exceed the current EP size (initial={initial}, "
-                                   f"current={offset})", fix=f"set {init_flag} at most {s.flag('ep_join_rank_offset')} {offset}"),
-        lambda: check(offset + tp > max_ep, None, ("ep_join_rank_offset", "max_ep_size"), detail=f"elastic EP joining group exceeds {s.flag('max_ep_size')} "
-                                       f"(join_target={offset + tp}, max_ep_size={max_ep})", fix=f"raise {s.flag('max_ep_size')} to {offset + tp} or more, or lower {s.flag('ep_join_rank_offset')}"),
-        lambda: check(tp == 1 and s.get("moe_dense_tp_size") != 1, None, ("moe_dense_tp_size",), detail=f"a single-rank elastic EP joining group requires {s.flag('moe_dense_tp_size')} 1", fix=f"set {s.flag('moe_dense_tp_size')} 1"),
-        lambda: check(initial is not None and initial <= 0, None, ("elastic_ep_initial_size",), detail=f"{init_flag} must be positive (got {initial})", fix=f"set {init_flag} to 1 or more"),
+        lambda: check(initial is None, "join-1", ("ep_join_mode",), init_flag=init_flag),
+        lambda: check(initial is not None and initial > offset, "join-2", ("elastic_ep_initial_size", "ep_join_rank_offset"), init_flag=init_flag, initial=initial, offset=offset),
+        lambda: check(offset + tp > max_ep, "join-3", ("ep_join_rank_offset", "max_ep_size"), v0=offset + tp, max_ep_=max_ep),
+        lambda: check(tp == 1 and s.get("moe_dense_tp_size") != 1, "join-4", ("moe_dense_tp_size",)),
+        lambda: check(initial is not None and initial <= 0, "join-5", ("elastic_ep_initial_size",), init_flag=init_flag, initial=initial),
     ]
 
 
@@ -172,24 +164,17 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
     return [
         lambda: _topology(s),
-        lambda: check(attn_tp > 1 and dense != 1, None, ("moe_dense_tp_size",), detail=f"elastic EP scale-up with attention TP greater than one requires "
-                                             f"{s.flag('moe_dense_tp_size')} 1 (got {dense})", fix=f"set {s.flag('moe_dense_tp_size')} 1"),
-        lambda: check(isinstance(timeout, (int, float)) and timeout <= 0, None, ("elastic_ep_scale_timeout",), detail=f"{s.flag('elastic_ep_scale_timeout')} must be greater than zero", fix=f"set {s.flag('elastic_ep_scale_timeout')} above 0, or drop it"),
-        lambda: check(s.integer("tokenizer_worker_num", 1) != 1, None, ("tokenizer_worker_num",), detail=f"elastic EP runtime scale-up currently requires {s.flag('tokenizer_worker_num')} 1", fix=f"set {s.flag('tokenizer_worker_num')} 1, or drop it"),
-        lambda: check(bool(s.get("use_ray", False)), None, ("use_ray",), detail=f"elastic EP runtime scale-up does not support {s.flag('use_ray')}", fix=f"drop {s.flag('use_ray')}"),
-        lambda: check(bool(s.get("enable_elastic_expert_backup", False)), None, ("enable_elastic_expert_backup",), detail="elastic EP runtime scale-up does not support "
-                 f"{s.flag('enable_elastic_expert_backup')}", fix=f"drop {s.flag('enable_elastic_expert_backup')}"),
+        lambda: check(attn_tp > 1 and dense != 1, "scale-1", ("moe_dense_tp_size",), dense=dense),
+        lambda: check(isinstance(timeout, (int, float)) and timeout <= 0, "scale-2", ("elastic_ep_scale_timeout",)),
+        lambda: check(s.integer("tokenizer_worker_num", 1) != 1, "scale-3", ("tokenizer_worker_num",)),
+        lambda: check(bool(s.get("use_ray", False)), "scale-4", ("use_ray",)),
+        lambda: check(bool(s.get("enable_elastic_expert_backup", False)), "scale-5", ("enable_elastic_expert_backup",)),
         *_join_checks(s),
-        lambda: check(_load_balance(s) != "round_robin", None, ("load_balance_method",), detail=f"elastic EP scale-up requires {s.flag('load_balance_method')} "
-                 f"round_robin (got {_load_balance(s)})", fix=f"set {s.flag('load_balance_method')} round_robin"),
-        lambda: check(backend != "mooncake", None, ("elastic_ep_backend",), detail=f"elastic EP runtime scale-up requires {s.flag('elastic_ep_backend')} "
-                 f"mooncake (got {backend})", fix=f"set {s.flag('elastic_ep_backend')} mooncake"),
-        lambda: check(attn_tp % max(dcp, 1) != 0, None, ("dcp_size",), detail=f"elastic EP scale-up requires {s.flag('dcp_size')} to divide the "
-                 f"fixed attention TP width (got {s.flag('dcp_size')} {dcp}, attention TP width {attn_tp})", fix=f"set {s.flag('dcp_size')} to a divisor of the attention TP width {attn_tp}, or drop it"),
-        lambda: check(decode not in (None, "disabled", "full"), None, ("cuda_graph_backend_decode",), detail="elastic EP runtime scale-up supports decode CUDA graph "
-                 f"backend 'full' or 'disabled' (got {decode!r})", fix=f"set {s.flag('cuda_graph_backend_decode')} full or disabled"),
-        lambda: check(prefill not in (None, "disabled"), None, ("cuda_graph_backend_prefill",), detail="elastic EP runtime scale-up requires prefill CUDA graph to be "
-                 f"disabled (got {prefill!r})", fix=f"set {s.flag('cuda_graph_backend_prefill')} disabled"),
+        lambda: check(_load_balance(s) != "round_robin", "scale-6", ("load_balance_method",), v0=_load_balance(s)),
+        lambda: check(backend != "mooncake", "scale-7", ("elastic_ep_backend",), backend=backend),
+        lambda: check(attn_tp % max(dcp, 1) != 0, "scale-8", ("dcp_size",), dcp=dcp, attn_tp=attn_tp),
+        lambda: check(decode not in (None, "disabled", "full"), "scale-9", ("cuda_graph_backend_decode",), decode=decode),
+        lambda: check(prefill not in (None, "disabled"), "scale-10", ("cuda_graph_backend_prefill",), prefill=prefill),
     ]
 
 
@@ -204,13 +189,12 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     cp, moe_dp = s.integer("attn_cp_size", 1), 1 if dwdp else s.integer("moe_dp_size", 1)
     lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
-        lambda: check(not attn_dp, None, ("attn_dp_size", "max_ep_size"), detail=f"elastic EP scale-up requires attention DP ({s.flag('attn_dp_size')})", fix=f"add {s.flag('attn_dp_size')} > 1"),
-        lambda: check(not lm_head, None, ("enable_dp_lm_head", "max_ep_size"), detail=f"elastic EP scale-up requires {s.flag('enable_dp_lm_head')}", fix=f"add {s.flag('enable_dp_lm_head')}"),
-        lambda: check(cp != 1, None, ("attn_cp_size",), detail=f"elastic EP scale-up requires {s.flag('attn_cp_size')} 1 (got {cp})", fix=f"set {s.flag('attn_cp_size')} 1"),
-        lambda: check(moe_dp != 1, None, ("moe_dp_size",), detail=f"elastic EP scale-up requires {s.flag('moe_dp_size')} 1 (got {moe_dp})", fix=f"set {s.flag('moe_dp_size')} 1"),
-        lambda: check(ep != tp, None, ("ep_size", "tp_size"), detail=f"elastic EP scale-up requires {s.flag('ep_size')} equal to {s.flag('tp_size')} "
-                           f"(got {ep} and {tp})", fix=f"set {s.flag('ep_size')} {tp}"),
-        lambda: check(a2a != "nixl", None, ("moe_a2a_backend",), detail=f"elastic EP scale-up requires {s.flag('moe_a2a_backend')} nixl (got {a2a})", fix=f"set {s.flag('moe_a2a_backend')} nixl"),
+        lambda: check(not attn_dp, "layout-1", ("attn_dp_size", "max_ep_size")),
+        lambda: check(not lm_head, "layout-2", ("enable_dp_lm_head", "max_ep_size")),
+        lambda: check(cp != 1, "layout-3", ("attn_cp_size",), cp=cp),
+        lambda: check(moe_dp != 1, "layout-4", ("moe_dp_size",), moe_dp=moe_dp),
+        lambda: check(ep != tp, "layout-5", ("ep_size", "tp_size"), ep=ep, tp_=tp),
+        lambda: check(a2a != "nixl", "layout-6", ("moe_a2a_backend",), a2a=a2a),
     ]
 
 

@@ -18,14 +18,12 @@ def _linker_checks(s: Settings) -> list[Check]:
     linker = s.on("enable_unified_cache_external_linker")
     name = s.flag("enable_unified_cache_external_linker")
     return [
-        check(config is not None and not isinstance(config, dict), None, ("unified_cache_external_linker_config",), detail=f"{s.flag('unified_cache_external_linker_config')} must be a JSON object", fix=f"write {s.flag('unified_cache_external_linker_config')} as a JSON object ({{...}})"),
+        check(config is not None and not isinstance(config, dict), "linker-1", ("unified_cache_external_linker_config",)),
         check(s.on("enable_linker_mla_dedup") and (
-            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"), None, ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"), detail=f"{s.flag('enable_linker_mla_dedup')} requires the Mooncake linker ({name} with "
-         f"{s.flag('unified_cache_external_linker_backend')} mooncake)", fix=f"add {name} with {s.flag('unified_cache_external_linker_backend')} mooncake, or drop "
-         f"{s.flag('enable_linker_mla_dedup')}"),
-        check(linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None), None, ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"), detail=f"{name} requires the default UnifiedRadixCache with radix caching enabled", fix=f"drop {s.flag('disable_radix_cache')} and {s.flag('radix_cache_backend')}, or drop {name}"),
-        check(linker and s.on("enable_hierarchical_cache"), None, ("enable_unified_cache_external_linker", "enable_hierarchical_cache"), detail=f"{name} and {s.flag('enable_hierarchical_cache')} are mutually exclusive", fix=f"drop {name} or {s.flag('enable_hierarchical_cache')}"),
-        check(linker and s.get("hicache_storage_backend") is not None, None, ("enable_unified_cache_external_linker", "hicache_storage_backend"), detail=f"{name} does not use {s.flag('hicache_storage_backend')}", fix=f"drop {s.flag('hicache_storage_backend')}, or drop {name}"),
+            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"), "linker-2", ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"), name=name),
+        check(linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None), "linker-3", ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"), name=name),
+        check(linker and s.on("enable_hierarchical_cache"), "linker-4", ("enable_unified_cache_external_linker", "enable_hierarchical_cache"), name=name),
+        check(linker and s.get("hicache_storage_backend") is not None, "linker-5", ("enable_unified_cache_external_linker", "hicache_storage_backend"), name=name),
     ]
 
 
@@ -51,18 +49,14 @@ def _hicache_checks(s: Settings) -> list[Check]:
     mode_flag, storage_flag, dcp_flag = s.flag("hicache_host_memory_mode"), s.flag("hicache_storage_backend"), \
         s.flag("dcp_size")
     return [
-        check(mode == "buffer_only" and storage is None, None, ("hicache_host_memory_mode", "hicache_storage_backend"), detail=f"{mode_flag} buffer_only requires a storage backend ({s.flag('hicache_storage_backend')}): host memory "
-         "is only a staging buffer", fix=f"add {storage_flag}, or drop {mode_flag} buffer_only"),
-        check(mode == "buffer_only" and decode, None, ("hicache_host_memory_mode", "disaggregation_mode"), detail=f"{mode_flag} buffer_only is not supported on decode instances", fix=f"drop {mode_flag} buffer_only"),
-        check(layout not in (None, "layer_first"), None, ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"), detail=f"the resolved HiCache storage layout '{layout}' (for {s.flag('hicache_storage_backend')} {storage}) "
-         f"cannot share the layer_first decode host pool used by KV transfer "
-         f"({s.flag('disaggregation_decode_host_receive_threshold')} < 1)", fix=f"drop {s.flag('hicache_io_backend')} {s.get('hicache_io_backend')} (the layout then stays layer_first), or "
-         f"set {s.flag('disaggregation_decode_host_receive_threshold')} 1"),
-        check(dcp and storage is not None and mode == "buffer_only", None, ("enable_hierarchical_cache", "dcp_size"), detail="HiCache L3 with DCP does not support buffer_only host memory", fix=f"drop {mode_flag} buffer_only, or set {dcp_flag} 1"),
-        check(dcp and algorithm(s) not in (None, "DSPARK"), None, ("enable_hierarchical_cache", "dcp_size",
-                                                         "speculative_algorithm"), detail=f"HiCache with {dcp_flag} > 1 only supports DSPARK speculative decoding", fix=f"set {s.flag('speculative_algorithm')} DSPARK or drop it, or set {dcp_flag} 1"),
-        check(dcp and s.on("enable_lmcache"), None, ("enable_lmcache", "dcp_size"), detail=f"{s.flag('enable_lmcache')} with {dcp_flag} > 1 is not supported", fix=f"drop {s.flag('enable_lmcache')}, or set {dcp_flag} 1"),
-        check(dcp and s.on("enable_hisparse"), None, ("enable_hisparse", "dcp_size"), detail=f"{s.flag('enable_hisparse')} with {dcp_flag} > 1 is not supported", fix=f"drop {s.flag('enable_hisparse')}, or set {dcp_flag} 1"),
+        check(mode == "buffer_only" and storage is None, "hicache-1", ("hicache_host_memory_mode", "hicache_storage_backend"), mode_flag=mode_flag, storage_flag=storage_flag),
+        check(mode == "buffer_only" and decode, "hicache-2", ("hicache_host_memory_mode", "disaggregation_mode"), mode_flag=mode_flag),
+        check(layout not in (None, "layer_first"), "hicache-3", ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"), layout=layout, storage=storage),
+        check(dcp and storage is not None and mode == "buffer_only", "hicache-4", ("enable_hierarchical_cache", "dcp_size"), mode_flag=mode_flag, dcp_flag=dcp_flag),
+        check(dcp and algorithm(s) not in (None, "DSPARK"), "hicache-5", ("enable_hierarchical_cache", "dcp_size",
+                                                         "speculative_algorithm"), dcp_flag=dcp_flag),
+        check(dcp and s.on("enable_lmcache"), "hicache-6", ("enable_lmcache", "dcp_size"), dcp_flag=dcp_flag),
+        check(dcp and s.on("enable_hisparse"), "hicache-7", ("enable_hisparse", "dcp_size"), dcp_flag=dcp_flag),
     ]
 
 
@@ -72,7 +66,7 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     fraction = s.get("hicache_host_memory_fraction")
     checks: list[Check] = [
-        check(isinstance(fraction, (int, float)) and not 0 < fraction <= 1, None, ("hicache_host_memory_fraction",), detail=f"{s.flag('hicache_host_memory_fraction')} must be in (0, 1], got {fraction}", fix=f"set {s.flag('hicache_host_memory_fraction')} above 0 and at most 1"),
+        check(isinstance(fraction, (int, float)) and not 0 < fraction <= 1, "hicache-config-1", ("hicache_host_memory_fraction",), fraction=fraction),
         *_linker_checks(s),
         quiet(s.on("enable_unified_cache_external_linker")),  # SGLang returns here
     ]
@@ -92,12 +86,10 @@ def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
     spec = algo is not None and algo.upper() != "NONE"
     topk = s.get("speculative_eagle_topk") or 1
     return first_broken([
-        check(not s.on("disable_radix_cache"), None, ("enable_hisparse", "disable_radix_cache"), detail=f"hierarchical sparse attention ({name}) currently requires {s.flag('disable_radix_cache')}", fix=f"add {s.flag('disable_radix_cache')}"),
-        check(s.on("enable_mixed_chunk"), None, ("enable_hisparse", "enable_mixed_chunk"), detail=f"{name} does not support {s.flag('enable_mixed_chunk')} yet", fix=f"drop {s.flag('enable_mixed_chunk')}"),
-        check(spec and topk != 1, None, ("enable_hisparse", "speculative_eagle_topk"), detail=f"the minimal HiSparse spec integration supports linear speculation only; use "
-         f"{s.flag('speculative_eagle_topk')} 1", fix=f"set {s.flag('speculative_eagle_topk')} 1"),
-        check(spec and s.on("speculative_adaptive"), None, ("enable_hisparse", "speculative_adaptive"), detail=f"HiSparse speculative decoding uses statically sized swap state; {s.flag('speculative_adaptive')} is "
-         "not supported", fix=f"drop {s.flag('speculative_adaptive')}"),
+        check(not s.on("disable_radix_cache"), "hisparse-args-1", ("enable_hisparse", "disable_radix_cache"), name=name),
+        check(s.on("enable_mixed_chunk"), "hisparse-args-2", ("enable_hisparse", "enable_mixed_chunk"), name=name),
+        check(spec and topk != 1, "hisparse-args-3", ("enable_hisparse", "speculative_eagle_topk")),
+        check(spec and s.on("speculative_adaptive"), "hisparse-args-4", ("enable_hisparse", "speculative_adaptive")),
     ], hisparse=name)
 
 

@@ -90,18 +90,16 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
         runner = "cutlass"  # 0.5.9 forces the cutlass runner under mxfp8 before its checks
     allowed = (_QUANT_OK_NEW if newer else _QUANT_OK_OLD).get(runner)
     ep_tp = f"{r} {runner} needs {e} 1 or equal to {s.flag('tp_size')} {tp}, got {ep}"
-    checks = [check(allowed is not None and quant not in allowed, None, _RUNNER_BLAME, detail=f"{r} {runner} does not take {_quant_text(quant)} (SGLang: 'Invalid quantization'; "
-               f"it supports {', '.join(str(a) for a in allowed or ())})"),
+    checks = [check(allowed is not None and quant not in allowed, "moe-runner-quant-1", _RUNNER_BLAME, r=r, runner_=runner, v0=_quant_text(quant), v1=', '.join(str(a) for a in allowed or ())),
               check(runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), None, _RUNNER_BLAME, detail=ep_tp)]
     if newer:
         a2a = s.get("moe_a2a_backend", "none")
-        checks.append(check(runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"), None, _RUNNER_BLAME, detail=f"{r} flashinfer_cutedsl supports {s.flag('moe_a2a_backend')} none, deepep or "
-                       f"flashinfer, got '{a2a}'"))
+        checks.append(check(runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"), "moe-runner-quant-3", _RUNNER_BLAME, r=r, a2a=a2a))
     else:
         cutlass_env = s.env_flag("SGLANG_CUTLASS_MOE")
-        checks.append(check(cutlass_env and quant not in ("fp8", "mxfp8"), None, _RUNNER_BLAME, detail=f"SGLANG_CUTLASS_MOE selects the cutlass MoE runner, which needs {q} fp8 or mxfp8"))
+        checks.append(check(cutlass_env and quant not in ("fp8", "mxfp8"), "moe-runner-quant-4", _RUNNER_BLAME, q=q))
         runner = runner_0_5_9(s)
-    checks.append(check(runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1, None, _RUNNER_BLAME, detail=f"FP8/MXFP8 Cutlass MoE (the {r} cutlass runner with {q} {quant}) needs {e} 1, got {ep}"))
+    checks.append(check(runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1, "moe-runner-quant-2", _RUNNER_BLAME, r=r, q=q, quant=quant, e=e, ep=ep))
     return first_broken(checks, runner=r)
 
 

@@ -42,11 +42,9 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
     blame = ("attn_cp_size", "tp_size")
     return first_broken([
-        check(tp % cp != 0, None, blame,
-              detail=f"{s.flag('tp_size')} {tp} is not divisible by {s.flag('attn_cp_size')} {cp}"),
-        check(tp % (dp * cp) != 0, None, blame,
-              detail=f"{s.flag('tp_size')} {tp} is not divisible by {dp_name} x {s.flag('attn_cp_size')} = {dp} x {cp}"),
-        check(not newer and pp > 1, None, blame, detail=f"{s.flag('pp_size')} {pp} > 1 with context parallelism"),
+        check(tp % cp != 0, "attn-cp-sizes-1", blame, tp=tp, cp_=cp),
+        check(tp % (dp * cp) != 0, "attn-cp-sizes-2", blame, tp=tp, dp_name=dp_name, dp=dp, cp_=cp),
+        check(not newer and pp > 1, "attn-cp-sizes-3", blame, pp=pp),
     ], cp=s.flag("attn_cp_size"))
 
 
@@ -62,17 +60,11 @@ def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     cp_name = s.flag("attn_cp_size")
     blame = ("moe_dp_size", "tp_size")
     return first_broken([
-        check(tp % moe_dp != 0, None, blame, detail=f"{tp_name} {tp} is not divisible by {name} {moe_dp}",
-              fix=f"set {name} to a divisor of {tp_name} {tp}, or drop {name}"),
-        check(ep * moe_dp > tp, None, blame, detail=f"{ep_name} x {name} = {ep} x {moe_dp} is more than {tp_name} {tp}",
-              fix=f"lower {ep_name} or {name} so that {ep_name} x {name} is at most {tp_name} {tp}"),
-        check(pp > 1, None, blame, detail=f"{s.flag('pp_size')} {pp} > 1 with {name} > 1",
-              fix=f"drop {s.flag('pp_size')} or {name}"),
-        check(ep > 1 and ep * moe_dp != tp, None, blame,
-              detail=f"{ep_name} x {name} = {ep} x {moe_dp} is not {tp_name} {tp}",
-              fix=f"choose {ep_name} and {name} so that {ep_name} x {name} equals {tp_name} {tp}"),
-        check(newer and cp != moe_dp, None, blame, detail=f"{name} {moe_dp} > 1 needs {cp_name} equal to it (got {cp})",
-              fix=f"set {cp_name} {moe_dp} to match {name}, or drop {name}"),
+        check(tp % moe_dp != 0, "moe-dp-sizes-1", blame, tp_name=tp_name, tp=tp, name=name, moe_dp=moe_dp),
+        check(ep * moe_dp > tp, "moe-dp-sizes-2", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
+        check(pp > 1, "moe-dp-sizes-3", blame, pp=pp, name=name),
+        check(ep > 1 and ep * moe_dp != tp, "moe-dp-sizes-4", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
+        check(newer and cp != moe_dp, "moe-dp-sizes-5", blame, name=name, moe_dp=moe_dp, cp_name=cp_name, cp=cp),
     ], moe_dp=name)
 
 
@@ -83,15 +75,15 @@ def _pp_spec_checks(s: Settings, algo: str) -> list[Check]:
     mode, prefill = s.get("disaggregation_mode", "null"), f"{s.flag('disaggregation_mode')} prefill"
     algo_flag, mode_flag = s.flag("speculative_algorithm"), s.flag("disaggregation_mode")
     if algo == "DSPARK":
-        return [check(mode != "prefill", None, _PP_BLAME, detail=f"pipeline-parallel DSPARK requires {prefill}", fix=f"run this as a {prefill} server, or drop {algo_flag}")]
+        return [check(mode != "prefill", "pp-spec-1", _PP_BLAME, prefill=prefill, algo_flag=algo_flag)]
     multi = s.flag("enable_multi_layer_eagle")
     checks = [check(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")), None, _PP_BLAME, detail=f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
                + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""), fix=f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
     if s.env_true("SGLANG_ENABLE_PP_SPEC"):
         return checks + [
-            check(mode != "null", None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with {mode_flag} {mode}", fix=f"drop {mode_flag}, or unset SGLANG_ENABLE_PP_SPEC"),
-            check(bool(s.get("speculative_adaptive")), None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with {s.flag('speculative_adaptive')}", fix=f"drop {s.flag('speculative_adaptive')}, or unset SGLANG_ENABLE_PP_SPEC"),
-            check(dp_attention(s)[0], None, _PP_BLAME, detail=f"SGLANG_ENABLE_PP_SPEC is not compatible with attention DP ({dp_attention(s)[2]})", fix=f"drop {dp_attention(s)[2]}, or unset SGLANG_ENABLE_PP_SPEC")]
+            check(mode != "null", "pp-spec-2", _PP_BLAME, mode_flag=mode_flag, mode=mode),
+            check(bool(s.get("speculative_adaptive")), "pp-spec-3", _PP_BLAME),
+            check(dp_attention(s)[0], "pp-spec-4", _PP_BLAME, v0=dp_attention(s)[2])]
     return checks + [check(mode != "prefill", None, _PP_BLAME, detail=f"PP + speculative decoding is only supported on prefill nodes ({prefill})", fix=f"run this as a {prefill} server"
                       + (", set SGLANG_ENABLE_PP_SPEC=1" if mode == "null" else "") + f", or drop {algo_flag}")]
 
@@ -103,7 +95,7 @@ def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)  # upper-cased, NEXTN -> EAGLE, None under aux-hidden-state capture
     # DFLASH is refused before, by its own handler (rule spec-pp)
     checks = _pp_spec_checks(s, algo) if algo not in (None, "DFLASH") else []
-    checks.append(check(s.get("min_free_slots_delay") is not None, None, _PP_BLAME, detail=f"{s.flag('min_free_slots_delay')} is not supported with pipeline parallelism", fix=f"drop {s.flag('min_free_slots_delay')}"))
+    checks.append(check(s.get("min_free_slots_delay") is not None, "pp-compat-1", _PP_BLAME))
     return first_broken(checks, pp=s.flag("pp_size"))
 
 
@@ -117,14 +109,12 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
     drop = f", or drop {name}"
     return first_broken([
-        check(dwdp != tp, None, ("dwdp_size", "tp_size"), detail=f"{name} ({dwdp}) must equal {tp_name} ({tp})", fix=f"set {name} {tp} to match {tp_name}, or {tp_name} {dwdp}"),
-        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), None, ("disaggregation_mode", "dwdp_size"), detail=f"DWDP requires {s.flag('disaggregation_mode')} null or prefill", fix=f"set {s.flag('disaggregation_mode')} null or prefill{drop}"),
-        check(bool(s.get("enable_eplb", False)), None, ("enable_eplb", "dwdp_size"), detail=f"EPLB dynamic migration ({s.flag('enable_eplb')}) conflicts with "
-                                            "static DWDP partitioning", fix=f"drop {s.flag('enable_eplb')}{drop}"),
-        check(s.get("speculative_algorithm") is not None, None, ("speculative_algorithm", "dwdp_size"), detail="DWDP does not support speculative decoding (MTP/draft workers)", fix=f"drop {s.flag('speculative_algorithm')}{drop}"),
-        check(s.integer("pp_size", 1) != 1, None, ("pp_size", "dwdp_size"), detail=f"DWDP requires {s.flag('pp_size')} 1", fix=f"set {s.flag('pp_size')} 1{drop}"),
-        check(bool(s.get("enable_two_batch_overlap", False)), None, ("enable_two_batch_overlap", "dwdp_size"), detail="DWDP's prefetch event protocol does not support two-batch "
-         f"overlap ({s.flag('enable_two_batch_overlap')})", fix=f"drop {s.flag('enable_two_batch_overlap')}{drop}"),
+        check(dwdp != tp, "dwdp-layout-1", ("dwdp_size", "tp_size"), name=name, dwdp_=dwdp, tp_name=tp_name, tp=tp),
+        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), "dwdp-layout-2", ("disaggregation_mode", "dwdp_size"), drop=drop),
+        check(bool(s.get("enable_eplb", False)), "dwdp-layout-3", ("enable_eplb", "dwdp_size"), drop=drop),
+        check(s.get("speculative_algorithm") is not None, "dwdp-layout-4", ("speculative_algorithm", "dwdp_size"), drop=drop),
+        check(s.integer("pp_size", 1) != 1, "dwdp-layout-5", ("pp_size", "dwdp_size"), drop=drop),
+        check(bool(s.get("enable_two_batch_overlap", False)), "dwdp-layout-6", ("enable_two_batch_overlap", "dwdp_size"), drop=drop),
     ], dwdp=name)
 
 
@@ -137,11 +127,11 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
                                 s.flag("dcp_replicate_q_proj"))
     # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
     return first_broken([
-        check(dcp < 1, None, ("dcp_size",), detail=f"{name} must be >= 1, but got {dcp}", fix=f"set {name} to 1 or more"),
-        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), None, ("dcp_size", "enable_prefill_cp"), detail=f"{name} > 1 does not support {prefill}", fix=f"drop {prefill}, or set {name} 1"),
-        check(backend in ("a2a", "fi_a2a") and dcp <= 1, None, ("dcp_comm_backend", "dcp_size"), detail=f"{comm} {backend} requires {name} > 1, but got {dcp}", fix=f"set {name} > 1, or drop {comm} {backend}"),
-        check(bool(replicate) and dcp <= 1, None, ("dcp_replicate_q_proj", "dcp_size"), detail=f"{rep} requires {name} > 1", fix=f"set {name} > 1, or drop {rep}"),
-        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), None, ("dcp_replicate_q_proj", "dcp_comm_backend"), detail=f"{rep} only applies to the a2a/fi_a2a DCP communication backend; got {comm} {backend}", fix=f"set {comm} a2a or fi_a2a, or drop {rep}"),
+        check(dcp < 1, "dcp-flags-1", ("dcp_size",), name=name, dcp=dcp),
+        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), "dcp-flags-2", ("dcp_size", "enable_prefill_cp"), name=name, prefill=prefill),
+        check(backend in ("a2a", "fi_a2a") and dcp <= 1, "dcp-flags-3", ("dcp_comm_backend", "dcp_size"), comm=comm, backend=backend, name=name, dcp=dcp),
+        check(bool(replicate) and dcp <= 1, "dcp-flags-4", ("dcp_replicate_q_proj", "dcp_size"), rep=rep, name=name),
+        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), "dcp-flags-5", ("dcp_replicate_q_proj", "dcp_comm_backend"), rep=rep, comm=comm, backend=backend),
     ], dcp=name)
 
 
@@ -193,9 +183,9 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
     sp = s.flag("enable_layernorm_sp")
     return first_broken([
-        check(tp <= 1, None, ("enable_layernorm_sp", "tp_size"), detail=f"{sp} requires {s.flag('tp_size')} > 1: there is no sequence to shard across a single TP rank"),
-        check(attn_dp, None, ("enable_layernorm_sp", "attn_dp_size"), detail=f"{sp} is not compatible with attention DP"),
-        check(pp > 1, None, ("enable_layernorm_sp", "pp_size"), detail=f"{sp} is not compatible with pipeline parallelism ({s.flag('pp_size')} {pp})"),
+        check(tp <= 1, "layernorm-sp-layout-1", ("enable_layernorm_sp", "tp_size"), sp_=sp),
+        check(attn_dp, "layernorm-sp-layout-2", ("enable_layernorm_sp", "attn_dp_size"), sp_=sp),
+        check(pp > 1, "layernorm-sp-layout-3", ("enable_layernorm_sp", "pp_size"), sp_=sp, pp=pp),
     ], sp=sp)
 
 
@@ -207,12 +197,11 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
     tp, cp, name = s.integer("tp_size", 1), s.integer("attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
     return first_broken([
-        check(not on, None, ("enable_tp_lm_head_all_to_all",), detail=f"{name} requires attention DP ({s.flag('attn_dp_size')})"),
-        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), None, ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head"), detail=f"{name} uses a TP-sharded LM head and is incompatible with "
-                                                   f"{s.flag('enable_dp_lm_head')}"),
-        check(tp != attn_dp, None, ("enable_tp_lm_head_all_to_all", "tp_size"), detail=f"{name} currently requires tp_size == attn_dp_size, got tp_size={tp}, attn_dp_size={attn_dp}"),
-        check(cp != 1, None, ("enable_tp_lm_head_all_to_all",
-                                                                              "attn_cp_size"), detail=f"{name} currently requires attn_cp_size == 1, got {cp}"),
+        check(not on, "tp-lm-head-a2a-1", ("enable_tp_lm_head_all_to_all",), name_=name),
+        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), "tp-lm-head-a2a-2", ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head"), name_=name),
+        check(tp != attn_dp, "tp-lm-head-a2a-3", ("enable_tp_lm_head_all_to_all", "tp_size"), name_=name, tp=tp, attn_dp=attn_dp),
+        check(cp != 1, "tp-lm-head-a2a-4", ("enable_tp_lm_head_all_to_all",
+                                                                              "attn_cp_size"), name_=name, cp=cp),
     ], name=name)
 
 

@@ -92,21 +92,19 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
     gp, sc = s.flag("grpc_port"), s.flag("sidecar")
     workers = s.get("tokenizer_worker_num", 1)
     return (first_broken([
-        check(isinstance(timeout, int) and timeout <= 0, None, ("grpc_response_timeout_secs",), detail=f"{s.flag('grpc_response_timeout_secs')} must be positive"),
-        check(port is not None and not 1 <= port <= 65535, None, ("grpc_port", "port", "SGLANG_GRPC_PORT"), detail=f"{gp} / SGLANG_GRPC_PORT ({port}) must be between 1 and 65535"),
-        check(port is not None and threads is not None and threads < 1, None, ("SGLANG_GRPC_WORKER_THREADS",), detail=f"SGLANG_GRPC_WORKER_THREADS ({threads}) must be >= 1"),
-        check(sidecar_args is not None and sidecar is None, None, ("sidecar_args",), detail=f"{s.flag('sidecar_args')} requires {sc}"),
+        check(isinstance(timeout, int) and timeout <= 0, "grpc-sidecar-1", ("grpc_response_timeout_secs",)),
+        check(port is not None and not 1 <= port <= 65535, "grpc-sidecar-2", ("grpc_port", "port", "SGLANG_GRPC_PORT"), gp=gp, port=port),
+        check(port is not None and threads is not None and threads < 1, "grpc-sidecar-3", ("SGLANG_GRPC_WORKER_THREADS",), threads=threads),
+        check(sidecar_args is not None and sidecar is None, "grpc-sidecar-4", ("sidecar_args",), sc=sc),
         check(sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
-            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), None, ("sidecar_args",), detail=f"{s.flag('sidecar_args')} must be a JSON array of strings"),
-        check(sidecar is not None and not str(sidecar).strip(), None, ("sidecar",), detail=f"{sc} must not be empty"),
-        check(sidecar is not None and legacy, None, ("sidecar", "smg_grpc_mode", "grpc_mode"), detail=f"{sc} requires SGLang's native gRPC server; it cannot be combined with "
-         f"{s.flag('smg_grpc_mode')}/{s.flag('grpc_mode')}"),
-        check(sidecar is not None and port is None, None, ("sidecar",), detail=f"{sc} requires {gp} or SGLANG_GRPC_PORT"),
-        check(native and bool(s.get("use_ray", False)), None, ("grpc_port", "use_ray", "SGLANG_GRPC_PORT"), detail=f"{gp} is not supported with {s.flag('use_ray')}"),
-        check(native and bool(s.get("encoder_only", False)), None, ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT"), detail=f"{gp} is not supported with {s.flag('encoder_only')}"),
-        check(native and isinstance(workers, int) and workers > 1, None, ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT"), detail=f"native gRPC does not yet support {s.flag('tokenizer_worker_num')} > 1"),
-        check(native and bool(s.get("api_key") or s.get("admin_api_key")), None, ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT"), detail=f"{gp} is incompatible with {s.flag('api_key')}/{s.flag('admin_api_key')}: the native gRPC "
-         f"listener bypasses HTTP auth middleware"),
+            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), "grpc-sidecar-5", ("sidecar_args",)),
+        check(sidecar is not None and not str(sidecar).strip(), "grpc-sidecar-6", ("sidecar",), sc=sc),
+        check(sidecar is not None and legacy, "grpc-sidecar-7", ("sidecar", "smg_grpc_mode", "grpc_mode"), sc=sc),
+        check(sidecar is not None and port is None, "grpc-sidecar-8", ("sidecar",), sc=sc, gp=gp),
+        check(native and bool(s.get("use_ray", False)), "grpc-sidecar-9", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT"), gp=gp),
+        check(native and bool(s.get("encoder_only", False)), "grpc-sidecar-10", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT"), gp=gp),
+        check(native and isinstance(workers, int) and workers > 1, "grpc-sidecar-11", ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
+        check(native and bool(s.get("api_key") or s.get("admin_api_key")), "grpc-sidecar-12", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT"), gp=gp),
     ]))
 
 
@@ -120,18 +118,16 @@ def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
     streams = s.integer("http2_max_concurrent_streams", 200)
     window = s.integer("http2_initial_connection_window_size", 1048576)
     return (first_broken([
-        check(bool(key) and not cert, None, ("ssl_keyfile",), detail=f"{f('ssl_keyfile')} requires {f('ssl_certfile')} as well"),
-        check(bool(cert) and not key, None, ("ssl_certfile",), detail=f"{f('ssl_certfile')} requires {f('ssl_keyfile')} as well"),
-        check(not cert and not key and bool(s.get("ssl_ca_certs")), None, ("ssl_ca_certs",), detail=f"{f('ssl_ca_certs')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}"),
-        check(not cert and not key and bool(s.get("ssl_keyfile_password")), None, ("ssl_keyfile_password",), detail=f"{f('ssl_keyfile_password')} has no effect without {f('ssl_certfile')} and {f('ssl_keyfile')}"),
-        check(refresh and not (cert and key), None, ("enable_ssl_refresh",), detail=f"{f('enable_ssl_refresh')} requires {f('ssl_certfile')} and {f('ssl_keyfile')}"),
+        check(bool(key) and not cert, "ssl-http2-1", ("ssl_keyfile",), v0=f('ssl_keyfile'), v1=f('ssl_certfile')),
+        check(bool(cert) and not key, "ssl-http2-2", ("ssl_certfile",), v0=f('ssl_certfile'), v1=f('ssl_keyfile')),
+        check(not cert and not key and bool(s.get("ssl_ca_certs")), "ssl-http2-3", ("ssl_ca_certs",), v0=f('ssl_ca_certs'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+        check(not cert and not key and bool(s.get("ssl_keyfile_password")), "ssl-http2-4", ("ssl_keyfile_password",), v0=f('ssl_keyfile_password'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+        check(refresh and not (cert and key), "ssl-http2-5", ("enable_ssl_refresh",), v0=f('enable_ssl_refresh'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
         check(bool(s.get("enable_http_worker_reuseport", False)) and (
-            s.integer("tokenizer_worker_num", 1) == 1 or http2), None, ("enable_http_worker_reuseport",), detail=f"{f('enable_http_worker_reuseport')} requires {f('tokenizer_worker_num')} > 1 and has no effect "
-         f"with {f('enable_http2')}"),
-        check(http2 and not 0 < streams < 2 ** 32, None, ("http2_max_concurrent_streams",), detail=f"{f('http2_max_concurrent_streams')} must be between 1 and 4294967295"),
-        check(http2 and not 1024 <= window < 2 ** 31, None, ("http2_initial_connection_window_size",), detail=f"{f('http2_initial_connection_window_size')} must be between 1024 and 2147483647"),
-        check(http2 and refresh, None, ("enable_ssl_refresh", "enable_http2"), detail=f"{f('enable_ssl_refresh')} is not supported with {f('enable_http2')} (Granian "
-                            f"cannot hot-reload certificates)"),
+            s.integer("tokenizer_worker_num", 1) == 1 or http2), "ssl-http2-6", ("enable_http_worker_reuseport",), v0=f('enable_http_worker_reuseport'), v1=f('tokenizer_worker_num'), v2=f('enable_http2')),
+        check(http2 and not 0 < streams < 2 ** 32, "ssl-http2-7", ("http2_max_concurrent_streams",), v0=f('http2_max_concurrent_streams')),
+        check(http2 and not 1024 <= window < 2 ** 31, "ssl-http2-8", ("http2_initial_connection_window_size",), v0=f('http2_initial_connection_window_size')),
+        check(http2 and refresh, "ssl-http2-9", ("enable_ssl_refresh", "enable_http2"), v0=f('enable_ssl_refresh'), v1=f('enable_http2')),
     ]))
 
 
@@ -140,8 +136,7 @@ def _asr_positive(s: Settings, rule: RuleSpec) -> Hit | None:
     checks = []
     for name in ("asr_max_buffer_seconds", "asr_max_concurrent_sessions"):
         value = s.get(name) if s.has(name) else None
-        checks.append(check(isinstance(value, (int, float)) and value <= 0, None, (name,),
-                            detail=f"{s.flag(name)} must be positive (got {value})"))
+        checks.append(check(isinstance(value, (int, float)) and value <= 0, "asr-positive-1", (name,), v0=s.flag(name), value_=value))
     return first_broken(checks)
 
 
@@ -152,11 +147,9 @@ def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
     size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
     config = s.get("mm_process_config")
     name = s.flag("mm_process_config")
-    checks = [check(isinstance(size, int) and size < 0, None, ("mm_preprocess_cache_size_mb",),
-                    detail=f"{s.flag('mm_preprocess_cache_size_mb')} must be non-negative (got {size})")]
+    checks = [check(isinstance(size, int) and size < 0, "mm-process-config-1", ("mm_preprocess_cache_size_mb",), size=size)]
     if config is not None and not isinstance(config, Unparsed):
-        checks.append(check(not isinstance(config, dict), None, ("mm_process_config",),
-                            detail=f"{name} must be a JSON object, got {type(config).__name__} (TypeError)"))
+        checks.append(check(not isinstance(config, dict), "mm-process-config-2", ("mm_process_config",), name=name, v0=type(config).__name__))
         for key in ("image", "video", "audio"):
             checks.append(check(isinstance(config, dict) and key in config and not isinstance(config[key], dict), None,
                                 ("mm_process_config",),
@@ -173,10 +166,9 @@ def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
     bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
     prefs = s.get("preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
     return first_broken([
-        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), None, ("default_chat_template_kwargs",), detail=f"{s.flag('default_chat_template_kwargs')} must decode to a JSON object", fix=f"write {s.flag('default_chat_template_kwargs')} as a JSON object ({{...}})"),
-        check(bool(bad), None, ("limit_mm_data_per_request",), detail=f"invalid modality '{bad[0] if bad else ''}' in {s.flag('limit_mm_data_per_request')} "
-                    f"(allowed: image, video, audio)", fix=f"use only the keys image, video and audio in {s.flag('limit_mm_data_per_request')}"),
-        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, None, ("preferred_sampling_params",), detail=f"watermark is not supported in {s.flag('preferred_sampling_params')}", fix=f"remove watermark from {s.flag('preferred_sampling_params')}"),
+        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), "serving-json-1", ("default_chat_template_kwargs",)),
+        check(bool(bad), "serving-json-2", ("limit_mm_data_per_request",), v0=bad[0] if bad else ''),
+        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, "serving-json-3", ("preferred_sampling_params",)),
     ])
 
 
@@ -193,8 +185,8 @@ def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
     nnodes, pp = s.integer("nnodes", 1), s.integer("pp_size", 1)
     name = s.flag("mm_feature_transport")
     return (first_broken([
-        check(transport == "cuda_vmm" and pp != 1, None, ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), detail=f"{name} cuda_vmm does not support pipeline parallelism ({s.flag('pp_size')} {pp})"),
-        check(transport == "cuda_ipc" and nnodes != 1, None, ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), detail=f"{name} cuda_ipc only supports a single node ({s.flag('nnodes')} {nnodes})"),
+        check(transport == "cuda_vmm" and pp != 1, "mm-feature-transport-1", ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, pp=pp),
+        check(transport == "cuda_ipc" and nnodes != 1, "mm-feature-transport-2", ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, nnodes=nnodes),
     ]))
 
 

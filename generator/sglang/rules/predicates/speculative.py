@@ -24,18 +24,18 @@ def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
     ids = s.get("return_aux_hidden_state_layer_ids")
     flag, ids_flag = s.flag("enable_return_aux_hidden_states"), s.flag("return_aux_hidden_state_layer_ids")
     if not s.get("enable_return_aux_hidden_states"):
-        return first_broken([check(ids is not None, None, ("return_aux_hidden_state_layer_ids",), detail=f"{ids_flag} requires {flag}", fix=f"add {flag}, or drop {ids_flag}")])
+        return first_broken([check(ids is not None, "aux-hidden-state-capture-7", ("return_aux_hidden_state_layer_ids",), ids_flag=ids_flag, flag_=flag)])
     raw = s.get("speculative_algorithm")
     method = str(raw or "").upper()
     layers = [i for i in ids if isinstance(i, int)] if isinstance(ids, list) else None
     algo_flag, draft_flag = s.flag("speculative_algorithm"), s.flag("speculative_draft_model_path")
     return first_broken([
-        check(method not in _AUX_METHODS, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} needs {algo_flag} EAGLE3, DFLASH or DSPARK to name the capture convention, got {raw!r}", fix=f"set {algo_flag} EAGLE3, DFLASH or DSPARK, or drop {flag}"),
-        check(s.get("speculative_draft_model_path") is not None, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} captures without a draft; drop {draft_flag}", fix=f"drop {draft_flag}, or drop {flag}"),
-        check(s.integer("pp_size", 1) != 1, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} only supports {s.flag('pp_size')} 1", fix=f"set {s.flag('pp_size')} 1, or drop {flag}"),
-        check(method != "EAGLE3" and not layers, None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{flag} with {method} requires {ids_flag}", fix=f"add {ids_flag} with the layer ids to capture"),
-        check(layers is not None and any(i < 0 for i in layers), None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{ids_flag} must be non-negative, got {layers}", fix=f"give {ids_flag} layer ids of 0 or more"),
-        check(layers is not None and len(set(layers)) != len(layers), None, ("enable_return_aux_hidden_states", "speculative_algorithm"), detail=f"{ids_flag} must not repeat a layer, got {layers}", fix=f"name each layer once in {ids_flag}"),
+        check(method not in _AUX_METHODS, "aux-hidden-state-capture-1", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, algo_flag=algo_flag, raw=raw),
+        check(s.get("speculative_draft_model_path") is not None, "aux-hidden-state-capture-2", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, draft_flag=draft_flag),
+        check(s.integer("pp_size", 1) != 1, "aux-hidden-state-capture-3", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag),
+        check(method != "EAGLE3" and not layers, "aux-hidden-state-capture-4", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, method=method, ids_flag=ids_flag),
+        check(layers is not None and any(i < 0 for i in layers), "aux-hidden-state-capture-5", ("enable_return_aux_hidden_states", "speculative_algorithm"), ids_flag=ids_flag, layers=layers),
+        check(layers is not None and len(set(layers)) != len(layers), "aux-hidden-state-capture-6", ("enable_return_aux_hidden_states", "speculative_algorithm"), ids_flag=ids_flag, layers=layers),
     ])
 
 
@@ -66,16 +66,16 @@ def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
     return first_broken([
         check(s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
-         and algo not in _RADIX_DECODE_ALGORITHMS, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), detail=f"{radix} is incompatible with speculative decoding ({algo_flag} {algo})", fix=f"drop {radix}, or use {algo_flag} {', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))}"),
-        check(bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), detail=f"{block} only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK (got {algo})", fix=f"drop {block}"),
-        check(window is not None and window <= 0, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), detail=f"{win_flag} must be positive, got {window}", fix=f"set {win_flag} to 1 or more"),
-        check(sink is not None and sink < 0, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), detail=f"{sink_flag} must be non-negative, got {sink}", fix=f"set {sink_flag} to 0 or more"),
-        check(sink is not None and window is None, None, ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), detail=f"{sink_flag} requires {win_flag}", fix=f"add {win_flag}, or drop {sink_flag}"),
+         and algo not in _RADIX_DECODE_ALGORITHMS, "spec-decoding-args-1", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), radix=radix, algo_flag=algo_flag, algo=algo, v0=', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))),
+        check(bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS, "spec-decoding-args-2", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), block=block, algo=algo),
+        check(window is not None and window <= 0, "spec-decoding-args-3", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), win_flag=win_flag, window=window),
+        check(sink is not None and sink < 0, "spec-decoding-args-4", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), sink_flag=sink_flag, sink=sink),
+        check(sink is not None and window is None, "spec-decoding-args-5", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), sink_flag=sink_flag, win_flag=win_flag),
     ])
 
 
@@ -94,14 +94,12 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
     topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
     name = s.flag("speculative_use_rejection_sampling")
     return first_broken([
-        check(algo not in ("EAGLE", "EAGLE3"), None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} is only supported for EAGLE / EAGLE3 / NEXTN, not {s.flag('speculative_algorithm')} {algo} "
-         "(NotImplementedError)"),
-        check(isinstance(topk, int) and topk != 1, None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} requires {s.flag('speculative_eagle_topk')}=1 (got {topk})"),
-        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, None, ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), detail=f"{name} is incompatible with {s.flag('speculative_accept_threshold_single')} / "
-         f"{s.flag('speculative_accept_threshold_acc')}; rejection sampling ignores the accept thresholds"),
+        check(algo not in ("EAGLE", "EAGLE3"), "spec-rejection-sampling-1", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name, algo=algo),
+        check(isinstance(topk, int) and topk != 1, "spec-rejection-sampling-2", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name, topk=topk),
+        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "spec-rejection-sampling-3", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name),
     ])
 
 
@@ -114,15 +112,12 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
     draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
     path = s.flag("speculative_ngram_external_corpus_path")
     return first_broken([
-        check(budget <= 0, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_sam_budget')} must be positive when {path} is set "
-                      f"(got {budget}; its default is 0)"),
-        check(max_tokens <= 0, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_corpus_max_tokens')} must be positive when "
-                          f"{path} is set (got {max_tokens})"),
-        check(budget > draft - 1, None, ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), detail=f"{s.flag('speculative_ngram_external_sam_budget')} must be at most "
-                             f"{s.flag('speculative_num_draft_tokens')} - 1 ({draft - 1}); got {budget}"),
+        check(budget <= 0, "spec-ngram-corpus-1", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), path=path, budget=budget),
+        check(max_tokens <= 0, "spec-ngram-corpus-2", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), path=path, max_tokens=max_tokens),
+        check(budget > draft - 1, "spec-ngram-corpus-3", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), v0=draft - 1, budget=budget),
     ])
 
 
@@ -142,17 +137,16 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
     win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
     return first_broken([
-        check(dp_on and not s.get("enable_dp_lm_head"), None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH with dp attention requires {s.flag('enable_dp_lm_head')}", fix=f"add {s.flag('enable_dp_lm_head')}"),
-        check(dp_on and s.integer("attn_cp_size", 1) != 1, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH with dp attention does not support context parallel ({cp_flag} {s.integer('attn_cp_size', 1)})", fix=f"set {cp_flag} 1"),
-        check(block is not None and block <= 0, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), detail=f"DFLASH requires {block_flag} to be positive, got {block}", fix=f"set {block_flag} to 1 or more"),
-        check(block is not None and block > 0 and draft is not None and draft != block, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), detail=f"Both {draft_flag} and {block_flag} are set but they differ ({draft} and {block}). For DFLASH they must match", fix=f"set {draft_flag} {block}, or drop one of the two"),
-        check(window is not None and tokens is not None and window < tokens, None, ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), detail=f"{win_flag} must be >= the DFLASH block size ({block_flag if block is not None else draft_flag}); "
-         f"got {window} and {tokens}", fix=f"set {win_flag} {tokens} or more"),
+        check(dp_on and not s.get("enable_dp_lm_head"), "spec-dflash-args-1", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size")),
+        check(dp_on and s.integer("attn_cp_size", 1) != 1, "spec-dflash-args-2", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), cp_flag=cp_flag, v0=s.integer('attn_cp_size', 1)),
+        check(block is not None and block <= 0, "spec-dflash-args-3", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), block_flag=block_flag, block=block),
+        check(block is not None and block > 0 and draft is not None and draft != block, "spec-dflash-args-4", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), draft_flag=draft_flag, block_flag=block_flag, draft=draft, block=block),
+        check(window is not None and tokens is not None and window < tokens, "spec-dflash-args-5", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), win_flag=win_flag, v0=block_flag if block is not None else draft_flag, window=window, tokens=tokens),
     ])
 
 
