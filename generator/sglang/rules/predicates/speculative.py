@@ -186,11 +186,8 @@ def _uno_tree(s: Settings, q: int, k: int) -> Hit | None:
     q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
     if steps is None or steps < 1:
         return first_broken([
-            check(steps is None, None, _UNO_BLAME,
-                  detail=f"UNO tree mode requires {steps_flag} so its draft width F can be derived as {steps_flag} + 1",
-                  fix=f"add {steps_flag}, or set {k_flag} 1"),
-            check(True, None, _UNO_BLAME, detail=f"UNO tree mode requires {steps_flag} to be positive, got {steps}",
-                  fix=f"set {steps_flag} to 1 or more")])
+            check(steps is None, "uno-tree-7", _UNO_BLAME, steps_flag=steps_flag, k_flag=k_flag),
+            check(True, "uno-tree-8", _UNO_BLAME, steps_flag=steps_flag, steps=steps)])
     f = steps + 1
     capacity = nodes = 1
     for _ in range(steps):
@@ -201,17 +198,16 @@ def _uno_tree(s: Settings, q: int, k: int) -> Hit | None:
     parent = k * max(steps - 1, 0) + 1
     widths = f"change {q_flag} (Q), {steps_flag} (F - 1) or {k_flag} (K)"
     return first_broken([
-        check(q < f, None, _UNO_BLAME, detail=f"UNO tree mode requires Q >= F; got Q={q} ({q_flag}), F={f} ({steps_flag} + 1)", fix=f"raise {q_flag} to {f} or more, or lower {steps_flag}"),
-        check(q > 128, None, _UNO_BLAME, detail=f"UNO tree mode currently supports at most Q=128 verify nodes, got Q={q} ({q_flag})", fix=f"set {q_flag} 128 or less"),
-        check(q * k > 2048, None, _UNO_BLAME, detail=f"UNO tree mode currently supports Q*K <= 2048; got Q*K={q}*{k}={q * k} ({q_flag} x {k_flag})", fix=f"lower {q_flag} or {k_flag}"),
+        check(q < f, "uno-tree-1", _UNO_BLAME, q=q, q_flag=q_flag, f=f, steps_flag=steps_flag),
+        check(q > 128, "uno-tree-2", _UNO_BLAME, q=q, q_flag=q_flag),
+        check(q * k > 2048, "uno-tree-3", _UNO_BLAME, q=q, k=k, v0=q * k, q_flag=q_flag, k_flag=k_flag),
         check(q > capacity, None, _UNO_BLAME, detail=f"UNO tree mode cannot build the requested Q from F and K: Q={q} exceeds "
                        f"capacity={capacity} for F={f}, K={k}", fix=widths),
         check(q - 1 > parent, None, _UNO_BLAME, detail=f"UNO tree mode cannot represent the requested Q in EAGLE's parent-list ABI: "
                          f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}", fix=widths),
-        check(bool(s.get("enable_pdmux")), None, _UNO_BLAME, detail="UNO tree mode does not yet support PDMux", fix=f"drop {s.flag('enable_pdmux')}, or set {k_flag} 1"),
-        check(bool(s.get("enable_two_batch_overlap")), None, _UNO_BLAME, detail="UNO tree mode does not yet support two-batch overlap", fix=f"drop {s.flag('enable_two_batch_overlap')}, or set {k_flag} 1"),
-        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, None, _UNO_BLAME, detail="UNO tree mode reuses EAGLE target-only sampling and requires both speculative accept thresholds to be 1.0", fix=f"set {s.flag('speculative_accept_threshold_single')} and {s.flag('speculative_accept_threshold_acc')} "
-         "1.0, or drop them"),
+        check(bool(s.get("enable_pdmux")), "uno-tree-4", _UNO_BLAME, k_flag=k_flag),
+        check(bool(s.get("enable_two_batch_overlap")), "uno-tree-5", _UNO_BLAME, k_flag=k_flag),
+        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "uno-tree-6", _UNO_BLAME),
     ])
 
 
@@ -227,12 +223,11 @@ def _uno_rest(s: Settings) -> Hit | None:
     tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     rejection = s.flag("speculative_use_rejection_sampling")
     return first_broken([
-        check((tp, pp) != (1, 1), None, _UNO_BLAME, detail=f"UNO requires TP=PP=1 (got {s.flag('tp_size')} {tp}, {s.flag('pp_size')} {pp})", fix=f"set {s.flag('tp_size')} 1 and {s.flag('pp_size')} 1"),
-        check(dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1, None, _UNO_BLAME, detail="UNO does not support DP attention or context parallelism", fix=f"drop attention DP ({s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')}) "
-         f"and {s.flag('attn_cp_size')}"),
-        check(bool(s.get("enable_lora")) or bool(s.get("lora_paths")), None, _UNO_BLAME, detail="UNO does not support public Multi-LoRA serving", fix=f"drop {s.flag('enable_lora')} and {s.flag('lora_paths')} (UNO's adapter goes in {s.flag('uno_lora_path')})"),
-        check(bool(s.get("speculative_use_rejection_sampling")), None, _UNO_BLAME, detail=f"UNO manages its own stochastic verification and does not use {rejection}", fix=f"drop {rejection}"),
-        check(prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"), None, _UNO_BLAME, detail=f"UNO requires FA3 for both prefill and decode attention; got prefill={prefill!r}, decode={decode!r}", fix=f"set {s.flag('attention_backend')} fa3 (and no other prefill/decode attention backend)"),
+        check((tp, pp) != (1, 1), "uno-rest-1", _UNO_BLAME, tp=tp, pp=pp),
+        check(dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1, "uno-rest-2", _UNO_BLAME, v0=s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')),
+        check(bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "uno-rest-3", _UNO_BLAME),
+        check(bool(s.get("speculative_use_rejection_sampling")), "uno-rest-4", _UNO_BLAME, rejection=rejection),
+        check(prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"), "uno-rest-5", _UNO_BLAME, prefill=prefill, decode=decode),
     ])
 
 
@@ -246,12 +241,12 @@ def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
     draft, det, strict = (s.flag("speculative_draft_model_path"), s.flag("enable_deterministic_inference"),
                           s.flag("enable_strict_thinking"))
     broken = first_broken([
-        check(s.get("speculative_draft_model_path") is not None, None, _UNO_BLAME, detail=f"UNO reuses the target model and does not accept {draft}", fix=f"drop {draft}"),
-        check(s.get("uno_lora_path") is None, None, _UNO_BLAME, detail=f"UNO requires {s.flag('uno_lora_path')}", fix=f"add {s.flag('uno_lora_path')} with the UNO adapter"),
-        check(bool(s.get("enable_deterministic_inference")), None, _UNO_BLAME, detail=f"UNO does not support {det}", fix=f"drop {det}"),
-        check(bool(s.get("enable_strict_thinking")), None, _UNO_BLAME, detail=f"UNO does not support {strict}", fix=f"drop {strict}"),
-        check(not isinstance(q, int) or q < 1, None, _UNO_BLAME, detail=f"UNO requires {q_flag} to be a positive integer denoting the linear width or tree verify width Q", fix=f"set {q_flag} to 1 or more"),
-        check(k < 1, None, _UNO_BLAME, detail=f"UNO requires {k_flag} to be at least 1, got {k}", fix=f"set {k_flag} to 1 or more"),
+        check(s.get("speculative_draft_model_path") is not None, "spec-uno-args-1", _UNO_BLAME, draft=draft),
+        check(s.get("uno_lora_path") is None, "spec-uno-args-2", _UNO_BLAME),
+        check(bool(s.get("enable_deterministic_inference")), "spec-uno-args-3", _UNO_BLAME, det=det),
+        check(bool(s.get("enable_strict_thinking")), "spec-uno-args-4", _UNO_BLAME, strict=strict),
+        check(not isinstance(q, int) or q < 1, "spec-uno-args-5", _UNO_BLAME, q_flag=q_flag),
+        check(k < 1, "spec-uno-args-6", _UNO_BLAME, k_flag=k_flag, k=k),
     ])
     if broken is None and isinstance(q, int) and k > 1:
         broken = _uno_tree(s, q, k)
@@ -269,11 +264,10 @@ def _dspark_dp(s: Settings) -> Hit | None:
     cp = s.integer("attn_cp_size", 1)
     a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
     return first_broken([
-        check(not s.get("enable_dp_lm_head"), None, _DSPARK_BLAME, detail=f"DSpark with dp attention requires {s.flag('enable_dp_lm_head')}", fix=f"add {s.flag('enable_dp_lm_head')}"),
-        check(not npu and a2a not in ("none", "megamoe", "mori"), None, _DSPARK_BLAME, detail=f"DSpark with dp attention supports {a2a_flag} none (built-in TP MoE), megamoe or mori, got {a2a!r}", fix=f"set {a2a_flag} none, megamoe or mori"),
-        check(cp > 1, None, _DSPARK_BLAME, detail=f"DSpark with dp attention does not support context parallel ({s.flag('attn_cp_size')} {cp})", fix=f"set {s.flag('attn_cp_size')} 1"),
-        check(not npu and spec_a2a is not None and spec_a2a != a2a, None, _DSPARK_BLAME, detail=f"DSpark ignores {spec_a2a_flag}; with dp attention it must match the target {a2a_flag} {a2a!r} "
-         f"(got {spec_a2a!r})", fix=f"drop {spec_a2a_flag}, or set it to {a2a}"),
+        check(not s.get("enable_dp_lm_head"), "dspark-dp-1", _DSPARK_BLAME),
+        check(not npu and a2a not in ("none", "megamoe", "mori"), "dspark-dp-2", _DSPARK_BLAME, a2a_flag=a2a_flag, a2a=a2a),
+        check(cp > 1, "dspark-dp-3", _DSPARK_BLAME, cp=cp),
+        check(not npu and spec_a2a is not None and spec_a2a != a2a, "dspark-dp-4", _DSPARK_BLAME, spec_a2a_flag=spec_a2a_flag, a2a_flag=a2a_flag, a2a=a2a, spec_a2a=spec_a2a),
     ])
 
 
@@ -285,11 +279,10 @@ def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
     pp_flag = s.flag("pp_size")
     broken = _dspark_dp(s) or first_broken([
-        check(s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill", None, _DSPARK_BLAME, detail=f"DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require {pp_flag} 1", fix=f"set {pp_flag} 1, or run this as a {s.flag('disaggregation_mode')} prefill server"),
-        check(block is not None and block <= 0, None, _DSPARK_BLAME, detail=f"DSpark requires {block_flag} (gamma) to be positive, got {block}", fix=f"set {block_flag} to 1 or more"),
-        check(block is not None and block > 0 and draft is not None and draft != block + 1, None, _DSPARK_BLAME, detail=f"DSpark {draft_flag} must equal gamma + 1 (= {(block or 0) + 1} for {block_flag} {block}), "
-         f"but got {draft_flag} {draft}", fix=f"set {draft_flag} {(block or 0) + 1}, or drop it"),
-        check(block is None and draft is not None and draft < 2, None, _DSPARK_BLAME, detail=f"DSpark {draft_flag} must be >= 2 (= gamma + 1, gamma being {block_flag}), got {draft}", fix=f"set {draft_flag} 2 or more, or drop it"),
+        check(s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill", "spec-dspark-args-1", _DSPARK_BLAME, pp_flag=pp_flag),
+        check(block is not None and block <= 0, "spec-dspark-args-2", _DSPARK_BLAME, block_flag=block_flag, block=block),
+        check(block is not None and block > 0 and draft is not None and draft != block + 1, "spec-dspark-args-3", _DSPARK_BLAME, draft_flag=draft_flag, v0=(block or 0) + 1, block_flag=block_flag, block=block, draft=draft),
+        check(block is None and draft is not None and draft < 2, "spec-dspark-args-4", _DSPARK_BLAME, draft_flag=draft_flag, block_flag=block_flag, draft=draft),
     ])
     return broken
 
