@@ -136,14 +136,15 @@ def test_a_declarative_rule_fires_and_renders(tmp_path: Path) -> None:
 
 
 def test_every_check_name_has_its_texts_and_every_text_its_check() -> None:
-    """The names predicates give check(...) and the checks: entries of rules.yaml are the same set."""
+    """The names predicates give check(...) and Hit(...) and the checks: entries of rules.yaml are the same set."""
     import ast
 
     named: set[str] = set()
     for path in (ROOT / "generator" / "sglang" / "rules" / "predicates").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check" and len(node.args) > 1:
-                named |= {c.value for c in ast.walk(node.args[1]) if isinstance(c, ast.Constant)
+            where = {"check": 1, "Hit": 2}.get(getattr(node.func, "id", "")) if isinstance(node, ast.Call) else None
+            if where is not None and len(node.args) > where:
+                named |= {c.value for c in ast.walk(node.args[where]) if isinstance(c, ast.Constant)
                           and isinstance(c.value, str)}
     texts = {name for rule in load_rules(ROOT / "catalogs" / "rules.yaml") for name in rule.checks}
     assert named == texts, (sorted(named - texts), sorted(texts - named))

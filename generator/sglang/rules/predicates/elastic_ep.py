@@ -219,7 +219,5 @@ def _elastic_ep_graph_recapture(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # the setup rule reports what SGLang stops at first
     for name, what in _RECAPTURE:
         if s.get(name) not in (None, False, []):
-            return Hit((name, "max_ep_size"), {"detail": f"elastic EP CUDA graph recapture does not support {what} "
-                                                         f"({s.flag(name)})",
-                                               "decode": s.flag("disable_decode_cuda_graph"), "flag": s.flag(name)})
+            return Hit((name, "max_ep_size"), {"decode": s.flag("disable_decode_cuda_graph"), "flag": s.flag(name), "what": what, "v0": s.flag(name)}, "elastic-ep-graph-recapture-1")
     return None

@@ -99,20 +99,15 @@ def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     hicache, no_radix = s.flag("enable_hierarchical_cache"), s.flag("disable_radix_cache")
     if s.get("disable_radix_cache", False):
-        return Hit(("enable_hierarchical_cache", "disable_radix_cache"),
-                   {"hicache": hicache, "no_radix": no_radix, "fix": "drop one of them"})
+        return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {"hicache": hicache, "no_radix": no_radix}, "hicache-needs-radix-2")
     # SGLang also sets disable_radix_cache itself before this check: on a PD decode server
     # (0.5.23: unless --disaggregation-decode-enable-radix-cache), and with the dual-chunk
     # attention backend (0.5.9; 0.5.23 has no such backend).
     if s.get("attention_backend") == "dual_chunk_flash_attn":
         backend = s.flag("attention_backend")
-        return Hit(("enable_hierarchical_cache", "attention_backend"), {
-            "hicache": hicache, "no_radix": f"{no_radix} (which {backend} dual_chunk_flash_attn sets)",
-            "fix": f"drop {hicache}, or use another {backend}"})
+        return Hit(("enable_hierarchical_cache", "attention_backend"), {"hicache": hicache, "no_radix_": no_radix, "backend": backend, "hicache_": hicache}, "hicache-needs-radix-3")
     keep = "disaggregation_decode_enable_radix_cache"
     if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
         return None
     opt_in = f", or add {s.flag(keep)}" if s.has(keep) else ""
-    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {
-        "hicache": hicache, "no_radix": f"{no_radix} (which {s.flag('disaggregation_mode')} decode sets)",
-        "fix": f"drop {hicache} on a PD decode server{opt_in}"})
+    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {"hicache": hicache, "no_radix_": no_radix, "hicache_": hicache, "opt_in": opt_in}, "hicache-needs-radix-1")

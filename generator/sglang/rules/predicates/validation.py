@@ -118,16 +118,10 @@ def _priority_policy(s: Settings, rule: RuleSpec) -> Hit | None:
     policy = s.get("schedule_policy", "fcfs")
     prio, sched = s.flag("enable_priority_scheduling"), s.flag("schedule_policy")
     if enabled and policy not in ("fcfs", "lof"):
-        return Hit(("schedule_policy", "enable_priority_scheduling"), {
-            "detail": f"{prio} with {sched} {policy}",
-            "sglang": f"To use priority scheduling, schedule_policy must be 'fcfs' or 'lof'. '{policy}' is not supported.",
-            "fix": f"use {sched} fcfs or lof with {prio}"})
+        return Hit(("schedule_policy", "enable_priority_scheduling"), {"detail": f"{prio} with {sched} {policy}", "policy": policy, "sched": sched, "prio": prio}, "priority-policy-1")
     if s.has("retraction_policy") and s.get("retraction_policy") == "priority" and not enabled:
         retract = s.flag("retraction_policy")
-        return Hit(("retraction_policy",), {
-            "detail": f"{retract} priority without {prio}",
-            "sglang": "--retraction-policy priority requires --enable-priority-scheduling",
-            "fix": f"add {prio}, or use {retract} length"})
+        return Hit(("retraction_policy",), {"retract": retract, "prio": prio}, "priority-policy-2")
     return None
 
 
@@ -135,16 +129,9 @@ def _priority_policy(s: Settings, rule: RuleSpec) -> Hit | None:
 def _metrics_args(s: Settings, rule: RuleSpec) -> Hit | None:
     header, labels = "tokenizer_metrics_custom_labels_header", "tokenizer_metrics_allowed_custom_labels"
     if not s.get(header, "") and s.get(labels):
-        return Hit((header, labels), {
-            "detail": f"{s.flag(labels)} with an empty {s.flag(header)}",
-            "sglang": "Please set --tokenizer-metrics-custom-labels-header when setting "
-                      "--tokenizer-metrics-allowed-custom-labels.",
-            "fix": f"give {s.flag(header)} a header name (SGLang's default is x-custom-labels)"})
+        return Hit((header, labels), {"v0": s.flag(labels), "v1": s.flag(header)}, "metrics-args-1")
     if s.get("export_metrics_to_file", False) and s.get("export_metrics_to_file_dir") is None:
-        return Hit(("export_metrics_to_file",), {
-            "detail": f"{s.flag('export_metrics_to_file')} without {s.flag('export_metrics_to_file_dir')}",
-            "sglang": "--export-metrics-to-file-dir is required when --export-metrics-to-file is enabled",
-            "fix": f"add {s.flag('export_metrics_to_file_dir')} DIR"})
+        return Hit(("export_metrics_to_file",), {"detail": f"{s.flag('export_metrics_to_file')} without {s.flag('export_metrics_to_file_dir')}"}, "metrics-args-2")
     return None
 
 
@@ -355,19 +342,14 @@ def _watermark_args(s: Settings, rule: RuleSpec) -> Hit | None:
         if error is None and values is not None and enabled:
             error = _config_problem(values)
         if error is not None:  # SGLang reads the config before it checks --enable-watermark
-            return Hit(("watermark_config",), {"detail": f"{conf} (inline JSON)", "sglang": error,
-                                               "fix": f"correct the {conf} object (fields: "
-                                                      f"{', '.join(_WATERMARK_DEFAULTS)})"})
+            return Hit(("watermark_config",), {"sglang": error, "conf": conf, "v0": ', '.join(_WATERMARK_DEFAULTS)}, "watermark-args-3")
     if config is not None and not enabled:
-        return Hit(("watermark_config",), {"detail": f"{conf} without {mark}",
-                                           "sglang": "--watermark-config requires --enable-watermark",
-                                           "fix": f"add {mark}, or remove {conf}"})
+        return Hit(("watermark_config",), {"detail": f"{conf} without {mark}", "mark": mark, "conf": conf}, "watermark-args-2")
     found = _flag_problem(s) if enabled else None
     if found is None:
         return None
     what, sglang = found
-    return Hit(("enable_watermark",), {"detail": f"{mark} with {what}", "sglang": sglang,
-                                       "fix": f"remove {mark} or {what.split()[0]}"})
+    return Hit(("enable_watermark",), {"detail": f"{mark} with {what}", "sglang": sglang, "mark": mark, "v0": what.split()[0]}, "watermark-args-1")
 
 
 @predicate("watermark-key-in-argv")
