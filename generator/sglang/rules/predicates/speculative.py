@@ -47,14 +47,8 @@ _RADIX_DECODE_ALGORITHMS = (None, "DSPARK", "EAGLE", "EAGLE3")
 _BLOCK_VERIFY_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
 
 
-def first_text(checks: list[tuple[bool, str]]) -> str | None:
-    """The text of the first check that is broken, in the order SGLang makes them."""
-    return next((text for broken, text in checks if broken), None)
 
 
-def first_text_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
-    """(text, fix) of the first broken check (broken?, text, fix), in the order SGLang makes them."""
-    return next(((text, fix) for broken, text, fix in checks if broken), None)
 
 
 @predicate("spec-decoding-args")
