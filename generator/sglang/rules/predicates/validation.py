@@ -256,79 +256,74 @@ _WATERMARK_SPEC = {None, "NGRAM", "EAGLE", "EAGLE3"}
 
 
 def _key_problem(value: Any) -> str | None:
-    """SGLang's parse_watermark_key, without the value: a hex string of 1 to 16 digits."""
+    """SGLang's parse_watermark_key, without the value (a hex string of 1 to 16 digits): the check it breaks."""
     if value is None:
         return None
     if not isinstance(value, str):
-        return "watermark key must be a hex string"
+        return "key-not-text"
     digits = value[2:] if value.lower().startswith("0x") else value
     if not 1 <= len(digits) <= 16:
-        return "watermark key must contain 1 to 16 hex digits"
+        return "key-digits"
     if any(c not in "0123456789abcdefABCDEF" for c in digits):
-        return "watermark key must contain only hex digits"
+        return "key-hex"
     return None
 
 
-def _inline_config(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The inline --watermark-config object with SGLang's defaults, or the error SGLang raises reading it."""
+_CONFIG = ("watermark_config",)
+
+
+def _inline_config(text: str) -> tuple[dict[str, Any] | None, Hit | None]:
+    """The inline --watermark-config object with SGLang's defaults, or the check SGLang fails reading it."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError:
-        return None, "failed to read watermark config JSON"
+        return None, Hit(_CONFIG, {}, "json-unreadable")
     if not isinstance(raw, dict):
-        return None, "watermark config must be a JSON object"
+        return None, Hit(_CONFIG, {}, "config-not-object")
     if set(raw) - set(_WATERMARK_DEFAULTS):
-        return None, "watermark config contains unknown fields"
+        return None, Hit(_CONFIG, {}, "config-unknown-fields")
     for name in ("key", "key_b"):
         problem = _key_problem(raw.get(name))
         if problem is not None:
-            return None, problem
+            return None, Hit(_CONFIG, {}, problem)
     window = raw.get("context_window")
     if window is not None and (isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= 64):
-        return None, "watermark config context_window must be an integer from 1 to 64"
+        return None, Hit(_CONFIG, {}, "context-window")
     for name in ("mixing_probability", "max_probability"):
         value = raw.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return None, f"watermark config {name} must be a number"
+            return None, Hit(_CONFIG, {"field": name}, "probability-not-number")
     for name in ("default_enabled", "enforce_all"):
         if raw.get(name) is not None and not isinstance(raw[name], bool):
-            return None, f"watermark config {name} must be a boolean"
+            return None, Hit(_CONFIG, {"field": name}, "switch-not-boolean")
     return {**_WATERMARK_DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}, None
 
 
-def _config_problem(cfg: dict[str, Any]) -> str | None:
-    """The first check of check_watermark_server_args on the config's values (SGLang's words)."""
+def _config_problem(cfg: dict[str, Any]) -> Hit | None:
+    """The first check of check_watermark_server_args on the config's values."""
     mixing, top = cfg["mixing_probability"], cfg["max_probability"]
-    checks = [
-        (cfg["key_b"] is not None and cfg["key"] is None, "watermark key_b requires a server key"),
-        (not 0 < mixing < 1, "watermark mixing_probability must be strictly between 0 and 1"),
-        (cfg["key_b"] is None and mixing != 0.5, "watermark mixing_probability requires key_b"),
-        (not 0 < top <= 1, "watermark max_probability must be greater than 0 and at most 1"),
-        ((cfg["default_enabled"] or cfg["enforce_all"]) and cfg["key"] is None,
-         "watermark default_enabled and enforce_all require a server key"),
-    ]
-    return next((text for broken, text in checks if broken), None)
+    return first_broken([
+        check(cfg["key_b"] is not None and cfg["key"] is None, "key-b-without-key", _CONFIG),
+        check(not 0 < mixing < 1, "mixing-range", _CONFIG),
+        check(cfg["key_b"] is None and mixing != 0.5, "mixing-without-key-b", _CONFIG),
+        check(not 0 < top <= 1, "max-probability", _CONFIG),
+        check((cfg["default_enabled"] or cfg["enforce_all"]) and cfg["key"] is None, "enabled-without-key", _CONFIG),
+    ])
 
 
-def _flag_problem(s: Settings) -> tuple[str, str] | None:
-    """The first flag --enable-watermark cannot go with: (what, SGLang's words)."""
+def _flag_problem(s: Settings) -> Hit | None:
+    """The first flag --enable-watermark cannot go with."""
     algo = None if s.get("enable_return_aux_hidden_states", False) else algorithm(s)
     mode = s.get("disaggregation_mode", "null")
-    checks = [
-        (bool(s.get("enable_custom_logit_processor", False)), s.flag("enable_custom_logit_processor"),
-         "--enable-watermark is incompatible with --enable-custom-logit-processor"),
-        (s.get("dllm_algorithm") is not None, s.flag("dllm_algorithm"),
-         "--enable-watermark is not supported with diffusion LLM"),
-        (mode != "null", f"{s.flag('disaggregation_mode')} {mode}",
-         "--enable-watermark is not supported with PD disaggregation"),
-        (algo not in _WATERMARK_SPEC, f"{s.flag('speculative_algorithm')} {algo}",
-         f"--enable-watermark supports speculative algorithms NGRAM, EAGLE, and EAGLE3, got {algo!r}"),
-        (s.integer("pp_size", 1) > 1 and algo is not None, f"{s.flag('pp_size')} > 1 with speculative decoding",
-         "--enable-watermark is not supported with pipeline-parallel speculative decoding"),
-        (bool(s.get("speculative_use_rejection_sampling", False)), s.flag("speculative_use_rejection_sampling"),
-         "--enable-watermark is incompatible with --speculative-use-rejection-sampling"),
-    ]
-    return next(((what, text) for broken, what, text in checks if broken), None)
+    mark = ("enable_watermark",)
+    return first_broken([
+        check(bool(s.get("enable_custom_logit_processor", False)), "with-custom-logit-processor", mark),
+        check(s.get("dllm_algorithm") is not None, "with-dllm", mark),
+        check(mode != "null", "with-pd", mark),
+        check(algo not in _WATERMARK_SPEC, "with-spec-algorithm", mark),
+        check(s.integer("pp_size", 1) > 1 and algo is not None, "with-pp-spec", mark),
+        check(bool(s.get("speculative_use_rejection_sampling", False)), "with-rejection-sampling", mark),
+    ], mode=mode, algo=algo)
 
 
 @predicate("watermark-args")
@@ -336,20 +331,15 @@ def _watermark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("enable_watermark"):
         return None
     enabled, config = bool(s.get("enable_watermark", False)), s.get("watermark_config")
-    mark, conf = s.flag("enable_watermark"), s.flag("watermark_config")
     if config is not None and str(config).lstrip().startswith("{"):
         values, error = _inline_config(str(config))
         if error is None and values is not None and enabled:
             error = _config_problem(values)
         if error is not None:  # SGLang reads the config before it checks --enable-watermark
-            return Hit(("watermark_config",), {"sglang": error, "conf": conf, "v0": ', '.join(_WATERMARK_DEFAULTS)}, "watermark-args-3")
+            return error
     if config is not None and not enabled:
-        return Hit(("watermark_config",), {"detail": f"{conf} without {mark}", "mark": mark, "conf": conf}, "watermark-args-2")
-    found = _flag_problem(s) if enabled else None
-    if found is None:
-        return None
-    what, sglang = found
-    return Hit(("enable_watermark",), {"detail": f"{mark} with {what}", "sglang": sglang, "mark": mark, "v0": what.split()[0]}, "watermark-args-1")
+        return Hit(_CONFIG, {}, "config-without-enable")
+    return _flag_problem(s) if enabled else None
 
 
 @predicate("watermark-key-in-argv")
