@@ -135,6 +135,17 @@ def test_a_declarative_rule_fires_and_renders(tmp_path: Path) -> None:
     assert render(s, rule, Hit(rule.when.blame))[0] == "--tensor-parallel-size 4 on 0.5.9"
 
 
+def _names(expr: object) -> set[str]:
+    """The check names an argument can be: a text, or either branch of ``a if c else b``."""
+    import ast
+
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return {expr.value}
+    if isinstance(expr, ast.IfExp):
+        return _names(expr.body) | _names(expr.orelse)
+    return set()
+
+
 def test_every_check_name_has_its_texts_and_every_text_its_check() -> None:
     """The names predicates give check(...) and Hit(...) and the checks: entries of rules.yaml are the same set."""
     import ast
@@ -144,8 +155,7 @@ def test_every_check_name_has_its_texts_and_every_text_its_check() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             where = {"check": 1, "Hit": 2}.get(getattr(node.func, "id", "")) if isinstance(node, ast.Call) else None
             if where is not None and len(node.args) > where:
-                named |= {c.value for c in ast.walk(node.args[where]) if isinstance(c, ast.Constant)
-                          and isinstance(c.value, str)}
+                named |= _names(node.args[where])
     texts = {name for rule in load_rules(ROOT / "catalogs" / "rules.yaml") for name in rule.checks}
     assert named <= texts, sorted(named - texts)
     # a name chosen at run time (lora's v2_mode) is a string constant of the modules all the same

@@ -236,10 +236,8 @@ def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.has("attn_dp_size") and on and not s.is_set("attn_dp_size"):
         return None  # 0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N
-    fix = (f"use {s.flag('attn_dp_size')} N (DP attention) instead of {s.flag('dp_size')}"
-           if s.has("attn_dp_size") else f"add {s.flag('enable_dp_attention')}, or run one replica per node")
-    return Hit(("dp_size", "nnodes"), {"dp": s.flag("dp_size"), "dp_value": dp, "nnodes_value": nnodes,
-                                       "fix": fix})
+    return Hit(("dp_size", "nnodes"), {"dp_value": dp, "nnodes_value": nnodes},
+               "attn-dp-size" if s.has("attn_dp_size") else "enable-dp-attention")
 
 
 @predicate("dp-attn-divides")
@@ -276,12 +274,10 @@ def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.has("attn_dp_size"):
         if dp_attention(s)[0] or dwdp_on(s):
             return None
-        fix = f"set {s.flag('attn_dp_size')} > 1, or drop {s.flag('enable_dp_lm_head')}"
-    else:
-        if s.get("enable_dp_attention", False):
-            return None
-        fix = f"add {s.flag('enable_dp_attention')}, or drop {s.flag('enable_dp_lm_head')}"
-    return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head"), "fix": fix})
+        return Hit(("enable_dp_lm_head",), {}, "attn-dp-size")
+    if s.get("enable_dp_attention", False):
+        return None
+    return Hit(("enable_dp_lm_head",), {}, "enable-dp-attention")
 
 
 @predicate("dp-lm-head-dropped")
@@ -355,9 +351,4 @@ def _tbo_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")  # 0.5.23 also runs TBO on the DP-attention TP-MoE path
     if newer and dp_attention(s)[0]:
         return None
-    fix = (f"set {s.flag('moe_a2a_backend')} (e.g. deepep) with expert parallelism"
-           + (f", or turn on DP attention ({s.flag('attn_dp_size')} N)" if newer else "")
-           + f", or drop {s.flag('enable_two_batch_overlap')}")
-    return Hit(("enable_two_batch_overlap",), {
-        "tbo": s.flag("enable_two_batch_overlap"), "a2a": s.flag("moe_a2a_backend"),
-        "dp_note": " and without DP attention" if newer else "", "fix": fix})
+    return Hit(("enable_two_batch_overlap",), {}, "dp-attention-possible" if newer else "a2a-only")

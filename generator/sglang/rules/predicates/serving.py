@@ -31,9 +31,7 @@ def _sampling_backend_xpu(s: Settings, rule: RuleSpec) -> Hit | None:
     device = s.get("device")
     if s.get("sampling_backend") != "intel_xpu" or device == "xpu":
         return None
-    return Hit(("sampling_backend", "device"),
-               {"backend": s.flag("sampling_backend"), "device": s.flag("device"),
-                "got": device if device is not None else "auto-detected (CUDA on gen's hosts)"})
+    return Hit(("sampling_backend", "device"), {}, "device-unset" if device is None else "device")
 
 
 @predicate("ple-offload")

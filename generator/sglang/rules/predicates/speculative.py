@@ -287,9 +287,8 @@ def _spec_algo_unknown(s: Settings, rule: RuleSpec) -> Hit | None:
     known = rule.param("builtins", s.version) or []
     if raw is None or str(raw).upper() in known:
         return None
-    fix = ("write EAGLE: SGLang runs a model's own MTP heads as EAGLE (model cards say NEXTN)"
-           if str(raw).upper() == "MTP" else "use one of " + ", ".join(known))
-    return Hit(("speculative_algorithm",), {"algo": raw, "known": ", ".join(known), "fix": fix})
+    return Hit(("speculative_algorithm",), {"algo": raw, "known": ", ".join(known)},
+               "mtp" if str(raw).upper() == "MTP" else "unknown")
 
 
 @predicate("spec-steps-all-or-none")

@@ -140,19 +140,10 @@ def _quant_communications(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_quant_communications", False):
         return None
     tp, device = s.integer("tp_size", 1), s.get("device")
-    if tp == 1:
-        detail, sglang = (f"with {s.flag('tp_size')} 1", "Communications quantization is only used with tp_size != 1")
-        fix = f"remove {s.flag('enable_quant_communications')} (there is no tensor-parallel communication to quantize)"
-    elif device != "npu":
-        # --device left out means the host's GPU (CUDA on the hosts gen renders for).
-        shown = device if device is not None else "unset (the host's CUDA GPU)"
-        detail = f"with {s.flag('device')} {shown}"
-        sglang = "Communications quantization is only supported for NPU device"
-        fix = f"remove {s.flag('enable_quant_communications')} (Ascend NPU only)"
-    else:
-        return None
-    return Hit(("enable_quant_communications",), {"quant": s.flag("enable_quant_communications"),
-                                                  "detail": detail, "sglang": sglang, "fix": fix})
+    # --device left out means the host's GPU (CUDA on the hosts gen renders for).
+    return first_broken([check(tp == 1, "tp-1", ("enable_quant_communications",)),
+                         check(device != "npu", "device-unset" if device is None else "not-npu",
+                               ("enable_quant_communications",))])
 
 
 @predicate("grpc-port-clash")
