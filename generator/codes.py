@@ -171,8 +171,11 @@ _CODES: tuple[Code, ...] = (
          "capture recorded: edited after the capture"),
     Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
          "`tool` and `sha256`)"),
-    Code("C018", E, "a template of `catalogs/rules.yaml` (message, fix, checks) with a format spec, a conversion, "
-         "an index or a placeholder that is not a name or reader.NAME"),
+    Code("C030", E, "a malformed `when:` condition of a declarative rule in `catalogs/rules.yaml`"),
+    Code("C031", E, "a rule of `catalogs/rules.yaml` with both a `when:` condition and a predicate"),
+    Code("C032", E, "a text of `catalogs/rules.yaml` (message, fix, checks) that is not a template of named "
+         "placeholders: a format spec, a conversion other than !r, an index, an attribute walk, or a placeholder that is not "
+         "a name or reader.NAME"),
     Code("E001", E, "an SGLang variable this pin does not read (with a did-you-mean)"),
     Code("E002", E, "a value SGLang would silently ignore (its own parse rule for the variable)"),
     Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),
@@ -199,7 +202,7 @@ _CODES: tuple[Code, ...] = (
     Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
          "ansible.cfg, ...): Ansible would read it too"),
-    Code("D001", E, "a generated schema or `docs/manifests.md` is missing or not current"),
+    Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
          "printed (new, gone, or its lines before and after)"),
 )

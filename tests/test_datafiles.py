@@ -30,7 +30,7 @@ def _check(repo: Path) -> tuple[int, list[str]]:
 
 def test_rules_entry_errors_are_positioned(repo_copy: Path) -> None:
     bad = (RULES.replace("code: X002", "code: X102")
-           .replace("id: mem-fraction\n", "id: mem-fractoin\n")
+           .replace("id: nnodes-divides\n", "id: nnodes-divdes\n")
            .replace('versions: ">=0.5.15"', 'versions: "0.5.15+"', 1))
     (repo_copy / "catalogs" / "rules.yaml").write_text(bad, encoding="utf-8")
     code, errors = _check(repo_copy)
@@ -39,11 +39,11 @@ def test_rules_entry_errors_are_positioned(repo_copy: Path) -> None:
     x102 = _line_of(bad, "code: X102")
     x102_again = _line_of(bad[bad.index("code: X102") + 10:], "code: X102") + bad[:bad.index("code: X102") + 10].count("\n")
     assert errors == sorted(errors, key=lambda e: int(e.split(":")[1])), errors
-    assert f"{f}:{_line_of(bad, 'rules:')}:1: error[C011]: predicate 'mem-fraction' has no rule in {f}: add its entry or remove it" in errors
+    assert f"{f}:{_line_of(bad, 'rules:')}:1: error[C011]: predicate 'nnodes-divides' has no rule in {f}: add its entry or remove it" in errors
     assert f"{f}:{x102}:11: error[C013]: rule 'spec-steps-all-or-none': code X102 does not fit severity error (X0xx or X2xx)" in errors
     assert f"{f}:{_line_of(bad, '0.5.15+')}:15: error[C014]: bad version range '0.5.15+': write \"all\" or comma-joined bounds like \">=0.5.15,<0.5.23\"" in errors
     assert any(e.startswith(f"{f}:{x102_again}:11: error[C012]: code X102 is used by 'spec-steps-all-or-none' and ") for e in errors)
-    assert f"{f}:{_line_of(bad, 'mem-fractoin')}:9: error[C010]: rule 'mem-fractoin' has no predicate in generator/sglang/rules/predicates/ (did you mean 'mem-fraction'?)" in errors
+    assert f"{f}:{_line_of(bad, 'nnodes-divdes')}:9: error[C010]: rule 'nnodes-divdes' has no predicate in generator/sglang/rules/predicates/ (did you mean 'nnodes-divides'?)" in errors
     assert len(errors) == 5, errors
 
 

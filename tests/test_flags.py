@@ -705,6 +705,12 @@ def _sample_value(act: Any) -> tuple[ArgValue, Any]:
         word, one = "0.5", 0.5
     elif act.type == "callable:json.loads":
         word, one = '{"a": 1}', {"a": 1}
+    elif act.type == "callable:sglang.srt.utils.common.json_list_type":
+        word, one = "[1]", "[1]"  # the stand-in parser keeps SGLang's own types as text
+    elif act.type == "callable:sglang.srt.utils.common.human_readable_int":
+        word, one = "4k", "4k"
+    elif act.type == "callable:sglang.srt.model_executor.cuda_graph_config.parse_cuda_graph_config_arg":
+        word, one = '{"decode": {}}', '{"decode": {}}'
     else:
         word, one = "x", "x"
     if act.nargs in ("+", "*") or isinstance(act.nargs, int) and act.nargs > 1:

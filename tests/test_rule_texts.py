@@ -20,7 +20,8 @@ RULES = (ROOT / "catalogs" / "rules.yaml").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("text", ["plain", "{flag} {value} needs {fix}", "{flag.speculative_num_steps}",
-                                  "{value.tp_size} and {env.SGLANG_X}", "literal {{braces}}", "{version}"])
+                                  "{value.tp_size} and {env.SGLANG_X}", "literal {{braces}}", "{version}",
+                                  "{word!r}", "{value.mamba_ssm_dtype!r}"])
 def test_named_placeholders_are_templates(text: str) -> None:
     assert template_problem(text) is None
 
@@ -29,7 +30,8 @@ def test_named_placeholders_are_templates(text: str) -> None:
     ("{x:>900000000}", "no format spec"),                         # the finding
     ("{x:{width}}", "no format spec"),                             # a nested spec
     ("{x:,}", "no format spec"),
-    ("{x!r}", "no conversion"),
+    ("{x!s}", "the one conversion is !r"),
+    ("{x!a}", "the one conversion is !r"),
     ("{x[0]}", "no index"),
     ("{flag.__init__.__globals__[os].environ}", "no index"),      # the environment, through attributes
     ("{flag.__class__}", "not starting with '_'"),
@@ -59,7 +61,7 @@ def test_every_template_of_an_entry_is_found() -> None:
 
 
 @pytest.mark.parametrize("field", ["message", "fix"])
-def test_rules_yaml_with_a_padded_placeholder_is_c018_at_its_line(tmp_path: Path, field: str) -> None:
+def test_rules_yaml_with_a_padded_placeholder_is_c032_at_its_line(tmp_path: Path, field: str) -> None:
     start = RULES.index(f"    {field}: ")
     end = RULES.index("\n", start)
     path = tmp_path / "catalogs" / "rules.yaml"
@@ -68,7 +70,7 @@ def test_rules_yaml_with_a_padded_placeholder_is_c018_at_its_line(tmp_path: Path
     with pytest.raises(DataFileError) as exc:
         load_rules(path)
     line = RULES[:start].count("\n") + 1
-    assert f"rules.yaml:{line}:" in str(exc.value) and "error[C018]" in str(exc.value)
+    assert f"rules.yaml:{line}:" in str(exc.value) and "error[C032]" in str(exc.value)
 
 
 def test_the_committed_rules_pass() -> None:

@@ -15,6 +15,7 @@ from generator.sglang import probe as probe
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_KEYS = {
+    "const",
     "option_strings",
     "canonical",
     "dest",
@@ -140,7 +141,27 @@ def test_entry_has_exactly_the_catalog_keys_and_values() -> None:
         "required": False,
         "help": "The tensor parallelism size.",
         "deprecated": None,
+        "const": None,
     }
+
+
+def test_entry_records_what_an_action_stores_without_a_value() -> None:
+    """const (probe 2): a bare nargs="?" flag, store_true/const, and SGLang's const_value actions."""
+
+    class StoreConstValue(argparse.Action):  # SGLang's DeprecatedStoreConstAction keeps it as const_value
+        def __init__(self, option_strings: list[str], dest: str, const_value: object = None, **kw: object) -> None:
+            self.const_value = const_value
+            super().__init__(option_strings, dest, nargs=0, **kw)  # type: ignore[arg-type]
+
+        def __call__(self, *args: object, **kw: object) -> None:
+            raise NotImplementedError
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--checksum", nargs="?", const="")
+    parser.add_argument("--on", action="store_true")
+    parser.add_argument("--mode", action=StoreConstValue, const_value="amd")
+    found = entries(parser)
+    assert (found["--checksum"]["const"], found["--on"]["const"], found["--mode"]["const"]) == ("", True, "amd")
 
 
 def test_boolean_optional_lists_its_negative_form_and_takes_no_value() -> None:

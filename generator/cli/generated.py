@@ -1,4 +1,4 @@
-"""Files gen generates into the repository itself: the editor schemas and the manifest reference.
+"""Files gen generates into the repository itself: the editor schemas, the manifest and rules references.
 
 ``gen schema --write`` writes them; :func:`check_generated` is the small hook ``gen check``
 calls: each such file the repository commits must equal what gen generates now (D001).
@@ -23,13 +23,33 @@ def generated_files(root: Path) -> dict[str, str]:
 
     files = {path: schema_text(kind) for kind, path in SCHEMA_FILES.items()}
     files[DOCS_FILE] = manifest_docs(root)
+    rules = _rules_docs(root)
+    if rules is not None:
+        files[RULES_DOCS_FILE] = rules
     return files
+
+
+RULES_DOCS_FILE = "docs/rules.md"
+
+
+def _rules_docs(root: Path) -> str | None:
+    """docs/rules.md, or None when the repository has no rules file of its own or it is broken
+    (gen check reports a broken rules file with its positions; the page waits for the fix)."""
+    from generator.cli.rules_docs import rules_docs
+    from generator.sglang.datafiles import DataFileError
+
+    if not (root / "catalogs" / "rules.yaml").is_file():
+        return None
+    try:
+        return rules_docs(root)
+    except DataFileError:
+        return None
 
 
 def check_generated(root: Path) -> list[Diagnostic]:
     """A D001 error for each committed generated file that is not current."""
     out: list[Diagnostic] = []
-    if not any((root / p).exists() for p in ("schemas", "docs/manifests.md")):
+    if not any((root / p).exists() for p in ("schemas", "docs/manifests.md", RULES_DOCS_FILE)):
         return out
     for path, text in generated_files(root).items():
         # Read like every other repository file: a regular file only, bounded. A pull request
@@ -47,15 +67,14 @@ def check_generated(root: Path) -> list[Diagnostic]:
         if current != text:
             state = "is missing" if current is None else "is not current"
             out.append(Diagnostic(Position(path), "D001", f"{path} {state}", hint="run `gen schema --write`"))
-            if path == RULES_TABLE and current is not None:
+            if path == RULES_DOCS_FILE and current is not None:
                 out += section_changes(path, current, text)
     return out
 
 
-# The committed page every rule change must show in (the rules engineer's generated table):
-# gen check prints each rule that differs from it, so neither CI's log nor the review can
-# miss a rule turned off, narrowed or reworded in catalogs/rules.yaml.
-RULES_TABLE = "docs/rules.md"
+# docs/rules.md is the committed page every rule change must show in: gen check prints each
+# rule that differs from it (D002), so neither CI's log nor the review can miss a rule turned
+# off, narrowed or reworded in catalogs/rules.yaml.
 _SHOWN = 160  # characters of a changed line shown on each side
 
 

@@ -1,7 +1,7 @@
 """``gen schema``: the JSON Schemas of manifests and inventories, and the files generated from them.
 
 * ``gen schema model`` / ``gen schema host`` print the JSON Schema (draft 2020-12);
-* ``gen schema --write`` writes ``schemas/*.schema.json`` and ``docs/manifests.md``
+* ``gen schema --write`` writes ``schemas/*.schema.json``, ``docs/manifests.md`` and ``docs/rules.md``
   under ``--root`` (``gen check`` fails when the committed ones are stale).
 """
 
@@ -22,7 +22,7 @@ from generator.load.schema_json import schema_text
 @click.command("schema", epilog=EXIT_CODES_HELP)
 @click.argument("kind", required=False, type=click.Choice(["model", "host"]))
 @click.option("--write", is_flag=True,
-              help="Write schemas/model.schema.json, schemas/host.schema.json and docs/manifests.md.")
+              help="Write schemas/model.schema.json, schemas/host.schema.json, docs/manifests.md and docs/rules.md.")
 @root_option
 @output_options()
 @guard

@@ -69,6 +69,9 @@ class Action:
     default: object = field(hash=False)
     help: str = ""
     deprecated: Deprecation | None = None
+    # What the action stores without a value of its own (nargs "?" given bare, store_const,
+    # SGLang's DeprecatedStore*Action); None when the catalog predates probe 2 or there is none.
+    const: object = field(default=None, hash=False, compare=False)
 
     @property
     def takes_value(self) -> bool:
@@ -282,7 +285,13 @@ def action_from_data(item: dict[str, Any]) -> Action:
         help=item.get("help") or "",
         deprecated=None if dep is None else Deprecation(
             dep.get("replacement"), dep.get("message", ""), bool(dep.get("fatal", False))),
+        const=_plain_const(item.get("const")),
     )
+
+
+def _plain_const(value: Any) -> Any:
+    """A captured const; a value JSON could not hold (``{"repr": ...}``) is None."""
+    return None if isinstance(value, dict) and set(value) == {"repr"} else value
 
 
 def catalog_from_data(data: dict[str, Any], pin: str, source_file: Path) -> Catalog:

@@ -73,6 +73,13 @@ RULES_SCHEMA: dict[str, Any] = {
                 # name -> {version range -> value}
                 "params": {"type": "dict", "keysrules": {"type": "string"},
                            "valuesrules": {"type": "dict", "keysrules": {"type": "string"}}},
+                # check name -> field name -> template (one entry per SGLang check the rule mirrors)
+                "checks": {"type": "dict", "keysrules": {**_STRING, "regex": _RULE_ID_RE},
+                           "valuesrules": {"type": "dict", "keysrules": {**_STRING, "regex": r"[a-z_]+"},
+                                           "valuesrules": {"type": "string"}}},  # "" is a text too (no suffix)
+                # a declarative rule: its condition (checked by generator/sglang/rules/when.py) and blame
+                "when": {"type": "dict"},
+                "blame": {"type": "list", "schema": _STRING},
             },
         },
     },

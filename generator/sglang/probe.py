@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 FORMAT_VERSION = 1
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 TOOL = "gen sglang snapshot"
 
 # argparse's own action classes; anything else is SGLang's (or another library's).
@@ -228,6 +228,9 @@ def read_action(
         "required": bool(action.required),
         "help": action.help if isinstance(action.help, str) else None,
         "deprecated": deprecation(action, canonical_of),
+        # what the action stores without a value of its own (SGLang's DeprecatedStoreConstAction
+        # keeps it as const_value)
+        "const": json_value(getattr(action, "const_value", action.const)),
     }
 
 

@@ -13,6 +13,7 @@ import re
 from typing import Mapping
 
 from generator.errors import Diagnostics, Position
+from generator.sglang.argtypes import ArgTypeError, convert
 from generator.sglang.catalog import Action
 from generator.sglang.flags.args import ArgValue, Resolved
 from generator.sglang.flags.suggest import choice_hint
@@ -190,17 +191,11 @@ def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos
                 synonyms: Synonyms) -> bool:
     """Apply the action's type to one word, then its choices, as argparse does."""
     kind = action.type
-    converted: object = word
     try:
-        if kind == "int":
-            converted = int(word)
-        elif kind == "float":
-            converted = float(word)
-        elif kind == "callable:json.loads":
-            converted = json.loads(word)
-    except ValueError as exc:
-        expected = {"int": "an integer", "float": "a number"}.get(kind or "", "JSON")
-        detail = f" ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+        converted = convert(action, word)  # the pin's own type function (generator/sglang/argtypes.py)
+    except ArgTypeError as exc:
+        expected = _EXPECTED.get(kind or "", "a value SGLang's parser takes")
+        detail = "" if kind in ("int", "float") else f" ({exc})"
         diags.error(
             pos, "F004",
             f"invalid {_type_name(kind)} value for '{written}': '{word}'{detail}; "
@@ -227,6 +222,18 @@ def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos
             )
             return False
     return True
+
+
+# What each type function takes, for the F004 message.
+_EXPECTED = {
+    "int": "an integer", "float": "a number", "callable:json.loads": "JSON",
+    "callable:sglang.srt.utils.common.json_list_type": "JSON (SGLang reads it with orjson: no NaN or Infinity)",
+    "callable:sglang.srt.utils.common.human_readable_int":
+        "an integer, optionally with an SI (4k, 2M) or IEC (1Ki, 1Mi) suffix",
+    "callable:sglang.srt.model_executor.cuda_graph_config.parse_cuda_graph_backend_arg": "breakable, full or disabled",
+    "callable:sglang.srt.model_executor.cuda_graph_config.parse_cuda_graph_config_arg":
+        "a JSON object of phases (decode, prefill) with their known keys",
+}
 
 
 def _type_name(kind: str | None) -> str:

@@ -7,6 +7,7 @@ all of them at once; a broken file raises DataFileError, which the CLI reports w
 from __future__ import annotations
 
 import functools
+import string
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from generator.sglang.datafiles import RULES_SCHEMA, load_data_file, raise_if_er
 from generator.sglang.rules.texts import template_problem, templates_of
 from generator.sglang.rules.registry import PREDICATES
 from generator.sglang.rules.spec import RuleSpec, RulesFormatError, VersionRange
+from generator.sglang.rules.when import When, WhenError, compile_when
 
 RULES_FILE = "rules.yaml"
 _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING}
@@ -76,25 +78,79 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         if code in first_code:
             diags.error(doc.pos(at + ("code",)), "C012",
                         f"code {code} is used by '{first_code[code]}' and '{rid}'")
-        if rid not in PREDICATES:
+        when = _when(doc, at, item, diags)
+        if "when" not in item and rid not in PREDICATES:
             diags.error(doc.pos(at + ("id",)), "C010",
                         f"rule '{rid}' has no predicate in generator/sglang/rules/predicates/",
                         _hint(rid, set(PREDICATES) - {r.id for r in out} - {rid}))
-        for where, text in templates_of(item):  # every template: named placeholders only (texts.py)
-            problem = template_problem(text)
-            if problem is not None:
-                diags.error(doc.pos(at + where), "C018", f"rule '{rid}': {where[-1]}: {problem}")
+        if "when" in item and rid in PREDICATES:
+            diags.error(doc.pos(at + ("when",), key=True), "C031",
+                        f"rule '{rid}' has a when: condition and a predicate: keep one")
+        _templates(doc, at, item, diags)
         first_id.setdefault(rid, i)
         first_code.setdefault(code, rid)
         if versions is not None:
             out.append(RuleSpec(id=rid, code=code, versions=versions, severity=severity,
                                 enforced=item["enforced"], message=item["message"],
                                 fix=item["fix"], evidence=item["evidence"],
-                                params=item.get("params") or {}))
+                                params=item.get("params") or {}, checks=item.get("checks") or {},
+                                when=when))
     for rid in sorted(set(PREDICATES) - set(first_id)):
         diags.error(doc.pos(("rules",), key=True), "C011",
                     f"predicate '{rid}' has no rule in {doc.path}: add its entry or remove it")
     return out
+
+
+def _when(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: Diagnostics) -> When | None:
+    """A declarative rule's compiled condition, or C030 at the part that is malformed."""
+    if "when" not in item:
+        if "blame" in item:
+            diags.error(doc.pos(at + ("blame",), key=True), "C030",
+                        f"rule '{item['id']}': blame: belongs to a declarative rule (with when:)")
+        return None
+    try:
+        test = compile_when(item["when"])
+    except WhenError as exc:
+        diags.error(doc.pos(at + ("when",) + exc.path), "C030", f"rule '{item['id']}': when: {exc}")
+        return None
+    if not item.get("blame"):
+        diags.error(doc.pos(at + ("when",), key=True), "C030",
+                    f"rule '{item['id']}': a declarative rule names the settings to blame (blame: [...])")
+        return None
+    return When(test, tuple(item["blame"]), _plain(item["when"]))
+
+
+def _plain(data: Any) -> Any:
+    """A YAML condition as plain lists and dicts (ruamel's commented containers dropped)."""
+    if isinstance(data, dict):
+        return {str(k): _plain(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_plain(v) for v in data]
+    return data
+
+
+# The fields a declarative rule's texts can use (a predicate's rule may use its own fields too).
+_READERS = ("flag", "value", "env", "version")
+
+
+def _templates(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: Diagnostics) -> None:
+    """Every text of the rule is a template of named placeholders and nothing else (C032).
+
+    One check for every template wherever it stands (texts.templates_of): texts.template_problem
+    refuses a format spec, a conversion, an index, an attribute walk or an unnamed placeholder;
+    a declarative rule's texts may use only the readers, as it has no predicate fields.
+    """
+    for path, text in templates_of(item):
+        problem = template_problem(text)
+        if problem is not None:
+            diags.error(doc.pos(at + path), "C032", f"rule '{item['id']}': {path[-1]}: {problem}")
+            continue
+        roots = {f.split(".")[0] for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+        if "when" in item and roots - set(_READERS):
+            diags.error(doc.pos(at + path), "C032",
+                        f"rule '{item['id']}': {path[-1]}: a declarative rule's text can use only "
+                        f"{{flag.NAME}}, {{value.NAME}}, {{env.VAR}} and {{version}}, not "
+                        f"{', '.join('{' + r + '}' for r in sorted(roots - set(_READERS)))}")
 
 
 def _hint(word: str, candidates: set[str]) -> str | None:

@@ -1,9 +1,18 @@
-"""The predicates by rule id: each rule of rules.yaml has one, registered with @predicate."""
+"""The predicates by rule id, and what they answer: a Hit, built from SGLang's checks in its order.
+
+Each rule of rules.yaml that has no declarative ``when:`` has one predicate, registered
+with ``@predicate(rule_id)``. A predicate is a pure function of :class:`Settings` (and the
+rule's versioned ``params``): it returns None or a :class:`Hit` naming the settings to
+blame, the ``check`` whose texts rules.yaml holds, and the values those texts print. A
+rule that mirrors several SGLang checks lists them with :func:`check` in SGLang's order
+and returns :func:`first_broken` of them, as SGLang raises at the first.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
@@ -11,10 +20,55 @@ from generator.sglang.rules.spec import RuleSpec
 
 @dataclass(frozen=True)
 class Hit:
-    """A predicate fired: which settings to blame (position order) and the message fields."""
+    """A predicate fired: which settings to blame (position order), the check, the message fields.
+
+    ``check`` names an entry of the rule's ``checks:`` in rules.yaml (its texts are rendered
+    with ``fields`` and feed the rule's message and fix); None for a rule with one text.
+    """
 
     blame: tuple[str, ...]
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    check: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One of SGLang's checks as a predicate sees it: broken or not, and the Hit it would make.
+
+    A check made with ``quiet=True`` is one another rule reports: when it is the first broken,
+    SGLang stops there, and this rule stays silent.
+    """
+
+    broken: bool
+    name: str | None
+    blame: tuple[str, ...]
     fields: Mapping[str, Any]
+    quiet: bool = False
+
+
+def check(broken: object, name: str | None, blame: Iterable[str] = (), /, **fields: Any) -> Check:
+    """A check named ``name`` (its texts are under the rule's ``checks: {name: ...}`` in rules.yaml)."""
+    return Check(bool(broken), name, tuple(blame), fields)
+
+
+def quiet(broken: object) -> Check:
+    """A check another rule reports: first broken, it silences this rule (SGLang stops before us)."""
+    return Check(bool(broken), None, (), {}, quiet=True)
+
+
+def first_broken(checks: Iterable[Check | Callable[[], Check]], **common: Any) -> Hit | None:
+    """The Hit of the first broken check, in the order given (SGLang's); None when none is broken.
+
+    A check may be given as a thunk, so that a later check can assume the earlier ones held
+    (it is built only when reached). ``common`` fields go into every Hit.
+    """
+    for item in checks:
+        found = item() if callable(item) else item
+        if found.broken:
+            if found.quiet:
+                return None
+            return Hit(found.blame, {**common, **found.fields}, found.name)
+    return None
 
 
 Predicate = Callable[[Settings, RuleSpec], "Hit | None"]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from types import MappingProxyType
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from generator.errors import Position
+from generator.sglang.argtypes import NOTHING, ArgTypeError, Unparsed, stored
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
 
 
@@ -75,6 +77,48 @@ class Settings:
         action = self.catalog.by_dest(self.dest(name))
         return action.canonical if action is not None else "--" + name.replace("_", "-")
 
+    # ---- readers: a setting as a value of one type, None (or the default) otherwise ----
+
+    def integer(self, name: str, default: int) -> int:
+        """An integer setting, or ``default`` when it is unset or not an integer."""
+        value = self.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+    def opt_int(self, name: str) -> int | None:
+        """An integer setting, or None when it is unset or not an integer."""
+        value = self.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def number(self, name: str) -> int | float | None:
+        """An integer or float setting, or None when it is unset or not a number."""
+        value = self.get(name)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def on(self, name: str) -> bool:
+        """True when the setting exists on this pin and is truthy (a switch that is on, a non-empty value)."""
+        value = self.get(name)
+        return not isinstance(value, Unparsed) and bool(value)
+
+    def text(self, name: str) -> str | None:
+        """A text setting, or None when it is unset or not text."""
+        value = self.get(name)
+        return value if isinstance(value, str) else None
+
+    def env_true(self, name: str) -> bool:
+        """The variable reads as true by SGLang's EnvBool (true, 1, yes, y; any case)."""
+        return self.env.get(name, "").lower() in ("true", "1", "yes", "y")
+
+    def env_flag(self, name: str) -> bool:
+        """The variable reads as true by SGLang's get_bool_env_var (true, 1; any case)."""
+        return self.env.get(name, "").lower() in ("true", "1")
+
+    def env_int(self, name: str) -> int | None:
+        """The variable as SGLang's EnvInt reads it (Python int()), None when unset or not an integer."""
+        try:
+            return int(self.env[name])
+        except (KeyError, ValueError):
+            return None
+
     def with_written(self, changes: Mapping[str, tuple[Any, Position | None]]) -> "Settings":
         """These settings with more dests written (dest -> (value, where)); self when none.
 
@@ -82,8 +126,9 @@ class Settings:
         """
         if not changes:
             return self
-        return dataclasses.replace(self, values={**self.values, **{d: v for d, (v, _) in changes.items()}},
-                                   written={**self.written, **{d: p for d, (_, p) in changes.items()}})
+        return dataclasses.replace(
+            self, values=MappingProxyType({**self.values, **{d: v for d, (v, _) in changes.items()}}),
+            written=MappingProxyType({**self.written, **{d: p for d, (_, p) in changes.items()}}))
 
     def pos(self, names: Iterable[str]) -> Position | None:
         """Where the first of ``names`` (dests or environment variables) was written."""
@@ -94,32 +139,16 @@ class Settings:
         return None
 
 
-def _convert(action: Action, word: str) -> Any:
-    kind = action.type
-    try:
-        if kind == "int":
-            return int(word)
-        if kind == "float":
-            return float(word)
-    except ValueError:
-        return word  # the flag check reports bad types; rules see the text
-    if kind == "bool":
-        return word.lower() in ("true", "1", "yes")
-    return word
-
-
 def parse_value(action: Action, words: Sequence[str]) -> Any:
-    """The value argparse stores for one rendered flag group (``words[0]`` is the option)."""
-    if action.kind == "store_false":
-        return False
-    if action.kind == "boolean_optional":
-        return words[0] != action.negative
-    if not action.takes_value or len(words) == 1:
-        return True  # store_true, store_const, deprecated switches
-    values = [_convert(action, w) for w in words[1:]]
-    if action.nargs in (None, "?") and len(values) == 1:
-        return values[0]
-    return values
+    """The value argparse stores for one rendered flag group (``words[0]`` is the option).
+
+    The pin's own conversion (generator/sglang/argtypes.py); words SGLang's parser refuses
+    give an :class:`Unparsed`, which no reader takes for a value of the flag's type.
+    """
+    try:
+        return stored(action, words)
+    except ArgTypeError as exc:
+        return Unparsed(tuple(words[1:]) or tuple(words), str(exc))
 
 
 def _default(action: Action) -> Any:
@@ -159,16 +188,28 @@ def settings_from_words(catalog: Catalog, groups: Sequence[tuple[Action, Sequenc
     for action, words, pos in groups:
         if not words:
             continue  # a switch turned off: SGLang keeps its default
-        values[action.dest] = parse_value(action, words)
+        value = parse_value(action, words)
+        if value is NOTHING:
+            continue  # 0.5.9's DeprecatedAction warns and stores nothing
+        if action.kind == "append" and action.dest in written:
+            value = [*values[action.dest], *value]
+        values[action.dest] = value
         written[action.dest] = pos
-    return Settings(catalog, values, written, dict(env), dict(env_pos or {}), state.dests, plain=True)
+    # Read-only views: a predicate is a pure function of what it reads, never a writer.
+    return Settings(catalog, MappingProxyType(values), MappingProxyType(written), MappingProxyType(dict(env)),
+                    MappingProxyType(dict(env_pos or {})), state.dests, plain=True)
+
+
+def defaults_of(catalog: Catalog) -> Mapping[str, Any]:
+    """SGLang's default of every setting of ``catalog`` (shared; do not modify)."""
+    return _state(catalog).defaults
 
 
 def settings_from_argv(catalog: Catalog, argv: Sequence[str], env: Mapping[str, str]) -> Settings:
     """Settings from a flat argv of canonical option strings (what gen renders; tests use it)."""
     groups: list[tuple[Action, list[str], Position | None]] = []
     for word in argv:
-        action = catalog.by_option(word) if word.startswith("--") else None
+        action = catalog.by_option(word.split("=", 1)[0]) if word.startswith("--") else None
         if action is not None:
             groups.append((action, [word], None))
         elif groups:

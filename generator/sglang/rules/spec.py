@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from generator.errors import GenError, Severity
+
+if TYPE_CHECKING:
+    from generator.sglang.rules.when import When
 
 _BOUND = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+(?:\.\d+)*)$")
 
@@ -70,6 +73,9 @@ class RuleSpec:
     fix: str
     evidence: str
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # check name -> field name -> template: the texts of each SGLang check the rule mirrors
+    checks: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False, compare=False)
+    when: "When | None" = field(default=None, hash=False, compare=False)  # a declarative rule's condition
 
     def param(self, name: str, version: tuple[int, ...] | None) -> Any:
         """A versioned parameter: the last entry whose range holds ``version`` (None if none)."""

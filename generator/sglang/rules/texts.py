@@ -4,8 +4,10 @@ A template is repository data that gen formats with ``str.format``: the mini-lan
 pad (``{x:>900000000}`` took 5.3 GB), convert, index and walk attributes
 (``{flag.__init__.__globals__[os].environ}`` would print the CI job's environment). So a
 template may hold only ``{name}`` and ``{reader.NAME}`` placeholders: letters, digits and
-``_``, not starting with ``_``, at most one dot; no format spec, no conversion, no index.
-:func:`template_problem` says what is wrong (C018 at the text, when rules.yaml is loaded),
+``_``, not starting with ``_``, at most one dot; no format spec and no index. The one
+conversion is ``!r`` (repr), as SGLang's own f-string messages print a value: bounded by the
+value, and it escapes control characters.
+:func:`template_problem` says what is wrong (C032 at the text, when rules.yaml is loaded),
 and :func:`fill` formats only a template it accepts, so a bad one is never run.
 
 Every template of rules.yaml is checked, wherever it stands (:func:`templates_of`): a
@@ -38,8 +40,8 @@ def template_problem(text: str) -> str | None:
         if not _FIELD.match(field):
             return (f"{shown}: a placeholder is a name or reader.NAME (letters, digits, '_'; not "
                     "starting with '_'; no index)")
-        if conversion:
-            return f"{shown}: a placeholder takes no conversion"
+        if conversion and conversion != "r":
+            return f"{shown}: the one conversion is !r (as SGLang's messages print a value)"
         if spec:
             return f"{shown}: a placeholder takes no format spec (a width is memory: {{x:>900000000}} took 5.3 GB)"
     return None

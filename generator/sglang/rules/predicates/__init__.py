@@ -1,10 +1,12 @@
-"""One predicate per rule id, grouped by the settings they read; importing registers them."""
+"""The predicates of the rules that are not declarative, one module per SGLang topic; importing registers them.
 
-from generator.sglang.rules.predicates import (context, gkv, gkv_hicache, gkv_pool, gmoe, gmoe_checks, gmoe_publish,
-                                               gpar, gpar_elastic, gserve, gserve_attn, gserve_disagg, gspec,
-                                               gspec_lora, gspec_uno, gval, gval_watermark, parallel, serving,
-                                               speculative)
+speculative, lora, parallel, elastic_ep, moe, kv_cache, hicache, attention, disaggregation,
+serving, validation (check_server_args' own checks), cuda_graph; common holds the readings
+of SGLang's resolution several topics share (the speculative algorithm, DP attention).
+"""
 
-__all__ = ["context", "gkv", "gkv_hicache", "gkv_pool", "gmoe", "gmoe_checks", "gmoe_publish", "gpar", "gpar_elastic",
-           "gserve", "gserve_attn", "gserve_disagg", "gspec", "gspec_lora", "gspec_uno", "gval", "gval_watermark",
-           "parallel", "serving", "speculative"]
+from generator.sglang.rules.predicates import (attention, common, cuda_graph, disaggregation, elastic_ep, hicache,
+                                               kv_cache, lora, moe, parallel, serving, speculative, validation)
+
+__all__ = ["attention", "common", "cuda_graph", "disaggregation", "elastic_ep", "hicache", "kv_cache", "lora", "moe",
+           "parallel", "serving", "speculative", "validation"]

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from generator.sglang.rules.settings import Settings
 
-_TRUE_WORDS = ("true", "1", "yes", "y")  # SGLang's EnvBool
-
-
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
 
@@ -28,22 +25,12 @@ def dp_attention(s: Settings) -> tuple[bool, int, str]:
     it. Older pins turn DP attention off silently when ``--dp-size`` is 1.
     """
     enabled = bool(s.get("enable_dp_attention", False))
-    dp = int(s.get("dp_size", 1))
+    dp = s.integer("dp_size", 1)
     if s.has("attn_dp_size"):
-        attn = int(s.get("attn_dp_size", 1))
+        attn = s.integer("attn_dp_size", 1)
         if attn > 1:
             return True, attn, f"{s.flag('attn_dp_size')} {attn}"
     if enabled and dp > 1:
         return True, dp, f"{s.flag('enable_dp_attention')} with {s.flag('dp_size')} {dp}"
     return False, 1, ""
 
-
-def int_setting(s: Settings, name: str, default: int) -> int:
-    """An integer setting, or ``default`` when it is unset or not an integer."""
-    value = s.get(name, default)
-    return value if isinstance(value, int) else default
-
-
-def env_true(s: Settings, name: str) -> bool:
-    """True when the environment variable reads as true by SGLang's EnvBool."""
-    return s.env.get(name, "").lower() in _TRUE_WORDS

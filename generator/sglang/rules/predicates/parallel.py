@@ -1,19 +1,226 @@
-"""Predicates of the parallelism rules: nodes, DP attention, node rank, init address."""
+"""Predicates of parallelism: nodes and ranks, DP attention, context-parallel and MoE-DP sizes, DWDP, decode context parallelism, layernorm SP, LM-head DP/TP, pipeline-parallel compatibility.
+
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
+"""
 
 from __future__ import annotations
 
 import re
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
-from generator.sglang.rules.predicates.gpar_elastic import dwdp_on
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.predicates.common import algorithm, dp_attention
+from generator.sglang.rules.predicates.elastic_ep import a2a_of, attn_dp_of, dwdp_on
+from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
+# The all-to-all backends for which SGLang sets ep_size = tp_size (as in parallel.py).
+_A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")
+
+
+def _ep_size(s: Settings) -> int | None:
+    """ep_size as SGLang resolves it, None for an a2a backend whose effect gen does not model."""
+    a2a = s.get("moe_a2a_backend")
+    if a2a in _A2A_SETS_EP:
+        return s.integer("tp_size", 1)
+    return s.integer("ep_size", 1) if a2a in (None, "none") else None
+
+
+
+
+@predicate("attn-cp-sizes")
+def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
+    cp, tp, pp = s.integer("attn_cp_size", 1), s.integer("tp_size", 1), s.integer("pp_size", 1)
+    if cp <= 1:
+        return None
+    newer = s.has("attn_dp_size")
+    # 0.5.9 multiplies by dp_size whether DP attention is on or not; 0.5.23 by attn_dp_size.
+    dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else s.integer("dp_size", 1)
+    if dwdp_on(s):
+        dp = s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
+    dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
+    blame = ("attn_cp_size", "tp_size")
+    return first_broken([
+        check(tp % cp != 0, "attn-cp-sizes-1", blame, tp=tp, cp_=cp),
+        check(tp % (dp * cp) != 0, "attn-cp-sizes-2", blame, tp=tp, dp_name=dp_name, dp=dp, cp_=cp),
+        check(not newer and pp > 1, "attn-cp-sizes-3", blame, pp=pp),
+    ], cp=s.flag("attn_cp_size"))
+
+
+@predicate("moe-dp-sizes")
+def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
+    moe_dp, tp, pp = s.integer("moe_dp_size", 1), s.integer("tp_size", 1), s.integer("pp_size", 1)
+    ep = _ep_size(s)
+    if moe_dp <= 1 or ep is None or dwdp_on(s):
+        return None  # 0.5.23's handle_dwdp resets moe_dp_size to 1
+    newer = s.has("attn_dp_size")
+    cp = s.integer("attn_cp_size", 1)
+    name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
+    cp_name = s.flag("attn_cp_size")
+    blame = ("moe_dp_size", "tp_size")
+    return first_broken([
+        check(tp % moe_dp != 0, "moe-dp-sizes-1", blame, tp_name=tp_name, tp=tp, name=name, moe_dp=moe_dp),
+        check(ep * moe_dp > tp, "moe-dp-sizes-2", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
+        check(pp > 1, "moe-dp-sizes-3", blame, pp=pp, name=name),
+        check(ep > 1 and ep * moe_dp != tp, "moe-dp-sizes-4", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
+        check(newer and cp != moe_dp, "moe-dp-sizes-5", blame, name=name, moe_dp=moe_dp, cp_name=cp_name, cp=cp),
+    ], moe_dp=name)
+
+
+_PP_BLAME = ("pp_size", "speculative_algorithm", "min_free_slots_delay")
+
+
+def _pp_spec_checks(s: Settings, algo: str) -> list[Check]:
+    mode, prefill = s.get("disaggregation_mode", "null"), f"{s.flag('disaggregation_mode')} prefill"
+    algo_flag, mode_flag = s.flag("speculative_algorithm"), s.flag("disaggregation_mode")
+    if algo == "DSPARK":
+        return [check(mode != "prefill", "pp-spec-1", _PP_BLAME, prefill=prefill, algo_flag=algo_flag)]
+    multi = s.flag("enable_multi_layer_eagle")
+    checks = [check(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")), None, _PP_BLAME, detail=f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
+               + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""), fix=f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
+    if s.env_true("SGLANG_ENABLE_PP_SPEC"):
+        return checks + [
+            check(mode != "null", "pp-spec-2", _PP_BLAME, mode_flag=mode_flag, mode=mode),
+            check(bool(s.get("speculative_adaptive")), "pp-spec-3", _PP_BLAME),
+            check(dp_attention(s)[0], "pp-spec-4", _PP_BLAME, v0=dp_attention(s)[2])]
+    return checks + [check(mode != "prefill", None, _PP_BLAME, detail=f"PP + speculative decoding is only supported on prefill nodes ({prefill})", fix=f"run this as a {prefill} server"
+                      + (", set SGLANG_ENABLE_PP_SPEC=1" if mode == "null" else "") + f", or drop {algo_flag}")]
+
+
+@predicate("pp-compat")
+def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.integer("pp_size", 1) <= 1:
+        return None
+    algo = algorithm(s)  # upper-cased, NEXTN -> EAGLE, None under aux-hidden-state capture
+    # DFLASH is refused before, by its own handler (rule spec-pp)
+    checks = _pp_spec_checks(s, algo) if algo not in (None, "DFLASH") else []
+    checks.append(check(s.get("min_free_slots_delay") is not None, "pp-compat-1", _PP_BLAME))
+    return first_broken(checks, pp=s.flag("pp_size"))
+
+
+
+
+@predicate("dwdp-layout")
+def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
+    dwdp, tp = s.integer("dwdp_size", 1), s.integer("tp_size", 1)
+    if not s.has("dwdp_size") or dwdp <= 1:
+        return None  # SGLang's handle_dwdp returns for dwdp_size <= 1
+    name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
+    drop = f", or drop {name}"
+    return first_broken([
+        check(dwdp != tp, "dwdp-layout-1", ("dwdp_size", "tp_size"), name=name, dwdp_=dwdp, tp_name=tp_name, tp=tp),
+        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), "dwdp-layout-2", ("disaggregation_mode", "dwdp_size"), drop=drop),
+        check(bool(s.get("enable_eplb", False)), "dwdp-layout-3", ("enable_eplb", "dwdp_size"), drop=drop),
+        check(s.get("speculative_algorithm") is not None, "dwdp-layout-4", ("speculative_algorithm", "dwdp_size"), drop=drop),
+        check(s.integer("pp_size", 1) != 1, "dwdp-layout-5", ("pp_size", "dwdp_size"), drop=drop),
+        check(bool(s.get("enable_two_batch_overlap", False)), "dwdp-layout-6", ("enable_two_batch_overlap", "dwdp_size"), drop=drop),
+    ], dwdp=name)
+
+
+@predicate("dcp-flags")
+def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("dcp_size"):
+        return None
+    dcp, backend, replicate = s.integer("dcp_size", 1), s.get("dcp_comm_backend"), s.get("dcp_replicate_q_proj")
+    name, prefill, comm, rep = (s.flag("dcp_size"), s.flag("enable_prefill_cp"), s.flag("dcp_comm_backend"),
+                                s.flag("dcp_replicate_q_proj"))
+    # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
+    return first_broken([
+        check(dcp < 1, "dcp-flags-1", ("dcp_size",), name=name, dcp=dcp),
+        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), "dcp-flags-2", ("dcp_size", "enable_prefill_cp"), name=name, prefill=prefill),
+        check(backend in ("a2a", "fi_a2a") and dcp <= 1, "dcp-flags-3", ("dcp_comm_backend", "dcp_size"), comm=comm, backend=backend, name=name, dcp=dcp),
+        check(bool(replicate) and dcp <= 1, "dcp-flags-4", ("dcp_replicate_q_proj", "dcp_size"), rep=rep, name=name),
+        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), "dcp-flags-5", ("dcp_replicate_q_proj", "dcp_comm_backend"), rep=rep, comm=comm, backend=backend),
+    ], dcp=name)
+
+
+@predicate("cp-aiter-fusion")
+def _cp_aiter_fusion(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_aiter_allreduce_fusion", False):
+        return None
+    cp, moe_dp = s.integer("attn_cp_size", 1), s.integer("moe_dp_size", 1)
+    if cp <= 1 and moe_dp <= 1:
+        return None
+    which = s.flag("attn_cp_size") if cp > 1 else s.flag("moe_dp_size")
+    return Hit(("enable_aiter_allreduce_fusion",), {"fusion": s.flag("enable_aiter_allreduce_fusion"), "which": which})
+
+
+@predicate("ep-dispatch-needs-a2a")
+def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
+    algo = s.get("ep_dispatch_algorithm")
+    if not s.has("ep_join_mode") or algo not in ("static", "lp") or a2a_of(s) not in (None, "none"):
+        return None  # 0.5.23's handle_eplb_and_dispatch (the pin has the elastic-EP flags)
+    if s.get("enable_waterfill", False):
+        return None  # _a2a_backend_overrides switches the backend to deepep for Waterfill, DWDP or not
+    return Hit(("ep_dispatch_algorithm",), {"dispatch": s.flag("ep_dispatch_algorithm"), "algo": algo,
+                                            "a2a": s.flag("moe_a2a_backend")})
+
+
+def _attn_tp(s: Settings) -> int:
+    """SGLang's attention-TP width: tp // attn_dp // attn_cp."""
+    dp = attn_dp_of(s)
+    return max(s.integer("tp_size", 1) // max(dp, 1) // max(s.integer("attn_cp_size", 1), 1), 0)
+
+
+@predicate("shared-experts-tp-divides")
+def _shared_experts_tp(s: Settings, rule: RuleSpec) -> Hit | None:
+    size = s.get("shared_experts_tp_size")
+    if not isinstance(size, int):
+        return None
+    attn_tp = _attn_tp(s)
+    if size >= 1 and attn_tp % size == 0:
+        return None
+    return Hit(("shared_experts_tp_size",), {"shared": s.flag("shared_experts_tp_size"), "size": size,
+                                             "attn_tp": attn_tp})
+
+
+@predicate("layernorm-sp-layout")
+def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_layernorm_sp", False):
+        return None
+    tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
+    attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
+    sp = s.flag("enable_layernorm_sp")
+    return first_broken([
+        check(tp <= 1, "layernorm-sp-layout-1", ("enable_layernorm_sp", "tp_size"), sp_=sp),
+        check(attn_dp, "layernorm-sp-layout-2", ("enable_layernorm_sp", "attn_dp_size"), sp_=sp),
+        check(pp > 1, "layernorm-sp-layout-3", ("enable_layernorm_sp", "pp_size"), sp_=sp, pp=pp),
+    ], sp=sp)
+
+
+@predicate("tp-lm-head-a2a")
+def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("enable_tp_lm_head_all_to_all", False):
+        return None
+    attn_dp = attn_dp_of(s)
+    on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
+    tp, cp, name = s.integer("tp_size", 1), s.integer("attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
+    return first_broken([
+        check(not on, "tp-lm-head-a2a-1", ("enable_tp_lm_head_all_to_all",), name_=name),
+        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), "tp-lm-head-a2a-2", ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head"), name_=name),
+        check(tp != attn_dp, "tp-lm-head-a2a-3", ("enable_tp_lm_head_all_to_all", "tp_size"), name_=name, tp=tp, attn_dp=attn_dp),
+        check(cp != 1, "tp-lm-head-a2a-4", ("enable_tp_lm_head_all_to_all",
+                                                                              "attn_cp_size"), name_=name, cp=cp),
+    ], name=name)
+
+
+@predicate("disagg-decode-tp-divides")
+def _disagg_decode_tp(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("disaggregation_decode_tp") or s.get("disaggregation_mode") != "prefill":
+        return None
+    tp = s.integer("tp_size", 1)
+    decode = s.integer("disaggregation_decode_tp", tp)
+    larger, smaller = max(tp, decode), min(tp, decode)
+    if smaller <= 0 or larger % smaller == 0:
+        return None
+    return Hit(("disaggregation_decode_tp", "tp_size"), {
+        "decode": s.flag("disaggregation_decode_tp"), "decode_value": decode, "tp": s.flag("tp_size"), "tp_value": tp})
+
+
 @predicate("nnodes-divides")
 def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
-    tp, pp, nnodes = int_setting(s, "tp_size", 1), int_setting(s, "pp_size", 1), int_setting(s, "nnodes", 1)
+    tp, pp, nnodes = s.integer("tp_size", 1), s.integer("pp_size", 1), s.integer("nnodes", 1)
     if nnodes < 1 or (tp * pp) % nnodes == 0:
         return None
     return Hit(("nnodes", "tp_size", "pp_size"), {
@@ -23,22 +230,20 @@ def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
 
 @predicate("multinode-dp")
 def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp, nnodes = int_setting(s, "dp_size", 1), int_setting(s, "nnodes", 1)
+    dp, nnodes = s.integer("dp_size", 1), s.integer("nnodes", 1)
     on, _, _ = dp_attention(s)
     if dp <= 1 or nnodes <= 1 or (on and not s.has("attn_dp_size")):
         return None
     if s.has("attn_dp_size") and on and not s.is_set("attn_dp_size"):
         return None  # 0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N
-    fix = (f"use {s.flag('attn_dp_size')} N (DP attention) instead of {s.flag('dp_size')}"
-           if s.has("attn_dp_size") else f"add {s.flag('enable_dp_attention')}, or run one replica per node")
-    return Hit(("dp_size", "nnodes"), {"dp": s.flag("dp_size"), "dp_value": dp, "nnodes_value": nnodes,
-                                       "fix": fix})
+    return Hit(("dp_size", "nnodes"), {"dp_value": dp, "nnodes_value": nnodes},
+               "attn-dp-size" if s.has("attn_dp_size") else "enable-dp-attention")
 
 
 @predicate("dp-attn-divides")
 def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
     on, size, _ = dp_attention(s)
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     if not on or tp % size == 0:
         return None
     name = "attn_dp_size" if s.is_set("attn_dp_size") else "dp_size"
@@ -49,10 +254,10 @@ def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
 def _dp_ranks(s: Settings) -> int:
     """Data-parallel ranks as SGLang counts them (0.5.23: replicas x attention-DP groups)."""
     if dwdp_on(s):
-        return int_setting(s, "dwdp_size", 1)  # 0.5.23's handle_dwdp: attn_dp_size = dwdp_size, dp_size 1
-    ranks = int_setting(s, "dp_size", 1)
+        return s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp: attn_dp_size = dwdp_size, dp_size 1
+    ranks = s.integer("dp_size", 1)
     if s.has("attn_dp_size"):
-        ranks *= int_setting(s, "attn_dp_size", 1)
+        ranks *= s.integer("attn_dp_size", 1)
     return ranks
 
 
@@ -69,12 +274,10 @@ def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.has("attn_dp_size"):
         if dp_attention(s)[0] or dwdp_on(s):
             return None
-        fix = f"set {s.flag('attn_dp_size')} > 1, or drop {s.flag('enable_dp_lm_head')}"
-    else:
-        if s.get("enable_dp_attention", False):
-            return None
-        fix = f"add {s.flag('enable_dp_attention')}, or drop {s.flag('enable_dp_lm_head')}"
-    return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head"), "fix": fix})
+        return Hit(("enable_dp_lm_head",), {}, "attn-dp-size")
+    if s.get("enable_dp_attention", False):
+        return None
+    return Hit(("enable_dp_lm_head",), {}, "enable-dp-attention")
 
 
 @predicate("dp-lm-head-dropped")
@@ -82,32 +285,6 @@ def _dp_lm_head_dropped(s: Settings, rule: RuleSpec) -> Hit | None:
     if not (s.get("enable_dp_lm_head", False) and _lm_head_dropped(s)):
         return None
     return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head")})
-
-
-@predicate("dp-attn-both")
-def _dp_attn_both(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp, attn = int_setting(s, "dp_size", 1), int_setting(s, "attn_dp_size", 1)
-    if dp <= 1 or attn <= 1:
-        return None
-    return Hit(("dp_size", "attn_dp_size"), {"dp": s.flag("dp_size"), "dp_value": dp,
-                                             "attn_dp": s.flag("attn_dp_size"), "attn_dp_value": attn})
-
-
-@predicate("dp-attn-rewrite")
-def _dp_attn_rewrite(s: Settings, rule: RuleSpec) -> Hit | None:
-    dp = int_setting(s, "dp_size", 1)
-    if not s.get("enable_dp_attention", False) or dp <= 1 or int_setting(s, "attn_dp_size", 1) > 1:
-        return None
-    return Hit(("enable_dp_attention", "dp_size"), {
-        "dp": s.flag("dp_size"), "dp_value": dp, "enable": s.flag("enable_dp_attention"),
-        "attn_dp": s.flag("attn_dp_size")})
-
-
-@predicate("dp1-disables-dpattn")
-def _dp1_disables(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_dp_attention", False) or int_setting(s, "dp_size", 1) != 1:
-        return None
-    return Hit(("enable_dp_attention",), {"enable": s.flag("enable_dp_attention"), "dp": s.flag("dp_size")})
 
 
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+)):(?P<port>\d{1,5})$")
@@ -127,18 +304,9 @@ def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("dist_init_addr",), {"dist": s.flag("dist_init_addr"), "value": value})
 
 
-@predicate("multinode-needs-addr")
-def _multinode_addr(s: Settings, rule: RuleSpec) -> Hit | None:
-    nnodes = int_setting(s, "nnodes", 1)
-    if nnodes <= 1 or s.get("dist_init_addr") is not None:
-        return None
-    return Hit(("nnodes",), {"nnodes": s.flag("nnodes"), "nnodes_value": nnodes,
-                             "dist": s.flag("dist_init_addr")})
-
-
 @predicate("node-rank-range")
 def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
-    rank, nnodes = int_setting(s, "node_rank", 0), int_setting(s, "nnodes", 1)
+    rank, nnodes = s.integer("node_rank", 0), s.integer("nnodes", 1)
     if 0 <= rank < max(nnodes, 1):
         return None
     return Hit(("node_rank", "nnodes"), {"rank": s.flag("node_rank"), "rank_value": rank,
@@ -152,10 +320,10 @@ def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
     a2a = s.get("moe_a2a_backend")
     why = ""
     if a2a in _A2A_SETS_EP:
-        ep = int_setting(s, "tp_size", 1)  # SGLang sets ep_size to tp_size for these
+        ep = s.integer("tp_size", 1)  # SGLang sets ep_size to tp_size for these
         why = f" ({s.flag('moe_a2a_backend')} {a2a} sets it to {s.flag('tp_size')} {ep})"
     elif a2a in (None, "none"):
-        ep = int_setting(s, "ep_size", 1)
+        ep = s.integer("ep_size", 1)
     else:
         return None  # an a2a backend whose effect on ep_size gen does not model
     if ep > 1:
@@ -165,14 +333,10 @@ def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
         "tp": s.flag("tp_size")})
 
 
-# The all-to-all backends for which SGLang's _handle_a2a_moe sets ep_size = tp_size.
-_A2A_SETS_EP = ("deepep", "mooncake", "ascend_fuseep", "flashinfer")
-
-
 @predicate("moe-dense-tp")
 def _moe_dense_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("moe_dense_tp_size")
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     newer = s.at_least(0, 5, 23)  # 0.5.23 also takes tp_size itself
     if not isinstance(value, int) or value == 1 or (newer and value == tp):
         return None
@@ -187,9 +351,4 @@ def _tbo_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")  # 0.5.23 also runs TBO on the DP-attention TP-MoE path
     if newer and dp_attention(s)[0]:
         return None
-    fix = (f"set {s.flag('moe_a2a_backend')} (e.g. deepep) with expert parallelism"
-           + (f", or turn on DP attention ({s.flag('attn_dp_size')} N)" if newer else "")
-           + f", or drop {s.flag('enable_two_batch_overlap')}")
-    return Hit(("enable_two_batch_overlap",), {
-        "tbo": s.flag("enable_two_batch_overlap"), "a2a": s.flag("moe_a2a_backend"),
-        "dp_note": " and without DP attention" if newer else "", "fix": fix})
+    return Hit(("enable_two_batch_overlap",), {}, "dp-attention-possible" if newer else "a2a-only")

@@ -1,11 +1,191 @@
-"""Predicates of the serving rules: model name, memory fraction, ports, parsers."""
+"""Predicates of the serving front end: gRPC and sidecar, SSL/HTTP2, ASR, multimodal inputs, model name and ports, offload and sampling options.
+
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
+"""
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.registry import Hit, predicate
+
+from generator.sglang.argtypes import Unparsed
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
+
+
+
+
+
+@predicate("prefill-decode-interval")
+def _prefill_decode_interval(s: Settings, rule: RuleSpec) -> Hit | None:
+    for name in ("prefill_decode_interval", "prefill_decode_interval_min_bs"):
+        value = s.get(name)
+        if isinstance(value, int) and value < 0:
+            return Hit((name,), {"flag": s.flag(name), "value": value})
+    return None
+
+
+@predicate("sampling-backend-xpu")
+def _sampling_backend_xpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    device = s.get("device")
+    if s.get("sampling_backend") != "intel_xpu" or device == "xpu":
+        return None
+    return Hit(("sampling_backend", "device"), {}, "device-unset" if device is None else "device")
+
+
+@predicate("ple-offload")
+def _ple_offload(s: Settings, rule: RuleSpec) -> Hit | None:
+    embedding = s.get("ple_offload_embedding") if s.is_set("ple_offload_embedding") else None
+    if embedding is None:
+        return None  # both checks need the flag written (True, or False by --no-...)
+    gb, group = s.integer("cpu_offload_gb", 0), s.integer("offload_group_size", -1)
+    blame = ("ple_offload_embedding", "ple_offload_backend", "cpu_offload_gb", "offload_group_size")
+    return first_broken([check(embedding is True and (gb > 0 or group > 0), "with-layer-offload", blame),
+                         check(s.get("ple_offload_backend") == "file" and embedding is False, "file-backend", blame)],
+                        negated="--no-" + s.flag("ple_offload_embedding")[2:])
+
+
+_LMO_CONFLICTS = ("encoder_only", "language_only", "enable_prefix_mm_cache", "enable_broadcast_mm_inputs_process",
+                  "mm_enable_dp_encoder")
+
+
+@predicate("language-model-only-combo")
+def _language_model_only(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.get("language_model_only"):
+        return None
+    for name in _LMO_CONFLICTS:
+        if s.has(name) and s.get(name):
+            return Hit(("language_model_only", name), {"lmo": s.flag("language_model_only"), "other": s.flag(name)})
+    return None
+
+
+
+
+
+
+
+
+def _grpc_port(s: Settings, legacy: bool) -> int | None:
+    """--grpc-port as handle_deprecated_args resolves it (env fallback, legacy default)."""
+    port = s.get("grpc_port")
+    if port is None:
+        port = s.env_int("SGLANG_GRPC_PORT")
+    if legacy and port is None:
+        base = s.get("port", 30000)
+        port = base + 10000 if isinstance(base, int) else None
+    return port if isinstance(port, int) else None
+
+
+@predicate("grpc-sidecar-args")
+def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("sidecar"):
+        return None
+    legacy = bool(s.get("smg_grpc_mode", False) or s.get("grpc_mode", False))
+    port = _grpc_port(s, legacy)
+    threads = s.env_int("SGLANG_GRPC_WORKER_THREADS")
+    timeout = s.get("grpc_response_timeout_secs", 300)
+    sidecar, sidecar_args = s.get("sidecar"), s.get("sidecar_args")
+    native = port is not None and not legacy
+    gp, sc = s.flag("grpc_port"), s.flag("sidecar")
+    workers = s.get("tokenizer_worker_num", 1)
+    return (first_broken([
+        check(isinstance(timeout, int) and timeout <= 0, "grpc-sidecar-1", ("grpc_response_timeout_secs",)),
+        check(port is not None and not 1 <= port <= 65535, "grpc-sidecar-2", ("grpc_port", "port", "SGLANG_GRPC_PORT"), gp=gp, port=port),
+        check(port is not None and threads is not None and threads < 1, "grpc-sidecar-3", ("SGLANG_GRPC_WORKER_THREADS",), threads=threads),
+        check(sidecar_args is not None and sidecar is None, "grpc-sidecar-4", ("sidecar_args",), sc=sc),
+        check(sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
+            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), "grpc-sidecar-5", ("sidecar_args",)),
+        check(sidecar is not None and not str(sidecar).strip(), "grpc-sidecar-6", ("sidecar",), sc=sc),
+        check(sidecar is not None and legacy, "grpc-sidecar-7", ("sidecar", "smg_grpc_mode", "grpc_mode"), sc=sc),
+        check(sidecar is not None and port is None, "grpc-sidecar-8", ("sidecar",), sc=sc, gp=gp),
+        check(native and bool(s.get("use_ray", False)), "grpc-sidecar-9", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT"), gp=gp),
+        check(native and bool(s.get("encoder_only", False)), "grpc-sidecar-10", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT"), gp=gp),
+        check(native and isinstance(workers, int) and workers > 1, "grpc-sidecar-11", ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
+        check(native and bool(s.get("api_key") or s.get("admin_api_key")), "grpc-sidecar-12", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT"), gp=gp),
+    ]))
+
+
+@predicate("ssl-http2-args")
+def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("ssl_keyfile"):
+        return None
+    cert, key = s.get("ssl_certfile"), s.get("ssl_keyfile")
+    refresh, http2 = bool(s.get("enable_ssl_refresh", False)), bool(s.get("enable_http2", False))
+    f = s.flag
+    streams = s.integer("http2_max_concurrent_streams", 200)
+    window = s.integer("http2_initial_connection_window_size", 1048576)
+    return (first_broken([
+        check(bool(key) and not cert, "ssl-http2-1", ("ssl_keyfile",), v0=f('ssl_keyfile'), v1=f('ssl_certfile')),
+        check(bool(cert) and not key, "ssl-http2-2", ("ssl_certfile",), v0=f('ssl_certfile'), v1=f('ssl_keyfile')),
+        check(not cert and not key and bool(s.get("ssl_ca_certs")), "ssl-http2-3", ("ssl_ca_certs",), v0=f('ssl_ca_certs'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+        check(not cert and not key and bool(s.get("ssl_keyfile_password")), "ssl-http2-4", ("ssl_keyfile_password",), v0=f('ssl_keyfile_password'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+        check(refresh and not (cert and key), "ssl-http2-5", ("enable_ssl_refresh",), v0=f('enable_ssl_refresh'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+        check(bool(s.get("enable_http_worker_reuseport", False)) and (
+            s.integer("tokenizer_worker_num", 1) == 1 or http2), "ssl-http2-6", ("enable_http_worker_reuseport",), v0=f('enable_http_worker_reuseport'), v1=f('tokenizer_worker_num'), v2=f('enable_http2')),
+        check(http2 and not 0 < streams < 2 ** 32, "ssl-http2-7", ("http2_max_concurrent_streams",), v0=f('http2_max_concurrent_streams')),
+        check(http2 and not 1024 <= window < 2 ** 31, "ssl-http2-8", ("http2_initial_connection_window_size",), v0=f('http2_initial_connection_window_size')),
+        check(http2 and refresh, "ssl-http2-9", ("enable_ssl_refresh", "enable_http2"), v0=f('enable_ssl_refresh'), v1=f('enable_http2')),
+    ]))
+
+
+@predicate("asr-positive")
+def _asr_positive(s: Settings, rule: RuleSpec) -> Hit | None:
+    checks = []
+    for name in ("asr_max_buffer_seconds", "asr_max_concurrent_sessions"):
+        value = s.get(name) if s.has(name) else None
+        checks.append(check(isinstance(value, (int, float)) and value <= 0, "asr-positive-1", (name,), v0=s.flag(name), value_=value))
+    return first_broken(checks)
+
+
+@predicate("mm-process-config")
+def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("mm_process_config"):
+        return None
+    size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
+    config = s.get("mm_process_config")
+    name = s.flag("mm_process_config")
+    checks = [check(isinstance(size, int) and size < 0, "mm-process-config-1", ("mm_preprocess_cache_size_mb",), size=size)]
+    if config is not None and not isinstance(config, Unparsed):
+        checks.append(check(not isinstance(config, dict), "mm-process-config-2", ("mm_process_config",), name=name, v0=type(config).__name__))
+        for key in ("image", "video", "audio"):
+            checks.append(check(isinstance(config, dict) and key in config and not isinstance(config[key], dict), None,
+                                ("mm_process_config",),
+                                detail=f"{name} '{key}' must be a JSON object, got {type(config.get(key)).__name__} "
+                                       "(TypeError)" if isinstance(config, dict) else ""))
+    return first_broken(checks)
+
+
+@predicate("serving-json-values")
+def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
+    newer = s.at_least(0, 5, 23)
+    kwargs = s.get("default_chat_template_kwargs") if newer and s.has("default_chat_template_kwargs") else None
+    limits = s.get("limit_mm_data_per_request") if s.has("limit_mm_data_per_request") else None
+    bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
+    prefs = s.get("preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
+    return first_broken([
+        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), "serving-json-1", ("default_chat_template_kwargs",)),
+        check(bool(bad), "serving-json-2", ("limit_mm_data_per_request",), v0=bad[0] if bad else ''),
+        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, "serving-json-3", ("preferred_sampling_params",)),
+    ])
+
+
+@predicate("mm-feature-transport")
+def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
+    if not s.has("mm_feature_transport"):
+        return None
+    transport = s.get("mm_feature_transport")
+    if transport is None and "SGLANG_USE_CUDA_IPC_TRANSPORT" in s.env:
+        # The legacy variable chooses when the flag is unset (deprecated, still honoured).
+        transport = "cuda_ipc" if s.env_true("SGLANG_USE_CUDA_IPC_TRANSPORT") else "cpu"
+    if s.get("encoder_only", False):
+        return None  # encoder-only serving falls back to cpu for this inactive transport
+    nnodes, pp = s.integer("nnodes", 1), s.integer("pp_size", 1)
+    name = s.flag("mm_feature_transport")
+    return (first_broken([
+        check(transport == "cuda_vmm" and pp != 1, "mm-feature-transport-1", ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, pp=pp),
+        check(transport == "cuda_ipc" and nnodes != 1, "mm-feature-transport-2", ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, nnodes=nnodes),
+    ]))
 
 
 @predicate("served-model-colon")
@@ -17,93 +197,9 @@ def _served_colon(s: Settings, rule: RuleSpec) -> Hit | None:
                                         "suggestion": str(value).replace(":", "-")})
 
 
-@predicate("mem-fraction")
-def _mem_fraction(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("mem_fraction_static")
-    if not isinstance(value, (int, float)) or 0 < value < 1:
-        return None
-    return Hit(("mem_fraction_static",), {"mem": s.flag("mem_fraction_static"), "value": value})
-
-
-@predicate("port-range")
-def _port_range(s: Settings, rule: RuleSpec) -> Hit | None:
-    value = s.get("port")
-    if not isinstance(value, int) or 1 <= value <= 65535:
-        return None
-    return Hit(("port",), {"port": s.flag("port"), "value": value})
-
-
 @predicate("port-grpc-0515")
 def _port_grpc(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("port")
     if not isinstance(value, int) or value > 65535 or value + 10000 <= 65535 or "SGLANG_GRPC_PORT" in s.env:
         return None
     return Hit(("port",), {"port": s.flag("port"), "value": value, "grpc": value + 10000})
-
-
-@predicate("tool-call-parser-qwen3")
-def _tool_qwen3(s: Settings, rule: RuleSpec) -> Hit | None:
-    return Hit(("tool_call_parser",), {}) if s.get("tool_call_parser") == "qwen3" else None
-
-
-@predicate("hicache-needs-radix")
-def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
-    if not s.get("enable_hierarchical_cache", False):
-        return None
-    hicache, no_radix = s.flag("enable_hierarchical_cache"), s.flag("disable_radix_cache")
-    if s.get("disable_radix_cache", False):
-        return Hit(("enable_hierarchical_cache", "disable_radix_cache"),
-                   {"hicache": hicache, "no_radix": no_radix, "fix": "drop one of them"})
-    # SGLang also sets disable_radix_cache itself before this check: on a PD decode server
-    # (0.5.23: unless --disaggregation-decode-enable-radix-cache), and with the dual-chunk
-    # attention backend (0.5.9; 0.5.23 has no such backend).
-    if s.get("attention_backend") == "dual_chunk_flash_attn":
-        backend = s.flag("attention_backend")
-        return Hit(("enable_hierarchical_cache", "attention_backend"), {
-            "hicache": hicache, "no_radix": f"{no_radix} (which {backend} dual_chunk_flash_attn sets)",
-            "fix": f"drop {hicache}, or use another {backend}"})
-    keep = "disaggregation_decode_enable_radix_cache"
-    if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
-        return None
-    opt_in = f", or add {s.flag(keep)}" if s.has(keep) else ""
-    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {
-        "hicache": hicache, "no_radix": f"{no_radix} (which {s.flag('disaggregation_mode')} decode sets)",
-        "fix": f"drop {hicache} on a PD decode server{opt_in}"})
-
-
-# Backends whose handlers leave page_size as written. FlashMLA always sets 64 (both pins);
-# the other MLA/trtllm backends, fa4 (0.5.9) and some models set their own, and there the
-# rule stays silent rather than guess SGLang's value.
-_PAGE_KEEPING_BACKENDS = frozenset({"fa3", "flashinfer", "triton", "torch_native", "flex_attention"})
-_FLASHMLA_PAGE = 64
-
-
-def _effective_page(s: Settings) -> tuple[int | None, str]:
-    """The page size SGLang validates against, and why it differs from the written one."""
-    page = s.get("page_size", 1)
-    named = {n: s.get(n) for n in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
-             if s.has(n) and s.get(n) is not None}
-    flashmla = "flashmla" in (named.get("attention_backend"), named.get("decode_attention_backend"))
-    if not set(named.values()) - {"flashmla"} <= _PAGE_KEEPING_BACKENDS:
-        return None, ""
-    if flashmla:
-        return _FLASHMLA_PAGE, f" (FlashMLA sets the page size to {_FLASHMLA_PAGE})"
-    return (page if isinstance(page, int) else None), ""
-
-
-@predicate("chunked-prefill-page")
-def _chunked_prefill_page(s: Settings, rule: RuleSpec) -> Hit | None:
-    chunk = s.get("chunked_prefill_size")
-    if not (s.is_set("chunked_prefill_size") and isinstance(chunk, int)):
-        return None  # unwritten, SGLang derives the chunk from the GPU's memory
-    page, why = _effective_page(s)
-    on, dp, _ = dp_attention(s)
-    checked = chunk // dp if on else chunk  # both pins divide the chunk per DP-attention rank first
-    if page is None or checked <= 0 or page <= 1 or checked % page == 0 or s.get("disaggregation_mode") == "decode":
-        return None
-    if on:
-        why += f" (DP attention of size {dp} divides the chunk to {checked} first)"
-    step = page * dp if on else page
-    return Hit(("chunked_prefill_size", "page_size"), {
-        "chunk": s.flag("chunked_prefill_size"), "chunk_value": chunk, "page": s.flag("page_size"),
-        "page_value": page, "why": why, "suggestion": max(step, chunk // step * step)})

@@ -1,19 +1,15 @@
-"""Predicates of the attention-backend rules of group gserve.
+"""Predicates of attention backends: linear attention / ReplaySSM, multi-item scoring, deterministic inference, TRTLLM and CuteDSL MLA, deprecated backend names.
 
-0.5.23's arg_groups/attention_hook.py (linear attention / ReplaySSM, multi-item scoring) and
-the resolution passes of arg_groups/overrides.py (deterministic inference, TRTLLM and CuteDSL
-MLA, nvfp4_online MoE runners), with 0.5.9's ServerArgs counterparts. Each predicate reads
-the backends as written, after SGLang's deprecated-alias renames; where SGLang picks a
-backend itself (by GPU or model) the predicate stays silent rather than guess.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
 
-from generator.sglang.rules.predicates.common import env_true
-from generator.sglang.rules.predicates.gserve import first_broken, fix_hit, hit_of
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
 
 # 0.5.23's handle_deprecated_args renames these attention backends before any check.
 _ALIASES: dict[str | None, str] = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
@@ -50,32 +46,16 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
     topk = s.get("speculative_eagle_topk")
     f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
     dec = f("linear_attn_decode_backend")
-    return fix_hit([
-        (explicit == "flashkda", f"{dec} flashkda is not supported: FlashKDA is prefill-only",
-         ("linear_attn_decode_backend",), f"set {dec} triton (or another decode backend)"),
-        (replay and decode not in ("triton", "helion"),
-         f"{r} requires triton (or helion for KDA) as the linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"),
-         f"set {dec} triton or helion, or drop {r}"),
-        (replay and extra, f"{r} requires {f('mamba_radix_cache_strategy')} no_buffer, got "
-                           f"'{s.get('mamba_radix_cache_strategy')}'", ("enable_linear_replayssm", "mamba_radix_cache_strategy"),
-         f"set {f('mamba_radix_cache_strategy')} no_buffer, or drop {r}"),
-        (replay and mode != "null", f"{r} is not supported under PD disaggregation ({f('disaggregation_mode')} {mode})",
-         ("enable_linear_replayssm", "disaggregation_mode"), f"drop {r} on PD servers"),
-        (replay and isinstance(length, int) and length < 1,
-         f"{f('linear_replayssm_cache_len')} must be >= 1, got {length}", ("linear_replayssm_cache_len",),
-         f"set {f('linear_replayssm_cache_len')} to 1 or more"),
-        (spec and topk not in (None, 1), f"{rs} requires a linear draft chain ({f('speculative_eagle_topk')} "
-                                         f"None or 1), got {topk}", ("enable_linear_replayssm_spec", "speculative_eagle_topk"),
-         f"set {f('speculative_eagle_topk')} 1, or drop {rs}"),
-        (spec and decode not in ("triton", "flashinfer"),
-         f"{rs} requires the triton or flashinfer linear-attn decode backend, got '{decode}'",
-         ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"),
-         f"set {dec} triton or flashinfer, or drop {rs}"),
-        (spec and mode == "prefill", f"{rs} is not supported on a PD prefill server",
-         ("enable_linear_replayssm_spec", "disaggregation_mode"), f"drop {rs} on the prefill server"),
-        (spec and replay, f"{rs} and {r} are mutually exclusive", ("enable_linear_replayssm_spec", "enable_linear_replayssm"),
-         f"drop {rs} or {r}"),
+    return first_broken([
+        check(explicit == "flashkda", "linear-replayssm-1", ("linear_attn_decode_backend",), dec=dec),
+        check(replay and decode not in ("triton", "helion"), "linear-replayssm-2", ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), r=r, decode=decode, dec=dec),
+        check(replay and extra, "linear-replayssm-3", ("enable_linear_replayssm", "mamba_radix_cache_strategy"), r=r, v0=f('mamba_radix_cache_strategy')),
+        check(replay and mode != "null", "linear-replayssm-4", ("enable_linear_replayssm", "disaggregation_mode"), r=r, v0=f('disaggregation_mode'), mode=mode),
+        check(replay and isinstance(length, int) and length < 1, "linear-replayssm-5", ("linear_replayssm_cache_len",), v0=f('linear_replayssm_cache_len'), length=length),
+        check(spec and topk not in (None, 1), "linear-replayssm-6", ("enable_linear_replayssm_spec", "speculative_eagle_topk"), rs=rs, v0=f('speculative_eagle_topk'), topk=topk),
+        check(spec and decode not in ("triton", "flashinfer"), "linear-replayssm-7", ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), rs=rs, decode=decode, dec=dec),
+        check(spec and mode == "prefill", "linear-replayssm-8", ("enable_linear_replayssm_spec", "disaggregation_mode"), rs=rs),
+        check(spec and replay, "linear-replayssm-9", ("enable_linear_replayssm_spec", "enable_linear_replayssm"), rs=rs, r=r),
     ])
 
 
@@ -131,29 +111,10 @@ def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
     if "tokenspeed_mla" in (s.get("attention_backend"), s.get("decode_attention_backend")):
         kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
     name = s.flag("prefill_attention_backend")
-    return hit_of(first_broken([
-        (prefill == "cutedsl_mla", f"{name} cutedsl_mla: CuteDSL MLA only supports decoding for now (AssertionError)",
-         ("prefill_attention_backend",)),
-        (kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"),
-         f"the CuteDSL MLA backend only supports {s.flag('kv_cache_dtype')} fp8_e4m3, bf16 or auto, got '{kv}'",
-         ("kv_cache_dtype", "attention_backend", "decode_attention_backend")),
+    return (first_broken([
+        check(prefill == "cutedsl_mla", "cutedsl-mla-1", ("prefill_attention_backend",), name=name),
+        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), "cutedsl-mla-2", ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), kv=kv),
     ]))
-
-
-@predicate("nvfp4-online-moe-runner")
-def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
-    if s.get("quantization") != "nvfp4_online":
-        return None
-    runner = s.get("moe_runner_backend", "auto")
-    megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
-               and env_true(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
-    if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
-        return None
-    if runner == "flashinfer_megamoe" and megamoe:
-        return None
-    return Hit(("moe_runner_backend", "quantization"), {
-        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
-        "a2a": s.flag("moe_a2a_backend")})
 
 
 @predicate("deprecated-choice-alias")

@@ -1,29 +1,31 @@
-"""Predicates of the rules for MoE kernels and all-to-all dispatch, mega-MoE and expert packs.
+"""Predicates of MoE: the runner and all-to-all backends, EPLB and expert parallelism, mega-MoE, expert packs (0.5.23's moe_hook, mega_moe_hook, expert_pack_hook).
 
-Found by the coverage inventory (catalogs/coverage/<pin>.yaml); each predicate reports
-the first of SGLang's own checks the settings break, in SGLang's order and words.
-0.5.9 checks these in ServerArgs._handle_moe_kernel_config / _handle_a2a_moe; 0.5.23 in
-arg_groups/moe_hook.py, mega_moe_hook.py and expert_pack_hook.py. A quantization gen
-does not see (none written: the checkpoint's) is never held against a rule.
+Each predicate reports the first of SGLang's own checks the settings break, in SGLang's order
+(one rule per SGLang handler or concept; see catalogs/rules.yaml).
 """
 
 from __future__ import annotations
 
 import json
 
-from generator.sglang.rules.predicates.common import dp_attention, int_setting
-from generator.sglang.rules.registry import Hit, predicate
+from generator.sglang.rules.predicates.common import dp_attention
+from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+
 
 # The MoE runners 0.5.23 keeps under --quantization mxfp8 (choices.py); any other is
 # overridden to flashinfer_trtllm (overrides._moe_runner_backend_quant_constraints).
 _MXFP8_RUNNERS = ("cutlass", "deep_gemm", "flashinfer_megamoe", "flashinfer_trtllm", "flashinfer_trtllm_routed")
+
+
 # Quantizations each FlashInfer runner accepts (None: unquantized bf16), by pin.
 _QUANT_OK_OLD = {
     "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", None),
     "flashinfer_trtllm": ("modelopt_fp4", "fp8", "modelopt_fp8", "compressed-tensors", None),
 }
+
+
 _QUANT_OK_NEW = {
     "flashinfer_cutlass": ("modelopt_fp4", "modelopt_fp8", "modelopt_mixed", None),
     "flashinfer_trtllm": ("modelopt_fp4", "nvfp4_online", "fp8", "mxfp8", "modelopt_fp8", "modelopt_mixed",
@@ -33,25 +35,19 @@ _QUANT_OK_NEW = {
     "flashinfer_trtllm_routed": ("fp8", "mxfp8", "modelopt_fp4", "modelopt_mixed", "nvfp4_online",
                                  "minimax_m3_nvfp4", None),
 }
+
+
 # The runners handle_moe_kernel_config / _handle_moe_kernel_config check.
 _KERNEL_CHECKED = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm", "experimental_sgl_trtllm",
                    "flashinfer_trtllm_routed", "cutlass")
+
+
 _FLASHINFER_A2A_RUNNERS = ("flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
                            "flashinfer_trtllm_routed", "deep_gemm")
-_TRUE = ("true", "1", "yes", "y")  # SGLang's EnvBool
 
 
-def _first(checks: list[tuple[bool, str]]) -> str | None:
-    return next((text for broken, text in checks if broken), None)
 
 
-def _first_fix(checks: list[tuple[bool, str, str]]) -> tuple[str, str] | None:
-    """(text, fix) of the first broken (broken?, text, fix) check."""
-    return next(((text, fix) for broken, text, fix in checks if broken), None)
-
-
-def _env_on(s: Settings, name: str, words: tuple[str, ...] = _TRUE) -> bool:
-    return s.env.get(name, "").strip().lower() in words
 
 
 def runner_0_5_23(s: Settings) -> str:
@@ -73,7 +69,7 @@ def runner_0_5_23(s: Settings) -> str:
 
 def runner_0_5_9(s: Settings) -> str:
     """The MoE runner after 0.5.9's overrides: mxfp8 and SGLANG_CUTLASS_MOE force cutlass."""
-    if s.get("quantization") == "mxfp8" or _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1")):
+    if s.get("quantization") == "mxfp8" or s.env_flag("SGLANG_CUTLASS_MOE"):
         return "cutlass"
     return str(s.get("moe_runner_backend", "auto"))
 
@@ -88,45 +84,37 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     runner = runner_0_5_23(s) if newer else str(s.get("moe_runner_backend", "auto"))
     if runner not in _KERNEL_CHECKED and (newer or runner_0_5_9(s) != "cutlass"):
         return None  # no check of this handler applies (the common case: auto)
-    quant, tp, ep = s.get("quantization"), int_setting(s, "tp_size", 1), int_setting(s, "ep_size", 1)
+    quant, tp, ep = s.get("quantization"), s.integer("tp_size", 1), s.integer("ep_size", 1)
     r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
     if not newer and quant == "mxfp8":
         runner = "cutlass"  # 0.5.9 forces the cutlass runner under mxfp8 before its checks
     allowed = (_QUANT_OK_NEW if newer else _QUANT_OK_OLD).get(runner)
     ep_tp = f"{r} {runner} needs {e} 1 or equal to {s.flag('tp_size')} {tp}, got {ep}"
-    checks = [(allowed is not None and quant not in allowed,
-               f"{r} {runner} does not take {_quant_text(quant)} (SGLang: 'Invalid quantization'; "
-               f"it supports {', '.join(str(a) for a in allowed or ())})"),
-              (runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), ep_tp)]
+    checks = [check(allowed is not None and quant not in allowed, "moe-runner-quant-1", _RUNNER_BLAME, r=r, runner_=runner, v0=_quant_text(quant), v1=', '.join(str(a) for a in allowed or ())),
+              check(runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), None, _RUNNER_BLAME, detail=ep_tp)]
     if newer:
         a2a = s.get("moe_a2a_backend", "none")
-        checks.append((runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"),
-                       f"{r} flashinfer_cutedsl supports {s.flag('moe_a2a_backend')} none, deepep or "
-                       f"flashinfer, got '{a2a}'"))
+        checks.append(check(runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"), "moe-runner-quant-3", _RUNNER_BLAME, r=r, a2a=a2a))
     else:
-        cutlass_env = _env_on(s, "SGLANG_CUTLASS_MOE", ("true", "1"))
-        checks.append((cutlass_env and quant not in ("fp8", "mxfp8"),
-                       f"SGLANG_CUTLASS_MOE selects the cutlass MoE runner, which needs {q} fp8 or mxfp8"))
+        cutlass_env = s.env_flag("SGLANG_CUTLASS_MOE")
+        checks.append(check(cutlass_env and quant not in ("fp8", "mxfp8"), "moe-runner-quant-4", _RUNNER_BLAME, q=q))
         runner = runner_0_5_9(s)
-    checks.append((runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1,
-                   f"FP8/MXFP8 Cutlass MoE (the {r} cutlass runner with {q} {quant}) needs {e} 1, got {ep}"))
-    detail = _first(checks)
-    if detail is None:
-        return None
-    return Hit(("moe_runner_backend", "quantization", "ep_size"), {"detail": detail, "runner": r})
+    checks.append(check(runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1, "moe-runner-quant-2", _RUNNER_BLAME, r=r, q=q, quant=quant, e=e, ep=ep))
+    return first_broken(checks, runner=r)
 
 
-# A check of handle_a2a_moe: (broken?, SGLang's words, the fix for it).
-Checks = list[tuple[bool, str, str]]
+# handle_a2a_moe's checks all blame the backends; their fix names the setting to change.
+Checks = list[Check]
+_A2A_BLAME = ("moe_a2a_backend", "moe_runner_backend", "flashinfer_a2a_dispatch_type")
+_RUNNER_BLAME = ("moe_runner_backend", "quantization", "ep_size")
 
 
 def _a2a_checks_old(s: Settings) -> Checks:
     if s.get("moe_a2a_backend", "none") != "flashinfer":
         return []
     r = s.flag("moe_runner_backend")
-    return [(runner_0_5_9(s) != "flashinfer_cutlass",
-             f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {r} flashinfer_cutlass, got "
-             f"'{runner_0_5_9(s)}'", f"set {r} flashinfer_cutlass")]
+    return [check(runner_0_5_9(s) != "flashinfer_cutlass", None, _A2A_BLAME, detail=f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {r} flashinfer_cutlass, got "
+             f"'{runner_0_5_9(s)}'", fix=f"set {r} flashinfer_cutlass")]
 
 
 def _a2a_backend(s: Settings) -> str:
@@ -144,57 +132,42 @@ def _dispatch_checks(s: Settings, runner: str) -> Checks:
     if given is None:
         return []
     d, q, r = s.flag("flashinfer_a2a_dispatch_type"), s.flag("quantization"), s.flag("moe_runner_backend")
-    w4a16 = runner == "flashinfer_cutedsl" and _env_on(s, "SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
+    w4a16 = runner == "flashinfer_cutedsl" and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
     kind = "mxfp8" if given == "auto" and quant == "mxfp8" else given
     routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" else runner
-    return [(w4a16 and given in ("auto", "nvfp4"),
-             f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}",
-             f"set {d} bf16, or unset SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"),
-            ("SGLANG_MOE_NVFP4_DISPATCH" in s.env,
-             f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}",
-             f"unset SGLANG_MOE_NVFP4_DISPATCH, or drop {d}"),
-            (kind == "mxfp8" and quant != "mxfp8", f"{d} mxfp8 requires {q} mxfp8", f"set {q} mxfp8, or change {d}"),
-            (kind == "mxfp8" and routed != "flashinfer_trtllm_routed",
-             f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'",
-             f"set {r} flashinfer_trtllm_routed or flashinfer_trtllm")]
+    return [check(w4a16 and given in ("auto", "nvfp4"), None, _A2A_BLAME, detail=f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}", fix=f"set {d} bf16, or unset SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"),
+            check("SGLANG_MOE_NVFP4_DISPATCH" in s.env, None, _A2A_BLAME, detail=f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}", fix=f"unset SGLANG_MOE_NVFP4_DISPATCH, or drop {d}"),
+            check(kind == "mxfp8" and quant != "mxfp8", None, _A2A_BLAME, detail=f"{d} mxfp8 requires {q} mxfp8", fix=f"set {q} mxfp8, or change {d}"),
+            check(kind == "mxfp8" and routed != "flashinfer_trtllm_routed", None, _A2A_BLAME, detail=f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'", fix=f"set {r} flashinfer_trtllm_routed or flashinfer_trtllm")]
 
 
 def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
-    tp, (dp_on, attn_dp, _) = int_setting(s, "tp_size", 1), dp_attention(s)
+    tp, (dp_on, attn_dp, _) = s.integer("tp_size", 1), dp_attention(s)
     a, r = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend")
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
-    return [(not (dp_on and attn_dp == tp),
-             f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
-             f"{s.flag('tp_size')} {tp}", f"add {s.flag('attn_dp_size')} {tp} to match {s.flag('tp_size')}"),
-            (mega_runner != "flashinfer_megamoe",
-             f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'",
-             f"set {r} flashinfer_megamoe or auto")]
+    return [check(not (dp_on and attn_dp == tp), None, _A2A_BLAME, detail=f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
+             f"{s.flag('tp_size')} {tp}", fix=f"add {s.flag('attn_dp_size')} {tp} to match {s.flag('tp_size')}"),
+            check(mega_runner != "flashinfer_megamoe", None, _A2A_BLAME, detail=f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'", fix=f"set {r} flashinfer_megamoe or auto")]
 
 
 def _deepep_checks(s: Settings, runner: str) -> Checks:
     if runner != "flashinfer_cutedsl" or s.get("deepep_mode", "auto") != "normal":
         return []
-    return [(True, f"{s.flag('moe_runner_backend')} flashinfer_cutedsl with {s.flag('moe_a2a_backend')} deepep "
-                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal",
-             f"set {s.flag('deepep_mode')} low_latency or auto")]
+    return [check(True, None, _A2A_BLAME, detail=f"{s.flag('moe_runner_backend')} flashinfer_cutedsl with {s.flag('moe_a2a_backend')} deepep "
+                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal", fix=f"set {s.flag('deepep_mode')} low_latency or auto")]
 
 
 def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
-    a, nnodes = s.flag("moe_a2a_backend"), int_setting(s, "nnodes", 1)
+    a, nnodes = s.flag("moe_a2a_backend"), s.integer("nnodes", 1)
     overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
     return [
-        (runner not in ("auto", "deep_gemm"),
-         f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'",
-         f"set {s.flag('moe_runner_backend')} deep_gemm or auto"),
-        (overlap, f"{a} deepep_v2 has no two-batch/single-batch overlap",
-         f"drop {s.flag('enable_two_batch_overlap')} and {s.flag('enable_single_batch_overlap')}"),
+        check(runner not in ("auto", "deep_gemm"), None, _A2A_BLAME, detail=f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} deep_gemm or auto"),
+        check(overlap, None, _A2A_BLAME, detail=f"{a} deepep_v2 has no two-batch/single-batch overlap",
+              fix=f"drop {s.flag('enable_two_batch_overlap')} and {s.flag('enable_single_batch_overlap')}"),
         # waterfill (which enforces the fusion) moves deepep_v2 to deepep before this
-        (bool(s.get("enforce_shared_experts_fusion")),
-         f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})",
-         f"drop {s.flag('enforce_shared_experts_fusion')}"),
-        (s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1,
-         f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
-         f"{s.flag('nnodes')} {nnodes}", f"set {s.flag('deepep_v2_mode')} hybrid")]
+        check(bool(s.get("enforce_shared_experts_fusion")), None, _A2A_BLAME, detail=f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})", fix=f"drop {s.flag('enforce_shared_experts_fusion')}"),
+        check(s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1, None, _A2A_BLAME, detail=f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
+         f"{s.flag('nnodes')} {nnodes}", fix=f"set {s.flag('deepep_v2_mode')} hybrid")]
 
 
 def _flashinfer_checks(s: Settings, runner: str) -> Checks:
@@ -203,22 +176,15 @@ def _flashinfer_checks(s: Settings, runner: str) -> Checks:
     # auto with modelopt_fp4 becomes flashinfer_cutlass on SM110/SM120 GPUs: the GPU decides
     gpu_decides = runner == "auto" and s.get("quantization") == "modelopt_fp4"
     return _dispatch_checks(s, runner) + [
-        (routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides,
-         f"{s.flag('moe_a2a_backend')} flashinfer is supported with {s.flag('moe_runner_backend')} "
-         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'",
-         f"set {s.flag('moe_runner_backend')} to one of {', '.join(_FLASHINFER_A2A_RUNNERS)}")]
+        check(routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides, None, _A2A_BLAME, detail=f"{s.flag('moe_a2a_backend')} flashinfer is supported with {s.flag('moe_runner_backend')} "
+         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} to one of {', '.join(_FLASHINFER_A2A_RUNNERS)}")]
 
 
 def _pplx_checks(s: Settings, runner: str) -> Checks:
     a, attn_dp = s.flag("moe_a2a_backend"), dp_attention(s)[1]
-    return [(s.get("deepep_mode", "auto") == "normal",
-             f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal",
-             f"set {s.flag('deepep_mode')} low_latency or auto"),
-            (attn_dp < 2, f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)",
-             f"add {s.flag('attn_dp_size')} 2 or more"),
-            (runner not in ("deep_gemm", "auto"),
-             f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'",
-             f"set {s.flag('moe_runner_backend')} deep_gemm or auto")]
+    return [check(s.get("deepep_mode", "auto") == "normal", None, _A2A_BLAME, detail=f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal", fix=f"set {s.flag('deepep_mode')} low_latency or auto"),
+            check(attn_dp < 2, None, _A2A_BLAME, detail=f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)", fix=f"add {s.flag('attn_dp_size')} 2 or more"),
+            check(runner not in ("deep_gemm", "auto"), None, _A2A_BLAME, detail=f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} deep_gemm or auto")]
 
 
 # handle_a2a_moe's per-backend checks, in its order (flashinfer_megamoe, deepep, deepep_v2, flashinfer, pplx)
@@ -229,8 +195,8 @@ _A2A_CHECKS = {"flashinfer_megamoe": _megamoe_fi_checks, "deepep": _deepep_check
 def _a2a_checks_new(s: Settings) -> Checks:
     a2a, dispatch = _a2a_backend(s), s.get("flashinfer_a2a_dispatch_type")
     if a2a != "flashinfer" and dispatch not in (None, "auto"):
-        return [(True, f"{s.flag('flashinfer_a2a_dispatch_type')} requires {s.flag('moe_a2a_backend')} flashinfer, "
-                       f"got '{a2a}'", f"set {s.flag('moe_a2a_backend')} flashinfer, or drop "
+        return [check(True, None, _A2A_BLAME, detail=f"{s.flag('flashinfer_a2a_dispatch_type')} requires {s.flag('moe_a2a_backend')} flashinfer, "
+                       f"got '{a2a}'", fix=f"set {s.flag('moe_a2a_backend')} flashinfer, or drop "
                                        f"{s.flag('flashinfer_a2a_dispatch_type')}")]
     builder = _A2A_CHECKS.get(a2a)
     return builder(s, runner_0_5_23(s)) if builder is not None else []
@@ -239,13 +205,11 @@ def _a2a_checks_new(s: Settings) -> Checks:
 @predicate("moe-a2a-backend")
 def _moe_a2a_backend(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
-    broken = _first_fix(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
-    if broken is None:
+    hit = first_broken(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
+    if hit is None:
         return None
-    a2a = s.flag("moe_a2a_backend")
-    fix = broken[1] if a2a in broken[1] else f"{broken[1]}, or change {a2a}"
-    return Hit(("moe_a2a_backend", "moe_runner_backend", "flashinfer_a2a_dispatch_type"),
-               {"detail": broken[0], "fix": fix, "a2a": a2a})
+    a2a, fix = s.flag("moe_a2a_backend"), str(hit.fields["fix"])
+    return Hit(hit.blame, {**hit.fields, "fix": fix if a2a in fix else f"{fix}, or change {a2a}", "a2a": a2a})
 
 
 @predicate("deepep-v2-draft")
@@ -292,7 +256,7 @@ def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.get("disaggregation_mode", "null") == "decode":
         return None
-    if int_setting(s, "pp_size", 1) > 1 and s.get("enable_dynamic_chunking"):
+    if s.integer("pp_size", 1) > 1 and s.get("enable_dynamic_chunking"):
         return None
     chunk = s.get("chunked_prefill_size")
     if not isinstance(chunk, int):
@@ -311,8 +275,8 @@ def _expert_pack_errors(s: Settings) -> list[tuple[str, str]]:
     """SGLang's expert_pack errors (it reports them all at once), each with its fix."""
     errors: list[tuple[str, str]] = []
     dp_on, attn_dp, _ = dp_attention(s)
-    sizes = (("tp_size", int_setting(s, "tp_size", 1)), ("dp_size", int_setting(s, "dp_size", 1)),
-             ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", int_setting(s, "ep_size", 1)))
+    sizes = (("tp_size", s.integer("tp_size", 1)), ("dp_size", s.integer("dp_size", 1)),
+             ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", s.integer("ep_size", 1)))
     for name, size in sizes:
         if size != 1 and s.has(name):
             errors.append((f"{s.flag(name)} must be 1, got {size}", f"set {s.flag(name)} 1"))
@@ -357,7 +321,7 @@ def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
     """
     if not s.has("attn_dp_size") or _a2a_backend(s) != "flashinfer":
         return None
-    tp = int_setting(s, "tp_size", 1)
+    tp = s.integer("tp_size", 1)
     enabled, size, _ = dp_attention(s)
     if enabled and size == tp:
         return None
@@ -366,3 +330,19 @@ def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("moe_a2a_backend", "attn_dp_size"), {
         "a2a": s.flag("moe_a2a_backend"), "attn_dp": s.flag("attn_dp_size"), "tp": s.flag("tp_size"),
         "tp_value": tp, "attn_dp_value": size if enabled else 1})
+
+
+@predicate("nvfp4-online-moe-runner")
+def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
+    if s.get("quantization") != "nvfp4_online":
+        return None
+    runner = s.get("moe_runner_backend", "auto")
+    megamoe = (s.get("moe_a2a_backend") == "flashinfer_megamoe"
+               and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"))
+    if runner in ("auto", "flashinfer_trtllm", "flashinfer_trtllm_routed", "flashinfer_cutedsl"):
+        return None
+    if runner == "flashinfer_megamoe" and megamoe:
+        return None
+    return Hit(("moe_runner_backend", "quantization"), {
+        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
+        "a2a": s.flag("moe_a2a_backend")})
