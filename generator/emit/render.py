@@ -124,8 +124,10 @@ def reset_budget() -> None:
     _SPENT[0] = 0.0
 
 
-class _OverBudget(Exception):
-    """Raised in the render by the CPU timer (never escapes this module)."""
+class _OverBudget(TemplateError):
+    """Raised in the render by the CPU timer; :func:`_render` turns it into the TemplateError
+    that names the template. A TemplateError itself (a GenError and a RuntimeError, exit 3),
+    so that even where it escaped it would be reported as the template's error, not a bug."""
 
 
 def _on_timer(signum: int, frame: object) -> None:
