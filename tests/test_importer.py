@@ -6,6 +6,8 @@ of the same commands is in tests/test_sglang_oracle.py.
 
 from __future__ import annotations
 
+import shutil
+
 from pathlib import Path
 
 import pytest
@@ -142,8 +144,8 @@ def test_imported_manifest_renders_the_same_flags(pin: str, tmp_path: Path) -> N
     assert r.ok and r.manifest is not None, [str(d) for d in r.diagnostics]
     root = write_repo(tmp_path, {"h": host_yaml("h", pin=pin, services=(
         "  - {name: s, model: m, port: 30000, gpus: [0, 1]}\n"))}, {"m": r.manifest})
-    for part in ("templates", "catalogs"):
-        (root / part).symlink_to(ROOT / part)
+    shutil.copytree(ROOT / "templates", root / "templates")  # templates/ is read as regular files only (Y009)
+    (root / "catalogs").symlink_to(ROOT / "catalogs")
     result = run(root, None)
     assert result.ok, [str(d) for d in result.diagnostics]
     [svc] = result.renders[0].services
