@@ -62,3 +62,34 @@ def test_check_prints_them_beside_d001(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(generated, "generated_files", lambda root: {RULES_DOCS_FILE: turned_off})
     found = check_generated(tmp_path)
     assert [d.code for d in found] == ["D001", "D002"] and "enforced: none" in found[1].message
+
+
+def test_gen_check_names_each_rule_changed_against_the_real_page(repo_copy: Path) -> None:
+    """The committed docs/rules.md as gen writes it, then a pull request's rules.yaml: one rule
+    turned off for every pin, one declarative rule removed. gen check names both (D002), at
+    their sections of the committed page, beside D001."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+    from generator.cli.rules_docs import rules_docs
+
+    (repo_copy / "docs").mkdir(exist_ok=True)
+    page = repo_copy / RULES_DOCS_FILE
+    page.write_text(rules_docs(repo_copy), encoding="utf-8")
+    rules = repo_copy / "catalogs" / "rules.yaml"
+    text = rules.read_text(encoding="utf-8")
+    start = text.index("  - id: eplb-needs-ep\n")
+    text = text[:start] + text[start:].replace('versions: ">=0.4.10"', 'versions: "<0.1"', 1)
+    start, end = text.index("  - id: tokenizer-batching\n"), text.index("  - id: mm-feature-transport\n")
+    rules.write_text(text[:start] + text[end:], encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert result.exit_code == 1
+    lines = [x for x in result.stderr.splitlines() if "error[D002]" in x]
+    committed = page.read_text(encoding="utf-8").splitlines()
+    at = {name: committed.index(f"## {name}") + 1 for name in ("X025 `eplb-needs-ep`", "X099 `tokenizer-batching`")}
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith(f"docs/rules.md:{at['X025 `eplb-needs-ep`']}:1: error[D002]: X025 `eplb-needs-ep` changed: ")
+    assert 'was "versions: `>=0.4.10`; pins: 0.5.9, 0.5.23"' in lines[0] and 'now "versions: `<0.1`; pins: none committed"' in lines[0]
+    assert lines[1] == (f"docs/rules.md:{at['X099 `tokenizer-batching`']}:1: error[D002]: X099 `tokenizer-batching` "
+                        "is gone from catalogs/rules.yaml (the committed docs/rules.md has it) (review it, then run `gen schema --write`)")
+    assert "error[D001]: docs/rules.md is not current" in result.stderr
