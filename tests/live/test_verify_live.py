@@ -334,7 +334,7 @@ def test_rejected_flag_starts_once_and_status_shows_why_in_full(clean: Deploymen
     assert out.code == 1
     assert "failed (failed), result exit-code" in out.output and "last exit status 2" in out.output
     journal = out.output.split("since its last start ---\n", 1)[1]
-    assert journal.startswith("Starting sglang-chat.service")
+    assert journal.startswith("  | Starting sglang-chat.service")  # the journal's lines behind a gutter
     assert "usage: sglang.launch_server [-h]" in journal
     assert "error: unrecognized arguments: --num-speculative-tokens 16" in journal
     # argparse's usage text alone is longer than the 100 lines journalctl -n 100 gave.
