@@ -22,6 +22,8 @@ from generator.cli.output import Output
 from generator.errors import Diagnostic, Position, printable, printable_lines, quoted
 from generator.live.results import Status, CheckResult
 
+ROOT = Path(__file__).resolve().parents[1]
+
 # ESC colors, OSC 8 hyperlink, CSI cursor-up via C1, CR overwrite, bidi override, zero-width,
 # line separator, NEL, a lone surrogate (a file name that is not UTF-8), DEL, BEL.
 HOSTILE = ("a\n::error file=hosts/x.yaml,line=1::forged\x1b[31mred\x1b]8;;https://evil.test\x1b\\link"
@@ -146,3 +148,33 @@ def test_a_checks_detail_is_one_escaped_line() -> None:
     res = CheckResult(Status.FAIL, "h", "qwen", "version", "sglang 0.5.9\n::error::forged\x1b[2J")
     _clean(res.line())
     assert res.line() == "FAIL h qwen version: sglang 0.5.9\\n::error::forged\\x1b[2J"
+
+
+# A line break of each kind YAML reads as one, then a key the manifest must never gain.
+_BREAKS = ["\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("brk", _BREAKS, ids=["lf", "cr", "crlf", "nel", "ls", "ps"])
+@pytest.mark.parametrize("where", ["program", "file-name"])
+def test_gen_import_comments_stay_one_line_whatever_the_words_hold(tmp_path: Path, brk: str, where: str) -> None:
+    """A note quotes the command (the dropped program word, the file the command came from):
+    a line break in it ended the YAML comment, and the rest became keys of the manifest
+    (``trust_remote_code: true``) with no finding."""
+    from ruamel.yaml import YAML
+
+    payload = f"{brk}trust_remote_code: true{brk}#"
+    program = f"/opt/venv{payload}/bin/python3" if where == "program" else "python3"
+    command = f"{program} -m sglang.launch_server --model-path /shared/models/x\n"
+    if where == "program":
+        result = _gen("import", "--sglang", "0.5.9", "--size-gb", "1", "--root", str(ROOT), "--",
+                      program, "-m", "sglang.launch_server", "--model-path", "/shared/models/x")
+    else:
+        source = tmp_path / f"old{payload}.sh"
+        source.write_text(command)
+        result = _gen("import", "--sglang", "0.5.9", "--size-gb", "1", "--root", str(ROOT), "--file", str(source))
+    assert result.exit_code == 0, result.output
+    _clean(result.stdout)
+    doc = YAML(typ="safe").load(result.stdout)
+    assert doc == {"name": "x", "weights": {"path": "/shared/models/x", "size_gb": 1.0}}, result.stdout
+    escaped = printable(payload)
+    assert any(line.startswith("# ") and escaped in line for line in result.stdout.splitlines()), result.stdout

@@ -44,7 +44,7 @@ from generator.importer.cmdline import Word, split_command
 from generator.importer.grouping import group_args, looks_like_option, lookup
 from generator.importer.program import find_program
 from generator.importer.secrets import is_secret_dest, redact
-from generator.importer.yaml_text import Entry, emit
+from generator.importer.yaml_text import Entry, comment, emit
 from generator.sglang.catalog import Action, Catalog, load_flag_tables
 from generator.sglang.flags import CheckedArg, check_args
 from generator.sglang.rules import evaluate, load_rules, rules_path, settings_from_words
@@ -284,9 +284,9 @@ def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence
     if m.args:
         m.doc["args"] = m.args
     _environment(m, env, diags)
-    lines = [f"# Imported by `gen import` from {source}, flags checked against SGLang "
-             f"{catalog.pin} (catalogs/sglang/{catalog.pin}.json)."]
-    lines += [f"# {note}" for note in m.header]
+    lines = [comment(f"Imported by `gen import` from {source}, flags checked against SGLang "
+                     f"{catalog.pin} (catalogs/sglang/{catalog.pin}.json).")]
+    lines += [comment(note) for note in m.header]
     lines.append("")
     for key in _SECTION_ORDER:
         if key in m.doc:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.errors import printable
+
 _SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+-]*$")
 _YAML_SPECIAL = re.compile(
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
@@ -42,6 +44,19 @@ def yaml_value(value: Any) -> str:
         return "[" + ", ".join(scalar(v) for v in value) + "]"
     return scalar(value)
 
+
+def comment(note: str, pad: str = "") -> str:
+    """One YAML comment line holding ``note``.
+
+    A note quotes the command (a program word, a flag's value, the file it came from), and a
+    word may hold a line break: written raw, the rest of the word was YAML, so
+    ``$'python\\ntrust_remote_code: true'`` added a key with no finding. :func:`printable`
+    escapes every line break YAML knows (``\\n``, ``\\r``, NEL, U+2028/U+2029) and every
+    control character, so the note stays one comment line.
+    """
+    return f"{pad}# {printable(note)}"
+
+
 def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False) -> None:
     """Append ``key: value`` (or a nested block) with its notes as comments above it."""
     pad = "  " * depth
@@ -51,6 +66,6 @@ def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool =
             emit(lines, sub, child, depth + 1, quote_values)
         return
     for note in node.notes:
-        lines.append(f"{pad}# {note}")
+        lines.append(comment(note, pad))
     value = json.dumps(str(node.value)) if quote_values else yaml_value(node.value)
     lines.append(f"{pad}{key}: {value}")  # keys are field names, flags or env names: plain
