@@ -77,6 +77,9 @@ RULES_SCHEMA: dict[str, Any] = {
                 "checks": {"type": "dict", "keysrules": {**_STRING, "regex": _RULE_ID_RE},
                            "valuesrules": {"type": "dict", "keysrules": {**_STRING, "regex": r"[a-z_]+"},
                                            "valuesrules": {"type": "string"}}},  # "" is a text too (no suffix)
+                # item name -> template: the texts of a list's entries (a predicate's item(name, ...))
+                "items": {"type": "dict", "keysrules": {**_STRING, "regex": _RULE_ID_RE},
+                          "valuesrules": {"type": "string"}},
                 # a declarative rule: its condition (checked by generator/sglang/rules/when.py) and blame
                 "when": {"type": "dict"},
                 "blame": {"type": "list", "schema": _STRING},

@@ -93,7 +93,7 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
                                 enforced=item["enforced"], message=item["message"],
                                 fix=item["fix"], evidence=item["evidence"],
                                 params=item.get("params") or {}, checks=item.get("checks") or {},
-                                when=when))
+                                items=item.get("items") or {}, when=when))
     for rid in sorted(set(PREDICATES) - set(first_id)):
         diags.error(doc.pos(("rules",), key=True), "C011",
                     f"predicate '{rid}' has no rule in {doc.path}: add its entry or remove it")
@@ -137,6 +137,7 @@ def _templates(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: 
     texts: list[tuple[tuple[str, ...], str]] = [(("message",), item["message"]), (("fix",), item["fix"])]
     for name, fields in (item.get("checks") or {}).items():
         texts += [(("checks", name, field), text) for field, text in fields.items()]
+    texts += [(("items", name), text) for name, text in (item.get("items") or {}).items()]
     for path, text in texts:
         try:
             roots = [f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(text) if f is not None]
