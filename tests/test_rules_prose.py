@@ -30,6 +30,7 @@ from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import load_catalog
 from generator.sglang.flags import Arg, check_args
 from generator.sglang.rules import PREDICATES, Hit, Settings, load_rules, settings_from_argv, settings_from_words
+from generator.sglang.rules.message import LIST_STYLES
 from generator.sglang.rules.registry import Item
 from generator.sglang.rules.spec import RuleSpec
 from generator.sglang.rules.when import RESOLVED
@@ -44,27 +45,26 @@ RULES = load_rules(ROOT / "catalogs" / "rules.yaml")
 # (a test fails when an entry no longer needs to be here).
 PROSE_MODULES: set[str] = {
     "attention.py", "common.py", "disaggregation.py", "elastic_ep.py", "hicache.py", "kv_cache.py", "moe.py",
-    "parallel.py", "serving.py", "speculative.py", "validation.py"}
+    "parallel.py", "serving.py", "speculative.py"}
 PROSE_RULES: set[str] = {
-    "RESOLVED sglang_dp_text", "buckets-rule", "chunked-prefill-page", "deprecated-choice-alias",
-    "deterministic-attn-backend", "dwdp-layout", "elastic-ep-graph-recapture", "elastic-ep-setup",
-    "eplb-needs-ep", "expert-pack-args", "grpc-port-clash", "hicache-needs-radix", "ib-devices-value",
-    "load-publish-endpoint", "lora-args", "megamoe-chunked-prefill", "metrics-args", "mis-flashinfer",
-    "mm-process-config", "moe-a2a-backend", "moe-dense-tp", "moe-runner-quant", "pd-disagg-args", "pp-compat",
-    "prefill-complete", "priority-scheduling-policy", "server-arg-ranges", "spec-adaptive-steps",
-    "spec-algo-unknown", "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args",
-    "trtllm-mla-kv-dtype", "unified-memory-pool", "watermark-key-in-argv"}
+    "RESOLVED sglang_dp_text", "deprecated-choice-alias", "deterministic-attn-backend", "dwdp-layout",
+    "elastic-ep-graph-recapture", "elastic-ep-setup", "eplb-needs-ep", "expert-pack-args",
+    "hicache-needs-radix", "ib-devices-value", "load-publish-endpoint", "lora-args", "megamoe-chunked-prefill",
+    "mis-flashinfer", "mm-process-config", "moe-a2a-backend", "moe-dense-tp", "moe-runner-quant",
+    "pd-disagg-args", "pp-compat", "prefill-complete", "spec-adaptive-steps", "spec-algo-unknown",
+    "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args", "trtllm-mla-kv-dtype",
+    "unified-memory-pool"}
 # rules whose checks or placeholders are still numbered
 NUMBERED_RULES: set[str] = {
     "asr-positive", "attn-cp-sizes", "aux-hidden-state-capture", "cutedsl-mla", "dcp-flags", "dwdp-layout",
     "elastic-ep-graph-recapture", "elastic-ep-scale-up", "elastic-ep-setup", "encoder-disagg",
     "grpc-sidecar-args", "hicache-config", "hicache-needs-radix", "hisparse-args", "kv-cache-compat",
     "kv-cache-sharding", "layernorm-sp-layout", "linear-replayssm", "lmcache-compat", "lora-args",
-    "mamba-state-args", "metrics-args", "mm-feature-transport", "mm-process-config", "moe-dp-sizes",
-    "moe-runner-quant", "nvfp4-prefill-dequant", "pd-decode-tp-dp", "pd-disagg-args", "pp-compat",
-    "prefill-complete", "prefill-only-no-kv-cache", "priority-scheduling-policy", "quant-communications",
-    "serving-json-values", "spec-decoding-args", "spec-dflash-args", "spec-dspark-args", "spec-ngram-corpus",
-    "spec-rejection-sampling", "spec-uno-args", "ssl-http2-args", "tp-lm-head-a2a", "unified-memory-pool"}
+    "mamba-state-args", "mm-feature-transport", "mm-process-config", "moe-dp-sizes", "moe-runner-quant",
+    "nvfp4-prefill-dequant", "pd-decode-tp-dp", "pd-disagg-args", "pp-compat", "prefill-complete",
+    "prefill-only-no-kv-cache", "quant-communications", "serving-json-values", "spec-decoding-args",
+    "spec-dflash-args", "spec-dspark-args", "spec-ngram-corpus", "spec-rejection-sampling", "spec-uno-args",
+    "ssl-http2-args", "tp-lm-head-a2a", "unified-memory-pool"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -158,15 +158,21 @@ def _not_values(value: Any, s: Settings, rule: RuleSpec, held: list[str]) -> Ite
     elif isinstance(value, Item):
         if value.name not in rule.items:
             yield f"item {value.name!r} (not in the rule's items:)"
+        yield from (f"item field {name!r} hides a reader" for name in value.fields if name in _READERS)
         for v in value.fields.values():
             yield from _not_values(v, s, rule, held)
     else:
         yield f"a {type(value).__name__}"
 
 
+# a field of one of these names would hide the reader of rules/message.py
+_READERS = {"flag", "negated", "value", "env", "version", *LIST_STYLES}
+
+
 def _hit_problems(hit: Hit, s: Settings, rule: RuleSpec, held: list[str]) -> Iterator[str]:
     if hit.check is not None and hit.check not in rule.checks:
         yield f"check {hit.check!r} (not in the rule's checks:)"
+    yield from (f"field {name!r} hides a reader" for name in hit.fields if name in _READERS)
     for name, value in hit.fields.items():
         yield from (f"{name}={bad!r}" for bad in _not_values(value, s, rule, held))
     for sub in hit.every:

@@ -221,7 +221,7 @@ def _deepep_v2_draft(s: Settings, rule: RuleSpec) -> Hit | None:
     if draft != "deepep_v2":
         return None
     name = "speculative_moe_a2a_backend" if s.is_set("speculative_moe_a2a_backend") else "moe_a2a_backend"
-    return Hit((name,), {"flag": s.flag(name), "draft": s.flag("speculative_moe_a2a_backend")})
+    return Hit((name,), {"backend_flag": s.flag(name)})
 
 
 @predicate("flashinfer-a2a-chunked-prefill")
@@ -231,8 +231,7 @@ def _flashinfer_a2a_chunked(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if not isinstance(chunk, int) or chunk > 0:
         return None  # unset: SGLang sizes it from the GPU (positive)
-    return Hit(("chunked_prefill_size", "moe_a2a_backend"),
-               {"chunk": s.flag("chunked_prefill_size"), "value": chunk, "a2a": s.flag("moe_a2a_backend")})
+    return Hit(("chunked_prefill_size", "moe_a2a_backend"))
 
 
 @predicate("megamoe-no-overlap")
@@ -343,6 +342,4 @@ def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if runner == "flashinfer_megamoe" and megamoe:
         return None
-    return Hit(("moe_runner_backend", "quantization"), {
-        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
-        "a2a": s.flag("moe_a2a_backend")})
+    return Hit(("moe_runner_backend", "quantization"))

@@ -301,7 +301,7 @@ def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("dist_init_addr")
     if value is None or dist_init_addr_ok(str(value)):
         return None
-    return Hit(("dist_init_addr",), {"dist": s.flag("dist_init_addr"), "value": value})
+    return Hit(("dist_init_addr",))
 
 
 @predicate("node-rank-range")
