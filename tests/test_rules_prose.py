@@ -44,26 +44,24 @@ RULES = load_rules(ROOT / "catalogs" / "rules.yaml")
 # Modules and rules whose prose has not moved to rules.yaml yet: these lists only shrink
 # (a test fails when an entry no longer needs to be here).
 PROSE_MODULES: set[str] = {
-    "attention.py", "common.py", "disaggregation.py", "elastic_ep.py", "hicache.py", "kv_cache.py",
-    "parallel.py", "serving.py", "speculative.py"}
+    "attention.py", "disaggregation.py", "elastic_ep.py", "hicache.py", "kv_cache.py", "serving.py",
+    "speculative.py"}
 PROSE_RULES: set[str] = {
-    "RESOLVED sglang_dp_text", "deprecated-choice-alias", "deterministic-attn-backend", "dwdp-layout",
-    "elastic-ep-graph-recapture", "elastic-ep-setup", "eplb-needs-ep", "hicache-needs-radix",
-    "ib-devices-value", "load-publish-endpoint", "lora-args", "mis-flashinfer", "mm-process-config",
-    "moe-dense-tp", "pd-disagg-args", "pp-compat", "prefill-complete", "spec-adaptive-steps",
-    "spec-algo-unknown", "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args",
-    "trtllm-mla-kv-dtype", "unified-memory-pool"}
+    "deprecated-choice-alias", "deterministic-attn-backend", "elastic-ep-graph-recapture", "elastic-ep-setup",
+    "hicache-needs-radix", "ib-devices-value", "load-publish-endpoint", "lora-args", "mis-flashinfer",
+    "mm-process-config", "pd-disagg-args", "prefill-complete", "spec-adaptive-steps", "spec-algo-unknown",
+    "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args", "trtllm-mla-kv-dtype",
+    "unified-memory-pool"}
 # rules whose checks or placeholders are still numbered
 NUMBERED_RULES: set[str] = {
-    "asr-positive", "attn-cp-sizes", "aux-hidden-state-capture", "cutedsl-mla", "dcp-flags", "dwdp-layout",
-    "elastic-ep-graph-recapture", "elastic-ep-scale-up", "elastic-ep-setup", "encoder-disagg",
-    "grpc-sidecar-args", "hicache-config", "hicache-needs-radix", "hisparse-args", "kv-cache-compat",
-    "kv-cache-sharding", "layernorm-sp-layout", "linear-replayssm", "lmcache-compat", "lora-args",
-    "mamba-state-args", "mm-feature-transport", "mm-process-config", "moe-dp-sizes", "nvfp4-prefill-dequant",
-    "pd-decode-tp-dp", "pd-disagg-args", "pp-compat", "prefill-complete", "prefill-only-no-kv-cache",
-    "quant-communications", "serving-json-values", "spec-decoding-args", "spec-dflash-args",
-    "spec-dspark-args", "spec-ngram-corpus", "spec-rejection-sampling", "spec-uno-args", "ssl-http2-args",
-    "tp-lm-head-a2a", "unified-memory-pool"}
+    "asr-positive", "aux-hidden-state-capture", "cutedsl-mla", "elastic-ep-graph-recapture",
+    "elastic-ep-scale-up", "elastic-ep-setup", "encoder-disagg", "grpc-sidecar-args", "hicache-config",
+    "hicache-needs-radix", "hisparse-args", "kv-cache-compat", "kv-cache-sharding", "linear-replayssm",
+    "lmcache-compat", "lora-args", "mamba-state-args", "mm-feature-transport", "mm-process-config",
+    "nvfp4-prefill-dequant", "pd-decode-tp-dp", "pd-disagg-args", "prefill-complete",
+    "prefill-only-no-kv-cache", "quant-communications", "serving-json-values", "spec-decoding-args",
+    "spec-dflash-args", "spec-dspark-args", "spec-ngram-corpus", "spec-rejection-sampling", "spec-uno-args",
+    "ssl-http2-args", "unified-memory-pool"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -178,6 +176,18 @@ def _hit_problems(hit: Hit, s: Settings, rule: RuleSpec, held: list[str]) -> Ite
         yield from _hit_problems(sub, s, rule, held)
 
 
+def _texts(rule: RuleSpec) -> list[str]:
+    """Every text of ``rule``: message, fix, items and the checks' texts."""
+    return [rule.message, rule.fix, *rule.items.values(), *(t for fields in rule.checks.values() for t in fields.values())]
+
+
+# resolved value -> the rules whose texts print it ({value.NAME}); one that no rule prints is checked bare
+_PRINTERS: dict[str, list[RuleSpec]] = {
+    name: [r for r in RULES if any(f"{{value.{name}}}" in t for t in _texts(r))]
+    or [RuleSpec("r", "X199", RULES[0].versions, RULES[0].severity, "none", "", "", "read")]
+    for name in RESOLVED}
+
+
 def test_predicates_pass_values_not_sentences() -> None:
     prose: dict[str, set[str]] = {}
     for s in _settings():
@@ -189,9 +199,10 @@ def test_predicates_pass_values_not_sentences() -> None:
             if hit is not None:
                 prose.setdefault(rule.id, set()).update(_hit_problems(hit, s, rule, held))
         for name, resolve in RESOLVED.items():
-            bad = list(_not_values(resolve(s), s, RULES[0], held))
-            if bad:
-                prose.setdefault(f"RESOLVED {name}", set()).update(bad)
+            for rule in _PRINTERS[name]:  # an item it resolves to is checked against each rule that prints it
+                bad = list(_not_values(resolve(s), s, rule, held)) if rule.versions.contains(s.version) else []
+                if bad:
+                    prose.setdefault(f"RESOLVED {name}", set()).update(bad)
     found = {rid for rid, problems in prose.items() if problems}
     assert not PROSE_RULES - found, f"no prose left in {sorted(PROSE_RULES - found)}: take them off PROSE_RULES"
     assert found <= PROSE_RULES, {rid: sorted(prose[rid])[:3] for rid in sorted(found - PROSE_RULES)}
@@ -211,8 +222,7 @@ def _placeholders(text: str) -> Iterator[str]:
 def numbered(rule: RuleSpec) -> list[str]:
     """The check names and placeholders of ``rule`` that a script numbered instead of naming."""
     bad = [f"check {name}" for name in rule.checks if _GENERATED_CHECK.search(name)]
-    texts = [rule.message, rule.fix, *rule.items.values(), *(t for fields in rule.checks.values() for t in fields.values())]
-    return bad + [f"{{{p}}}" for t in texts for p in _placeholders(t) if _GENERATED_FIELD.search(p)]
+    return bad + [f"{{{p}}}" for t in _texts(rule) for p in _placeholders(t) if _GENERATED_FIELD.search(p)]
 
 
 def test_names_are_names() -> None:
