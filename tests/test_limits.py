@@ -8,6 +8,7 @@ Each bound is generous (2 s against a few milliseconds measured) so a loaded mac
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +61,23 @@ def test_an_alias_inside_its_own_anchor_is_one_error() -> None:
 def test_many_plain_values_are_refused_past_the_node_limit() -> None:
     doc, errors, _ = _load("".join(f"k{i}: {i}\n" for i in range(MAX_NODES)))
     assert doc is None and errors[0].startswith(f"m.yaml:{MAX_NODES // 2}:8:") and "Y013" in errors[0]
+
+
+def test_gens_own_data_files_have_a_larger_budget(tmp_path: Path) -> None:
+    """catalogs/rules.yaml outgrew a manifest's budget: load_data_file allows MAX_DATA_NODES."""
+    from generator.load.limits import MAX_DATA_NODES
+    from generator.sglang.datafiles import load_data_file
+
+    many = "rules:\n" + "".join(f"  - {{id: r{i}}}\n" for i in range(MAX_NODES // 2))
+    assert _load(many)[0] is None  # a manifest that size is refused
+    path = tmp_path / "rules.yaml"
+    path.write_text(many, encoding="utf-8")
+    assert load_data_file(path, {"rules": {"type": "list"}}, Diagnostics()) is not None
+    path.write_text("x: &x [" + "1, " * 1000 + "]\nrules: [" + "*x, " * (MAX_DATA_NODES // 1000) + "]\n",
+                    encoding="utf-8")
+    diags = Diagnostics()
+    assert load_data_file(path, {"rules": {"type": "list"}}, diags) is None
+    assert [d.code for d in diags.items] == ["Y013"] and str(MAX_DATA_NODES) in diags.items[0].message
 
 
 def test_a_huge_scalar_is_refused() -> None:

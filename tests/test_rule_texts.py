@@ -55,9 +55,11 @@ def test_a_refused_template_is_never_formatted() -> None:
 
 def test_every_template_of_an_entry_is_found() -> None:
     item = {"id": "r", "message": "m {a}", "fix": "f", "evidence": "run {not a template}",
-            "checks": {"c1": {"detail": "d {b}", "fix": "x"}, "c2": {"sglang": ["s {c}"]}}}
+            "checks": {"c1": {"detail": "d {b}", "fix": "x"}, "c2": {"sglang": ["s {c}"]}},
+            "items": {"i1": "{flag.a} {value.a}"}}
     assert sorted(p for p, _ in templates_of(item)) == sorted([
-        ("message",), ("fix",), ("checks", "c1", "detail"), ("checks", "c1", "fix"), ("checks", "c2", "sglang", 0)])
+        ("message",), ("fix",), ("checks", "c1", "detail"), ("checks", "c1", "fix"), ("checks", "c2", "sglang", 0),
+        ("items", "i1")])
 
 
 @pytest.mark.parametrize("field", ["message", "fix"])
@@ -71,6 +73,19 @@ def test_rules_yaml_with_a_padded_placeholder_is_c032_at_its_line(tmp_path: Path
         load_rules(path)
     line = RULES[:start].count("\n") + 1
     assert f"rules.yaml:{line}:" in str(exc.value) and "error[C032]" in str(exc.value)
+
+
+def test_an_items_text_with_a_padded_placeholder_is_c032_at_its_line(tmp_path: Path) -> None:
+    """items: (the texts a predicate names with item()) are templates too, formatted by message.py."""
+    old = '      attn-dp-size: "{flag.attn_dp_size} {value.attn_dp_size}"'
+    assert old in RULES
+    path = tmp_path / "catalogs" / "rules.yaml"
+    path.parent.mkdir()
+    path.write_text(RULES.replace(old, '      attn-dp-size: "{value.attn_dp_size:>900000000}"', 1))
+    with pytest.raises(DataFileError) as exc:
+        load_rules(path)
+    line = RULES[:RULES.index(old)].count("\n") + 1
+    assert f"rules.yaml:{line}:" in str(exc.value) and "error[C032]" in str(exc.value), str(exc.value)
 
 
 def test_the_committed_rules_pass() -> None:

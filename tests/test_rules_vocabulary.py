@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.errors import Severity
 from generator.sglang.argtypes import Unparsed, human_readable_int
 from generator.sglang.catalog import load_catalog
 from generator.sglang.datafiles import DataFileError
@@ -135,6 +136,28 @@ def test_a_declarative_rule_fires_and_renders(tmp_path: Path) -> None:
     assert render(s, rule, Hit(rule.when.blame))[0] == "--tensor-parallel-size 4 on 0.5.9"
 
 
+def test_the_message_formatter_joins_lists_and_prints_items() -> None:
+    """One formatter (rules/message.py): list readers, items with their own fields, every_broken's lists."""
+    from generator.sglang.rules.registry import every_broken, item
+    from generator.sglang.rules.spec import RuleSpec, VersionRange
+
+    s = _s("0.5.23", ["--tp-size", "4", "--no-dcp-replicate-q-proj"])
+    rule = RuleSpec("r", "X199", VersionRange.parse("all"), Severity.WARNING, "none",
+                    "[{list.xs}] {and.xs}; {or.xs}; {words.xs}; {choices.xs}; {xs}; {one}; {list.parts}",
+                    "{clauses.fix}; {negated.dcp_replicate_q_proj}", "read",
+                    checks={"a": {"fix": "set {flag.tp_size} {n}"}, "b": {"fix": "drop {what}"}},
+                    items={"tp": "{flag.tp_size} {value.tp_size}", "pair": "{phase}={backend}"})
+    hit = every_broken([check(True, "a", ("tp_size",), n=2), check(False, "b"), check(True, "b", (), what="it")],
+                       xs=[1, "fa3", None], one=item("tp"), parts=[item("pair", phase="decode", backend="fa3"),
+                                                              item("pair", phase="prefill", backend="triton")])
+    assert hit is not None and hit.blame == ("tp_size",)
+    message, fix = render(s, rule, hit)
+    assert message == ("[1, fa3, None] 1 and fa3 and None; 1 or fa3 or None; 1 fa3 None; 1|fa3|None; "
+                       "[1, 'fa3', None]; --tp-size 4; decode=fa3, prefill=triton")
+    assert fix == "set --tp-size 2; drop it; --no-dcp-replicate-q-proj"
+    assert every_broken([check(False, "a")]) is None
+
+
 def _names(expr: object) -> set[str]:
     """The check names an argument can be: a text, or either branch of ``a if c else b``."""
     import ast
@@ -151,13 +174,19 @@ def test_every_check_name_has_its_texts_and_every_text_its_check() -> None:
     import ast
 
     named: set[str] = set()
+    items: set[str] = set()
     for path in (ROOT / "generator" / "sglang" / "rules" / "predicates").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            where = {"check": 1, "Hit": 2}.get(getattr(node.func, "id", "")) if isinstance(node, ast.Call) else None
+            func = getattr(node.func, "id", "") if isinstance(node, ast.Call) else ""
+            where = {"check": 1, "Hit": 2}.get(func)
             if where is not None and len(node.args) > where:
                 named |= _names(node.args[where])
-    texts = {name for rule in load_rules(ROOT / "catalogs" / "rules.yaml") for name in rule.checks}
+            if func == "item" and node.args:
+                items |= _names(node.args[0])
+    rules = load_rules(ROOT / "catalogs" / "rules.yaml")
+    texts = {name for rule in rules for name in rule.checks}
     assert named <= texts, sorted(named - texts)
+    assert items <= {name for rule in rules for name in rule.items}, sorted(items)
     # a name chosen at run time (lora's v2_mode) is a string constant of the modules all the same
     constants = {c.value for path in (ROOT / "generator" / "sglang" / "rules" / "predicates").glob("*.py")
                  for c in ast.walk(ast.parse(path.read_text(encoding="utf-8")))

@@ -29,9 +29,13 @@ _INTRO = """\
 Every cross-flag rule gen checks a service against before deploy (`X` codes; README:
 Diagnostics). A rule holds for the SGLang releases of its `versions`; "pins" lists the
 committed pins it runs on. Texts are templates: `{flag.NAME}` prints the pin's option string
-of a setting, `{value.NAME}` its value, other `{fields}` come from the rule's predicate; a
-rule with several SGLang checks reports the first one broken, in SGLang's order, with that
-check's texts. "SGLang checks" are the asserts and raises of ServerArgs' validation
+of a setting, `{value.NAME}` its value, `{negated.NAME}` a switch's `--no-` spelling, other
+`{fields}` come from the rule's predicate (values and option strings, never words); a list
+field prints joined by its reader: `{list.F}` "a, b", `{and.F}` "a and b", `{or.F}` "a or b",
+`{words.F}` "a b", `{choices.F}` "a|b", `{clauses.F}` "a; b". A rule with several SGLang
+checks reports the first one broken, in SGLang's order, with that check's texts (or every
+broken one, each text then a list); "items" are the texts of a list's entries, named by the
+predicate. "SGLang checks" are the asserts and raises of ServerArgs' validation
 (`catalogs/sglang/<pin>.checks.json`) that `catalogs/coverage/<pin>.yaml` assigns to the rule.
 How to add a rule: ARCHITECTURE.md, "Add a flag rule".
 """
@@ -91,6 +95,9 @@ def _section(rule: RuleSpec, pins: list[str], covered: dict[str, list[str]], roo
         lines += ["", "Checks, in SGLang's order:", ""]
         for name, texts in rule.checks.items():
             lines.append(f"- `{name}`: " + "; ".join(f"{k} {_code(v)}" for k, v in texts.items()))
+    if rule.items:
+        lines += ["", "Items (the texts of a list's entries):", ""]
+        lines += [f"- `{name}`: {_code(text)}" for name, text in rule.items.items()]
     lines += ["", "SGLang checks covered:" if covered else "SGLang checks covered: none listed in catalogs/coverage/", ""]
     for pin in sorted(covered, key=lambda p: version_key(p) or ()):
         lines += [f"- {pin}: {_code(c)}" for c in covered[pin]]

@@ -7,7 +7,8 @@ no tree), and stops at the first event that breaks a limit, with its position:
 
 * nesting deeper than :data:`MAX_DEPTH` collections;
 * more than :data:`MAX_NODES` nodes once every alias is expanded (an anchor's size is known
-  when its node ends, so an alias adds that many; the count never builds anything);
+  when its node ends, so an alias adds that many; the count never builds anything), or
+  :data:`MAX_DATA_NODES` in one of gen's own data files;
 * a scalar longer than :data:`MAX_SCALAR_CHARS`;
 * more than one document in a stream (a manifest is one document);
 * an explicit tag outside YAML's core schema (``!!python/object``, ``!!binary``, ``!foo``).
@@ -24,6 +25,9 @@ from generator.errors import Diagnostics, GenError, Position
 
 MAX_DEPTH = 64  # collections inside collections; the examples use 4
 MAX_NODES = 5_000  # after alias expansion; the largest example inventory has 90, a 64-service host ~2,600
+# gen's own data files under catalogs/ (load_data_file): rules.yaml held ~4,800 values for 126
+# rules and grows by about 40 per rule, with some 300 rules to come
+MAX_DATA_NODES = 50_000
 MAX_SCALAR_CHARS = 64 * 1024
 INT_LIMIT = 2**63 - 1  # the largest integer any key or value may hold (load/values.py)
 MAX_DIAGNOSTICS = 50  # per document; the rest are counted in one "and K more" note
@@ -56,7 +60,7 @@ def _check_tag(event: Any) -> None:
                     "(strings, numbers, true/false, lists, mappings)")
 
 
-def _walk(text: str) -> None:
+def _walk(text: str, max_nodes: int) -> None:
     """Raise _Stop at the first event over a limit; parser errors propagate as they are.
 
     Scalars come first and tags are tested inline: this runs on every file before it is
@@ -105,18 +109,18 @@ def _walk(text: str) -> None:
                 raise _Stop(event, "Y012", "a second YAML document ('---'): a manifest is one document")
         if size and open_nodes:
             open_nodes[-1][0] += size
-        if total > MAX_NODES:
-            raise _Stop(event, "Y013", f"the document has more than {MAX_NODES} values (each use of a "
+        if total > max_nodes:
+            raise _Stop(event, "Y013", f"the document has more than {max_nodes} values (each use of a "
                         "YAML alias counted in full): a manifest is far smaller; split it")
 
 
-def prescan(text: str, display: str, diags: Diagnostics) -> bool:
-    """Check ``text`` against the limits above; record the first broken one and return False.
+def prescan(text: str, display: str, diags: Diagnostics, max_nodes: int = MAX_NODES) -> bool:
+    """Check ``text`` against the limits above (``max_nodes`` values); record the first broken one and return False.
 
     YAML syntax errors are not caught here: the caller reports them with their position.
     """
     try:
-        _walk(text)
+        _walk(text, max_nodes)
     except _Stop as stop:
         diags.error(_pos(display, stop.event), stop.code, stop.message)
         return False

@@ -71,8 +71,8 @@ class _Budget:
     """Nodes left to build (an alias is built again wherever it is used), and whether a value
     could not be constructed (then the document is not checked further: no "null" noise)."""
 
-    def __init__(self) -> None:
-        self.left = limits.MAX_NODES
+    def __init__(self, max_nodes: int) -> None:
+        self.left = self.max_nodes = max_nodes
         self.failed = False
 
 
@@ -112,7 +112,7 @@ def _build(node: Node, path: DocPath, doc: Document, diags: Diagnostics, depth: 
     """
     budget.left -= 1
     if budget.left < 0:
-        raise _TooBig(path, "Y013", f"the document has more than {limits.MAX_NODES} values once YAML "
+        raise _TooBig(path, "Y013", f"the document has more than {budget.max_nodes} values once YAML "
                       "aliases are expanded (an alias inside its own anchor?)")
     mark = node.start_mark
     doc.value_pos[path] = (mark.line + 1, mark.column + 1)  # _mark, inline: once per node
@@ -154,12 +154,13 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
     return result
 
 
-def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | None:
-    """Parse YAML text: bound its events, compose the nodes and walk them; on a problem
-    record it (Y001 for malformed YAML, ...) and return None."""
+def load_text(text: str, display_path: str, diags: Diagnostics,
+              max_nodes: int = limits.MAX_NODES) -> Document | None:
+    """Parse YAML text: bound its events (at most ``max_nodes`` values), compose the nodes and
+    walk them; on a problem record it (Y001 for malformed YAML, ...) and return None."""
     doc = Document(display_path, None)
     try:
-        if not limits.prescan(text, display_path, diags):
+        if not limits.prescan(text, display_path, diags, max_nodes):
             return None
         root = libyaml.compose(text)
     except MarkedYAMLError as exc:
@@ -180,7 +181,7 @@ def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | No
     if root is None:
         diags.error(Position(display_path, 1, 1), "Y006", "the file is empty")
         return None
-    budget = _Budget()
+    budget = _Budget(max_nodes)
     try:
         doc.data = _build(root, (), doc, diags, 0, budget)
     except _TooBig as stop:
@@ -192,7 +193,8 @@ def load_text(text: str, display_path: str, diags: Diagnostics) -> Document | No
     return None if budget.failed else doc
 
 
-def load_bytes(data: bytes, display_path: str, diags: Diagnostics) -> Document | None:
+def load_bytes(data: bytes, display_path: str, diags: Diagnostics,
+               max_nodes: int = limits.MAX_NODES) -> Document | None:
     """Decode UTF-8 (a UTF-8 byte-order mark is allowed) and parse; other encodings are Y007."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         diags.error(Position(display_path, 1, 1), "Y007", "the file is UTF-16 or UTF-32: save it as UTF-8")
@@ -205,7 +207,7 @@ def load_bytes(data: bytes, display_path: str, diags: Diagnostics) -> Document |
         diags.error(Position(display_path, line, col), "Y007",
                     f"not UTF-8 text: {exc.reason} at byte {exc.start}")
         return None
-    return load_text(text.removeprefix("\ufeff"), display_path, diags)
+    return load_text(text.removeprefix("\ufeff"), display_path, diags, max_nodes)
 
 
 def load_source(source: SourceFile, diags: Diagnostics) -> Document | None:
@@ -217,11 +219,12 @@ def load_source(source: SourceFile, diags: Diagnostics) -> Document | None:
     return load_bytes(source.data, source.display, diags)
 
 
-def load_file(path: Path, display_path: str, diags: Diagnostics) -> Document | None:
-    """Read (regular files only, bounded, no symlink) and parse one YAML file."""
+def load_file(path: Path, display_path: str, diags: Diagnostics,
+              max_nodes: int = limits.MAX_NODES) -> Document | None:
+    """Read (regular files only, bounded, no symlink) and parse one YAML file of at most ``max_nodes`` values."""
     data, error = read_file(path, display_path)
     if error is not None or data is None:
         if error is not None:
             diags.add(error)
         return None
-    return load_bytes(data, display_path, diags)
+    return load_bytes(data, display_path, diags, max_nodes)

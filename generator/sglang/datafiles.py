@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics, InputError
+from generator.load.limits import MAX_DATA_NODES
 from generator.load.manifests import Document, load_file
 from generator.load.schema import FLAG_RE, validate
 
@@ -35,8 +36,12 @@ def display_path(path: Path) -> str:
 
 
 def load_data_file(path: Path, schema: dict[str, Any], diags: Diagnostics) -> Document | None:
-    """Load ``path`` with positions and validate it; None when it has an error."""
-    doc = load_file(path, display_path(path), diags)
+    """Load ``path`` with positions and validate it; None when it has an error.
+
+    A data file of gen's own catalogs may hold more values than a manifest (MAX_DATA_NODES):
+    rules.yaml grows with every rule.
+    """
+    doc = load_file(path, display_path(path), diags, MAX_DATA_NODES)
     if doc is None:
         return None
     if not validate(doc, schema, diags):
@@ -77,6 +82,9 @@ RULES_SCHEMA: dict[str, Any] = {
                 "checks": {"type": "dict", "keysrules": {**_STRING, "regex": _RULE_ID_RE},
                            "valuesrules": {"type": "dict", "keysrules": {**_STRING, "regex": r"[a-z_]+"},
                                            "valuesrules": {"type": "string"}}},  # "" is a text too (no suffix)
+                # item name -> template: the texts of a list's entries (a predicate's item(name, ...))
+                "items": {"type": "dict", "keysrules": {**_STRING, "regex": _RULE_ID_RE},
+                          "valuesrules": {"type": "string"}},
                 # a declarative rule: its condition (checked by generator/sglang/rules/when.py) and blame
                 "when": {"type": "dict"},
                 "blame": {"type": "list", "schema": _STRING},

@@ -8,18 +8,17 @@ builds the settings of a rendered service and records the findings as diagnostic
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
 from generator.sglang.rules.kept import Fired, settings_key, store_for
 from generator.sglang.rules.load import load_rules, rules_path
+from generator.sglang.rules.message import render
 from generator.sglang.rules.registry import PREDICATES, Hit
 from generator.sglang.rules.settings import Settings, parse_value, settings_from_words
 from generator.sglang.rules.spec import RuleSpec
-from generator.sglang.rules.texts import fill
-from generator.sglang.rules.when import resolved
 
 
 @dataclass(frozen=True)
@@ -32,46 +31,11 @@ class Finding:
     pos: Position | None
 
 
-class _Fields(dict[str, Any]):
-    """Format fields that print a missing key as itself, so a message never crashes."""
-
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-class _Names:
-    """``{flag.tp_size}``, ``{value.tp_size}``, ``{env.VAR}`` in a template: read from the settings."""
-
-    def __init__(self, read: Callable[[str], Any]) -> None:
-        self._read = read
-
-    def __getattr__(self, name: str) -> Any:
-        return self._read(name)
-
-
 def fire(settings: Settings, rule: RuleSpec) -> Hit | None:
     """The rule's Hit on ``settings``: its ``when:`` condition, or its predicate."""
     if rule.when is not None:
         return Hit(rule.when.blame) if rule.when.holds(settings) else None
     return PREDICATES[rule.id](settings, rule)
-
-
-def render(settings: Settings, rule: RuleSpec, hit: Hit) -> tuple[str, str]:
-    """The rule's message and fix for ``hit``: the check's texts first, then the rule's frame.
-
-    Every template of rules.yaml sees the predicate's fields, ``{version}`` and the readers
-    ``{flag.NAME}`` (the pin's option string), ``{value.NAME}`` and ``{env.VAR}``; a check's
-    fields (``detail``, ``fix``, ...) are rendered first and fill the rule's message and fix.
-    """
-    fields = _Fields(hit.fields)
-    fields.setdefault("version", settings.catalog.version)
-    fields.setdefault("flag", _Names(settings.flag))
-    fields.setdefault("value", _Names(lambda name: resolved(settings, name)))
-    fields.setdefault("env", _Names(lambda name: settings.env.get(name, "")))
-    if hit.check is not None:
-        texts = rule.checks[hit.check]  # a name rules.yaml lacks is a bug of the predicate (exit 4)
-        fields.update({name: fill(text, fields) for name, text in texts.items()})
-    return fill(rule.message, fields), fill(rule.fix, fields)
 
 
 def evaluate(settings: Settings, rules: Sequence[RuleSpec]) -> list[Finding]:

@@ -94,7 +94,7 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
                                 enforced=item["enforced"], message=item["message"],
                                 fix=item["fix"], evidence=item["evidence"],
                                 params=item.get("params") or {}, checks=item.get("checks") or {},
-                                when=when))
+                                items=item.get("items") or {}, when=when))
     for rid in sorted(set(PREDICATES) - set(first_id)):
         diags.error(doc.pos(("rules",), key=True), "C011",
                     f"predicate '{rid}' has no rule in {doc.path}: add its entry or remove it")

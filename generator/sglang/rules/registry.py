@@ -5,7 +5,13 @@ with ``@predicate(rule_id)``. A predicate is a pure function of :class:`Settings
 rule's versioned ``params``): it returns None or a :class:`Hit` naming the settings to
 blame, the ``check`` whose texts rules.yaml holds, and the values those texts print. A
 rule that mirrors several SGLang checks lists them with :func:`check` in SGLang's order
-and returns :func:`first_broken` of them, as SGLang raises at the first.
+and returns :func:`first_broken` of them, as SGLang raises at the first (or
+:func:`every_broken`, where SGLang reports them all at once).
+
+A field is a value, never a sentence: a number, a switch, None, text the manifest wrote, a
+setting's option string (``s.flag(name)``), a list of those, or an :func:`item` naming one
+of the rule's ``items:`` texts. Every word a reviewer reads is in rules.yaml; how a field
+prints is generator/sglang/rules/message.py's.
 """
 
 from __future__ import annotations
@@ -29,6 +35,21 @@ class Hit:
     blame: tuple[str, ...]
     fields: Mapping[str, Any] = field(default_factory=dict)
     check: str | None = None
+    # every_broken: the broken checks, each with its own fields (their texts print as lists)
+    every: tuple["Hit", ...] = ()
+
+
+@dataclass(frozen=True)
+class Item:
+    """An entry of a list a text prints: the name of one of the rule's ``items:`` texts, and its fields."""
+
+    name: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+def item(name: str, /, **fields: Any) -> Item:
+    """The item ``name`` (its text is under the rule's ``items: {name: text}`` in rules.yaml)."""
+    return Item(name, fields)
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,18 @@ def first_broken(checks: Iterable[Check | Callable[[], Check]], **common: Any) -
                 return None
             return Hit(found.blame, {**common, **found.fields}, found.name)
     return None
+
+
+def every_broken(checks: Iterable[Check], **common: Any) -> Hit | None:
+    """One Hit for all the broken checks, in the order given (SGLang reports them all at once).
+
+    It blames the first broken check's settings; each text field of the checks prints the
+    list of the broken checks' texts (``{clauses.detail}``). None when none is broken.
+    """
+    broken = [c for c in checks if c.broken and not c.quiet]
+    if not broken:
+        return None
+    return Hit(broken[0].blame, dict(common), None, tuple(Hit(c.blame, dict(c.fields), c.name) for c in broken))
 
 
 Predicate = Callable[[Settings, RuleSpec], "Hit | None"]

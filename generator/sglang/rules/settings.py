@@ -77,6 +77,12 @@ class Settings:
         action = self.catalog.by_dest(self.dest(name))
         return action.canonical if action is not None else "--" + name.replace("_", "-")
 
+    def negated_flag(self, name: str) -> str:
+        """The pin's ``--no-`` option string of a switch (BooleanOptionalAction), for messages."""
+        action = self.catalog.by_dest(self.dest(name))
+        negative = action.negative if action is not None else None
+        return negative if negative is not None else "--no-" + self.flag(name)[2:]
+
     # ---- readers: a setting as a value of one type, None (or the default) otherwise ----
 
     def integer(self, name: str, default: int) -> int:

@@ -75,6 +75,8 @@ class RuleSpec:
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # check name -> field name -> template: the texts of each SGLang check the rule mirrors
     checks: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False, compare=False)
+    # item name -> template: the texts of the entries of a list a predicate passes (item(...))
+    items: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     when: "When | None" = field(default=None, hash=False, compare=False)  # a declarative rule's condition
 
     def param(self, name: str, version: tuple[int, ...] | None) -> Any:

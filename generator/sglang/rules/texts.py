@@ -11,7 +11,8 @@ value, and it escapes control characters.
 and :func:`fill` formats only a template it accepts, so a bad one is never run.
 
 Every template of rules.yaml is checked, wherever it stands (:func:`templates_of`): a
-rule's ``message`` and ``fix``, and every text under its ``checks``.
+rule's ``message`` and ``fix``, every text under its ``checks``, and every text of its
+``items``. The one formatter (``rules/message.py``) formats only what :func:`fill` accepts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 TEMPLATE_KEYS = frozenset({"message", "fix"})
+TEMPLATE_SECTIONS = frozenset({"checks", "items"})  # every string below them is a template
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)?$")
 
 
@@ -56,12 +58,12 @@ def fill(text: str, fields: Mapping[str, Any]) -> str:
 
 def templates_of(item: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
     """Every template of one rule's entry (path within it, text): its message and fix, and every
-    string below a ``checks`` mapping."""
+    string below its ``checks`` and ``items`` mappings."""
     if isinstance(item, Mapping):
         for key, value in item.items():
             if key in TEMPLATE_KEYS and isinstance(value, str):
                 yield (*path, key), value
-            elif key == "checks":
+            elif key in TEMPLATE_SECTIONS:
                 yield from _strings(value, (*path, key))
 
 

@@ -49,7 +49,8 @@ class WhenError(GenError, ValueError):
 RESOLVED: dict[str, Callable[[Settings], Any]] = {
     "sglang_algorithm": algorithm,  # upper-cased (0.5.15+), NEXTN -> EAGLE, None under aux-state capture
     "sglang_dp_attention": lambda s: dp_attention(s)[0],  # DP attention in effect (0.5.23's attn_dp_size too)
-    "sglang_dp_text": lambda s: dp_attention(s)[2],  # the settings that turned DP attention on, as text
+    # the settings that turned DP attention on: an item (its text is in the rule's items:)
+    "sglang_dp_settings": lambda s: dp_attention(s)[2],
 }
 
 

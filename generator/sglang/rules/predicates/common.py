@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from generator.sglang.rules.registry import Item, item
 from generator.sglang.rules.settings import Settings
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
@@ -18,19 +19,21 @@ def algorithm(s: Settings) -> str | None:
     return "EAGLE" if name == "NEXTN" else name
 
 
-def dp_attention(s: Settings) -> tuple[bool, int, str]:
-    """Whether DP attention is in effect, its size, and the setting that turned it on.
+def dp_attention(s: Settings) -> tuple[bool, int, Item | None]:
+    """Whether DP attention is in effect, its size, and the settings that turned it on.
 
     0.5.23 has ``--attn-dp-size``; ``--dp-size N --enable-dp-attention`` is rewritten to
-    it. Older pins turn DP attention off silently when ``--dp-size`` is 1.
+    it. Older pins turn DP attention off silently when ``--dp-size`` is 1. The settings are
+    an item a text prints (``attn-dp-size`` or ``dp-size-with-dp-attention`` in the rule's
+    ``items:``).
     """
     enabled = bool(s.get("enable_dp_attention", False))
     dp = s.integer("dp_size", 1)
     if s.has("attn_dp_size"):
         attn = s.integer("attn_dp_size", 1)
         if attn > 1:
-            return True, attn, f"{s.flag('attn_dp_size')} {attn}"
+            return True, attn, item("attn-dp-size")
     if enabled and dp > 1:
-        return True, dp, f"{s.flag('enable_dp_attention')} with {s.flag('dp_size')} {dp}"
-    return False, 1, ""
+        return True, dp, item("dp-size-with-dp-attention")
+    return False, 1, None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.registry import Check, Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Check, Hit, check, every_broken, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -74,10 +74,6 @@ def runner_0_5_9(s: Settings) -> str:
     return str(s.get("moe_runner_backend", "auto"))
 
 
-def _quant_text(quant: object) -> str:
-    return f"--quantization {quant}" if quant is not None else "no --quantization (bf16)"
-
-
 @predicate("moe-runner-quant")
 def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
@@ -85,22 +81,25 @@ def _moe_runner_quant(s: Settings, rule: RuleSpec) -> Hit | None:
     if runner not in _KERNEL_CHECKED and (newer or runner_0_5_9(s) != "cutlass"):
         return None  # no check of this handler applies (the common case: auto)
     quant, tp, ep = s.get("quantization"), s.integer("tp_size", 1), s.integer("ep_size", 1)
-    r, q, e = s.flag("moe_runner_backend"), s.flag("quantization"), s.flag("ep_size")
     if not newer and quant == "mxfp8":
         runner = "cutlass"  # 0.5.9 forces the cutlass runner under mxfp8 before its checks
     allowed = (_QUANT_OK_NEW if newer else _QUANT_OK_OLD).get(runner)
-    ep_tp = f"{r} {runner} needs {e} 1 or equal to {s.flag('tp_size')} {tp}, got {ep}"
-    checks = [check(allowed is not None and quant not in allowed, "moe-runner-quant-1", _RUNNER_BLAME, r=r, runner_=runner, v0=_quant_text(quant), v1=', '.join(str(a) for a in allowed or ())),
-              check(runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), None, _RUNNER_BLAME, detail=ep_tp)]
+    checks = [check(allowed is not None and quant not in allowed,
+                    "unquantized-not-supported" if quant is None else "quantization-not-supported", _RUNNER_BLAME,
+                    runner=runner, quant=quant, supported=list(allowed or ())),
+              check(runner in ("flashinfer_cutlass", "flashinfer_cutedsl") and ep not in (1, tp), "ep-not-one-or-tp",
+                    _RUNNER_BLAME, runner=runner, tp=tp, ep=ep)]
     if newer:
         a2a = s.get("moe_a2a_backend", "none")
-        checks.append(check(runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"), "moe-runner-quant-3", _RUNNER_BLAME, r=r, a2a=a2a))
+        checks.append(check(runner == "flashinfer_cutedsl" and a2a not in ("none", "deepep", "flashinfer"),
+                            "cutedsl-a2a-backend", _RUNNER_BLAME, a2a=a2a))
     else:
         cutlass_env = s.env_flag("SGLANG_CUTLASS_MOE")
-        checks.append(check(cutlass_env and quant not in ("fp8", "mxfp8"), "moe-runner-quant-4", _RUNNER_BLAME, q=q))
+        checks.append(check(cutlass_env and quant not in ("fp8", "mxfp8"), "cutlass-env-needs-fp8", _RUNNER_BLAME))
         runner = runner_0_5_9(s)
-    checks.append(check(runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1, "moe-runner-quant-2", _RUNNER_BLAME, r=r, q=q, quant=quant, e=e, ep=ep))
-    return first_broken(checks, runner=r)
+    checks.append(check(runner == "cutlass" and quant in ("fp8", "mxfp8") and ep != 1, "cutlass-fp8-ep-not-one",
+                        _RUNNER_BLAME, quant=quant, ep=ep))
+    return first_broken(checks)
 
 
 # handle_a2a_moe's checks all blame the backends; their fix names the setting to change.
@@ -112,9 +111,8 @@ _RUNNER_BLAME = ("moe_runner_backend", "quantization", "ep_size")
 def _a2a_checks_old(s: Settings) -> Checks:
     if s.get("moe_a2a_backend", "none") != "flashinfer":
         return []
-    r = s.flag("moe_runner_backend")
-    return [check(runner_0_5_9(s) != "flashinfer_cutlass", None, _A2A_BLAME, detail=f"{s.flag('moe_a2a_backend')} flashinfer is only supported with {r} flashinfer_cutlass, got "
-             f"'{runner_0_5_9(s)}'", fix=f"set {r} flashinfer_cutlass")]
+    runner = runner_0_5_9(s)
+    return [check(runner != "flashinfer_cutlass", "flashinfer-needs-cutlass-runner", _A2A_BLAME, runner=runner)]
 
 
 def _a2a_backend(s: Settings) -> str:
@@ -131,43 +129,39 @@ def _dispatch_checks(s: Settings, runner: str) -> Checks:
     given, quant = s.get("flashinfer_a2a_dispatch_type"), s.get("quantization")
     if given is None:
         return []
-    d, q, r = s.flag("flashinfer_a2a_dispatch_type"), s.flag("quantization"), s.flag("moe_runner_backend")
     w4a16 = runner == "flashinfer_cutedsl" and s.env_true("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")
     kind = "mxfp8" if given == "auto" and quant == "mxfp8" else given
     routed = "flashinfer_trtllm_routed" if runner == "flashinfer_trtllm" else runner
-    return [check(w4a16 and given in ("auto", "nvfp4"), None, _A2A_BLAME, detail=f"CuTe DSL NVFP4 W4A16 (SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16) requires {d} bf16, got {given}", fix=f"set {d} bf16, or unset SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16"),
-            check("SGLANG_MOE_NVFP4_DISPATCH" in s.env, None, _A2A_BLAME, detail=f"SGLANG_MOE_NVFP4_DISPATCH cannot be set together with {d}", fix=f"unset SGLANG_MOE_NVFP4_DISPATCH, or drop {d}"),
-            check(kind == "mxfp8" and quant != "mxfp8", None, _A2A_BLAME, detail=f"{d} mxfp8 requires {q} mxfp8", fix=f"set {q} mxfp8, or change {d}"),
-            check(kind == "mxfp8" and routed != "flashinfer_trtllm_routed", None, _A2A_BLAME, detail=f"{d} mxfp8 requires {r} flashinfer_trtllm_routed (or flashinfer_trtllm), got '{runner}'", fix=f"set {r} flashinfer_trtllm_routed or flashinfer_trtllm")]
+    return [check(w4a16 and given in ("auto", "nvfp4"), "cutedsl-w4a16-dispatch", _A2A_BLAME, dispatch=given),
+            check("SGLANG_MOE_NVFP4_DISPATCH" in s.env, "nvfp4-dispatch-env", _A2A_BLAME),
+            check(kind == "mxfp8" and quant != "mxfp8", "mxfp8-dispatch-quantization", _A2A_BLAME),
+            check(kind == "mxfp8" and routed != "flashinfer_trtllm_routed", "mxfp8-dispatch-runner", _A2A_BLAME,
+                  runner=runner)]
 
 
 def _megamoe_fi_checks(s: Settings, runner: str) -> Checks:
     tp, (dp_on, attn_dp, _) = s.integer("tp_size", 1), dp_attention(s)
-    a, r = s.flag("moe_a2a_backend"), s.flag("moe_runner_backend")
     mega_runner = "flashinfer_megamoe" if runner == "auto" else runner
-    return [check(not (dp_on and attn_dp == tp), None, _A2A_BLAME, detail=f"FlashInfer MegaMOE ({a} flashinfer_megamoe) needs {s.flag('attn_dp_size')} equal to "
-             f"{s.flag('tp_size')} {tp}", fix=f"add {s.flag('attn_dp_size')} {tp} to match {s.flag('tp_size')}"),
-            check(mega_runner != "flashinfer_megamoe", None, _A2A_BLAME, detail=f"{a} flashinfer_megamoe requires {r} flashinfer_megamoe (or auto), got '{runner}'", fix=f"set {r} flashinfer_megamoe or auto")]
+    return [check(not (dp_on and attn_dp == tp), "megamoe-attn-dp-not-tp", _A2A_BLAME, tp=tp),
+            check(mega_runner != "flashinfer_megamoe", "megamoe-runner", _A2A_BLAME, runner=runner)]
 
 
 def _deepep_checks(s: Settings, runner: str) -> Checks:
     if runner != "flashinfer_cutedsl" or s.get("deepep_mode", "auto") != "normal":
         return []
-    return [check(True, None, _A2A_BLAME, detail=f"{s.flag('moe_runner_backend')} flashinfer_cutedsl with {s.flag('moe_a2a_backend')} deepep "
-                   f"supports only {s.flag('deepep_mode')} low_latency or auto, got normal", fix=f"set {s.flag('deepep_mode')} low_latency or auto")]
+    return [check(True, "deepep-cutedsl-normal-mode", _A2A_BLAME)]
 
 
 def _deepep_v2_checks(s: Settings, runner: str) -> Checks:
-    a, nnodes = s.flag("moe_a2a_backend"), s.integer("nnodes", 1)
+    nnodes = s.integer("nnodes", 1)
     overlap = bool(s.get("enable_two_batch_overlap")) or bool(s.get("enable_single_batch_overlap"))
     return [
-        check(runner not in ("auto", "deep_gemm"), None, _A2A_BLAME, detail=f"{a} deepep_v2 supports only {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} deep_gemm or auto"),
-        check(overlap, None, _A2A_BLAME, detail=f"{a} deepep_v2 has no two-batch/single-batch overlap",
-              fix=f"drop {s.flag('enable_two_batch_overlap')} and {s.flag('enable_single_batch_overlap')}"),
+        check(runner not in ("auto", "deep_gemm"), "deepep-v2-runner", _A2A_BLAME, runner=runner),
+        check(overlap, "deepep-v2-overlap", _A2A_BLAME),
         # waterfill (which enforces the fusion) moves deepep_v2 to deepep before this
-        check(bool(s.get("enforce_shared_experts_fusion")), None, _A2A_BLAME, detail=f"{a} deepep_v2 has not validated fused shared experts ({s.flag('enforce_shared_experts_fusion')})", fix=f"drop {s.flag('enforce_shared_experts_fusion')}"),
-        check(s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1, None, _A2A_BLAME, detail=f"{s.flag('deepep_v2_mode')} direct (the default) is NVLink-only and cannot run across "
-         f"{s.flag('nnodes')} {nnodes}", fix=f"set {s.flag('deepep_v2_mode')} hybrid")]
+        check(bool(s.get("enforce_shared_experts_fusion")), "deepep-v2-shared-experts-fusion", _A2A_BLAME),
+        check(s.get("deepep_v2_mode", "direct") == "direct" and nnodes > 1, "deepep-v2-direct-across-nodes",
+              _A2A_BLAME, nnodes=nnodes)]
 
 
 def _flashinfer_checks(s: Settings, runner: str) -> Checks:
@@ -176,15 +170,15 @@ def _flashinfer_checks(s: Settings, runner: str) -> Checks:
     # auto with modelopt_fp4 becomes flashinfer_cutlass on SM110/SM120 GPUs: the GPU decides
     gpu_decides = runner == "auto" and s.get("quantization") == "modelopt_fp4"
     return _dispatch_checks(s, runner) + [
-        check(routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides, None, _A2A_BLAME, detail=f"{s.flag('moe_a2a_backend')} flashinfer is supported with {s.flag('moe_runner_backend')} "
-         f"{', '.join(_FLASHINFER_A2A_RUNNERS)}, got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} to one of {', '.join(_FLASHINFER_A2A_RUNNERS)}")]
+        check(routed not in _FLASHINFER_A2A_RUNNERS and not gpu_decides, "flashinfer-runner", _A2A_BLAME,
+              runner=runner, runners=list(_FLASHINFER_A2A_RUNNERS))]
 
 
 def _pplx_checks(s: Settings, runner: str) -> Checks:
-    a, attn_dp = s.flag("moe_a2a_backend"), dp_attention(s)[1]
-    return [check(s.get("deepep_mode", "auto") == "normal", None, _A2A_BLAME, detail=f"{a} pplx only supports low-latency mode, got {s.flag('deepep_mode')} normal", fix=f"set {s.flag('deepep_mode')} low_latency or auto"),
-            check(attn_dp < 2, None, _A2A_BLAME, detail=f"{a} pplx requires attention DP with at least 2 groups ({s.flag('attn_dp_size')} >= 2)", fix=f"add {s.flag('attn_dp_size')} 2 or more"),
-            check(runner not in ("deep_gemm", "auto"), None, _A2A_BLAME, detail=f"{a} pplx is only supported with {s.flag('moe_runner_backend')} deep_gemm (or auto), got '{runner}'", fix=f"set {s.flag('moe_runner_backend')} deep_gemm or auto")]
+    attn_dp = dp_attention(s)[1]
+    return [check(s.get("deepep_mode", "auto") == "normal", "pplx-normal-mode", _A2A_BLAME),
+            check(attn_dp < 2, "pplx-attn-dp", _A2A_BLAME),
+            check(runner not in ("deep_gemm", "auto"), "pplx-runner", _A2A_BLAME, runner=runner)]
 
 
 # handle_a2a_moe's per-backend checks, in its order (flashinfer_megamoe, deepep, deepep_v2, flashinfer, pplx)
@@ -195,9 +189,7 @@ _A2A_CHECKS = {"flashinfer_megamoe": _megamoe_fi_checks, "deepep": _deepep_check
 def _a2a_checks_new(s: Settings) -> Checks:
     a2a, dispatch = _a2a_backend(s), s.get("flashinfer_a2a_dispatch_type")
     if a2a != "flashinfer" and dispatch not in (None, "auto"):
-        return [check(True, None, _A2A_BLAME, detail=f"{s.flag('flashinfer_a2a_dispatch_type')} requires {s.flag('moe_a2a_backend')} flashinfer, "
-                       f"got '{a2a}'", fix=f"set {s.flag('moe_a2a_backend')} flashinfer, or drop "
-                                       f"{s.flag('flashinfer_a2a_dispatch_type')}")]
+        return [check(True, "dispatch-without-flashinfer", _A2A_BLAME, a2a=a2a)]
     builder = _A2A_CHECKS.get(a2a)
     return builder(s, runner_0_5_23(s)) if builder is not None else []
 
@@ -205,11 +197,7 @@ def _a2a_checks_new(s: Settings) -> Checks:
 @predicate("moe-a2a-backend")
 def _moe_a2a_backend(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.has("attn_dp_size")
-    hit = first_broken(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
-    if hit is None:
-        return None
-    a2a, fix = s.flag("moe_a2a_backend"), str(hit.fields["fix"])
-    return Hit(hit.blame, {**hit.fields, "fix": fix if a2a in fix else f"{fix}, or change {a2a}", "a2a": a2a})
+    return first_broken(_a2a_checks_new(s) if newer else _a2a_checks_old(s))
 
 
 @predicate("deepep-v2-draft")
@@ -221,7 +209,7 @@ def _deepep_v2_draft(s: Settings, rule: RuleSpec) -> Hit | None:
     if draft != "deepep_v2":
         return None
     name = "speculative_moe_a2a_backend" if s.is_set("speculative_moe_a2a_backend") else "moe_a2a_backend"
-    return Hit((name,), {"flag": s.flag(name), "draft": s.flag("speculative_moe_a2a_backend")})
+    return Hit((name,), {"backend_flag": s.flag(name)})
 
 
 @predicate("flashinfer-a2a-chunked-prefill")
@@ -231,8 +219,7 @@ def _flashinfer_a2a_chunked(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if not isinstance(chunk, int) or chunk > 0:
         return None  # unset: SGLang sizes it from the GPU (positive)
-    return Hit(("chunked_prefill_size", "moe_a2a_backend"),
-               {"chunk": s.flag("chunked_prefill_size"), "value": chunk, "a2a": s.flag("moe_a2a_backend")})
+    return Hit(("chunked_prefill_size", "moe_a2a_backend"))
 
 
 @predicate("megamoe-no-overlap")
@@ -241,7 +228,7 @@ def _megamoe_no_overlap(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     for name in ("enable_two_batch_overlap", "enable_single_batch_overlap"):
         if s.get(name):
-            return Hit((name, "moe_a2a_backend"), {"overlap": s.flag(name), "a2a": s.flag("moe_a2a_backend")})
+            return Hit((name, "moe_a2a_backend"), {"overlap_flag": s.flag(name)})
     return None
 
 
@@ -265,50 +252,42 @@ def _megamoe_chunked_prefill(s: Settings, rule: RuleSpec) -> Hit | None:
     local = chunk // attn_dp if dp_on and not s.get("enable_prefill_cp") else chunk
     if chunk > 0 and local > 0:
         return None
-    what = "chunked prefill off" if chunk <= 0 else f"{chunk} // {s.flag('attn_dp_size')} {attn_dp} = {local} per rank"
-    return Hit(("chunked_prefill_size", "moe_a2a_backend"),
-               {"chunk": s.flag("chunked_prefill_size"), "what": what, "quant": s.get("quantization"),
-                "a2a": s.flag("moe_a2a_backend"), "q": s.flag("quantization")})
+    return Hit(("chunked_prefill_size", "moe_a2a_backend"), {"chunk": chunk, "attn_dp": attn_dp, "chunk_per_rank": local},
+               "chunked-prefill-off" if chunk <= 0 else "per-rank-chunk-empty")
 
 
-def _expert_pack_errors(s: Settings) -> list[tuple[str, str]]:
-    """SGLang's expert_pack errors (it reports them all at once), each with its fix."""
-    errors: list[tuple[str, str]] = []
+# The CUDA-graph backend setting of each phase.
+_GRAPH_BACKEND = {"decode": "cuda_graph_backend_decode", "prefill": "cuda_graph_backend_prefill"}
+
+
+def _expert_pack_checks(s: Settings) -> list[Check]:
+    """SGLang's expert_pack checks (it reports every broken one at once), in its order."""
     dp_on, attn_dp, _ = dp_attention(s)
+    blame = ("load_format",)
     sizes = (("tp_size", s.integer("tp_size", 1)), ("dp_size", s.integer("dp_size", 1)),
              ("attn_dp_size", attn_dp if dp_on else 1), ("ep_size", s.integer("ep_size", 1)))
-    for name, size in sizes:
-        if size != 1 and s.has(name):
-            errors.append((f"{s.flag(name)} must be 1, got {size}", f"set {s.flag(name)} 1"))
-    for name in ("enforce_shared_experts_fusion", "enable_waterfill"):
-        if s.get(name):
-            errors.append((f"{s.flag(name)} is incompatible with expert_pack", f"drop {s.flag(name)}"))
-    for phase in ("decode", "prefill"):
-        backend = s.get(f"cuda_graph_backend_{phase}")
-        if backend not in (None, "disabled"):
-            errors.append((f"the {phase} CUDA graph backend must be disabled, got {backend!r}",
-                           f"set {s.flag(f'cuda_graph_backend_{phase}')} disabled"))
-    extra, name = s.get("model_loader_extra_config", "{}"), s.flag("model_loader_extra_config")
+    checks = [check(size != 1 and s.has(name), "size-not-one", blame, option=s.flag(name), size=size)
+              for name, size in sizes]
+    checks += [check(bool(s.get(name)), "incompatible-switch", blame, option=s.flag(name))
+               for name in ("enforce_shared_experts_fusion", "enable_waterfill")]
+    for phase, name in _GRAPH_BACKEND.items():
+        backend = s.get(name)
+        checks.append(check(backend not in (None, "disabled"), "cuda-graph-not-disabled", blame, phase=phase,
+                            backend=backend, option=s.flag(name)))
+    extra = s.get("model_loader_extra_config", "{}")
     if isinstance(extra, str):
         try:
             extra = json.loads(extra)
         except ValueError:
-            errors.append((f"{name} must be valid JSON", f"write {name} as a JSON object"))
-            extra = {}
-    if not isinstance(extra, dict):
-        errors.append((f"{name} must be a JSON object", f"write {name} as a JSON object"))
-    return errors
+            return checks + [check(True, "loader-config-not-json", blame)]
+    return checks + [check(not isinstance(extra, dict), "loader-config-not-object", blame)]
 
 
 @predicate("expert-pack-args")
 def _expert_pack_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("load_format") != "expert_pack":
         return None
-    errors = _expert_pack_errors(s)
-    if not errors:
-        return None
-    return Hit(("load_format",), {"detail": "; ".join(e for e, _ in errors), "fix": "; ".join(f for _, f in errors),
-                                  "format": s.flag("load_format")})
+    return every_broken(_expert_pack_checks(s))
 
 
 @predicate("flashinfer-a2a-topology")
@@ -327,9 +306,7 @@ def _flashinfer_a2a_topology(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.get("enable_layernorm_sp", False) and not enabled and tp in (4, 8):
         return None  # Muse Spark prefill sequence parallelism may allow it
-    return Hit(("moe_a2a_backend", "attn_dp_size"), {
-        "a2a": s.flag("moe_a2a_backend"), "attn_dp": s.flag("attn_dp_size"), "tp": s.flag("tp_size"),
-        "tp_value": tp, "attn_dp_value": size if enabled else 1})
+    return Hit(("moe_a2a_backend", "attn_dp_size"), {"tp": tp, "attn_dp": size if enabled else 1})
 
 
 @predicate("nvfp4-online-moe-runner")
@@ -343,6 +320,4 @@ def _nvfp4_online(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if runner == "flashinfer_megamoe" and megamoe:
         return None
-    return Hit(("moe_runner_backend", "quantization"), {
-        "quant": s.flag("quantization"), "runner": s.flag("moe_runner_backend"), "value": runner,
-        "a2a": s.flag("moe_a2a_backend")})
+    return Hit(("moe_runner_backend", "quantization"))

@@ -39,13 +39,13 @@ def _attn_cp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
     dp = (dp_attention(s)[1] if dp_attention(s)[0] else 1) if newer else s.integer("dp_size", 1)
     if dwdp_on(s):
         dp = s.integer("dwdp_size", 1)  # 0.5.23's handle_dwdp sets attn_dp_size to it
-    dp_name = s.flag("attn_dp_size") if newer else s.flag("dp_size")
+    dp_flag = s.flag("attn_dp_size") if newer else s.flag("dp_size")
     blame = ("attn_cp_size", "tp_size")
     return first_broken([
-        check(tp % cp != 0, "attn-cp-sizes-1", blame, tp=tp, cp_=cp),
-        check(tp % (dp * cp) != 0, "attn-cp-sizes-2", blame, tp=tp, dp_name=dp_name, dp=dp, cp_=cp),
-        check(not newer and pp > 1, "attn-cp-sizes-3", blame, pp=pp),
-    ], cp=s.flag("attn_cp_size"))
+        check(tp % cp != 0, "tp-not-divisible-by-cp", blame, tp=tp, cp=cp),
+        check(tp % (dp * cp) != 0, "tp-not-divisible-by-dp-times-cp", blame, tp=tp, dp_flag=dp_flag, dp=dp, cp=cp),
+        check(not newer and pp > 1, "pp-with-cp", blame, pp=pp),
+    ])
 
 
 @predicate("moe-dp-sizes")
@@ -56,36 +56,34 @@ def _moe_dp_sizes(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # 0.5.23's handle_dwdp resets moe_dp_size to 1
     newer = s.has("attn_dp_size")
     cp = s.integer("attn_cp_size", 1)
-    name, tp_name, ep_name = s.flag("moe_dp_size"), s.flag("tp_size"), s.flag("ep_size")
-    cp_name = s.flag("attn_cp_size")
     blame = ("moe_dp_size", "tp_size")
     return first_broken([
-        check(tp % moe_dp != 0, "moe-dp-sizes-1", blame, tp_name=tp_name, tp=tp, name=name, moe_dp=moe_dp),
-        check(ep * moe_dp > tp, "moe-dp-sizes-2", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
-        check(pp > 1, "moe-dp-sizes-3", blame, pp=pp, name=name),
-        check(ep > 1 and ep * moe_dp != tp, "moe-dp-sizes-4", blame, ep_name=ep_name, name=name, ep=ep, moe_dp=moe_dp, tp_name=tp_name, tp=tp),
-        check(newer and cp != moe_dp, "moe-dp-sizes-5", blame, name=name, moe_dp=moe_dp, cp_name=cp_name, cp=cp),
-    ], moe_dp=name)
+        check(tp % moe_dp != 0, "tp-not-divisible", blame, tp=tp, moe_dp=moe_dp),
+        check(ep * moe_dp > tp, "ep-times-moe-dp-above-tp", blame, ep=ep, moe_dp=moe_dp, tp=tp),
+        check(pp > 1, "pp-with-moe-dp", blame, pp=pp),
+        check(ep > 1 and ep * moe_dp != tp, "ep-times-moe-dp-not-tp", blame, ep=ep, moe_dp=moe_dp, tp=tp),
+        check(newer and cp != moe_dp, "cp-not-moe-dp", blame, moe_dp=moe_dp, cp=cp),
+    ])
 
 
 _PP_BLAME = ("pp_size", "speculative_algorithm", "min_free_slots_delay")
 
 
 def _pp_spec_checks(s: Settings, algo: str) -> list[Check]:
-    mode, prefill = s.get("disaggregation_mode", "null"), f"{s.flag('disaggregation_mode')} prefill"
-    algo_flag, mode_flag = s.flag("speculative_algorithm"), s.flag("disaggregation_mode")
+    mode = s.get("disaggregation_mode", "null")
     if algo == "DSPARK":
-        return [check(mode != "prefill", "pp-spec-1", _PP_BLAME, prefill=prefill, algo_flag=algo_flag)]
-    multi = s.flag("enable_multi_layer_eagle")
-    checks = [check(algo != "EAGLE" or bool(s.get("enable_multi_layer_eagle")), None, _PP_BLAME, detail=f"pipeline parallelism only supports EAGLE (non-multi-layer) speculative decoding, got {algo}"
-               + (f" with {multi}" if s.get("enable_multi_layer_eagle") else ""), fix=f"drop {multi}" if algo == "EAGLE" else f"set {algo_flag} EAGLE, or drop it")]
+        return [check(mode != "prefill", "dspark-needs-prefill", _PP_BLAME)]
+    multi = bool(s.get("enable_multi_layer_eagle"))
+    checks = [check(algo != "EAGLE" or multi,
+                    "multi-layer-eagle" if algo == "EAGLE" else "not-eagle-multi-layer" if multi else "not-eagle",
+                    _PP_BLAME, algo=algo)]
     if s.env_true("SGLANG_ENABLE_PP_SPEC"):
+        on, _, settings = dp_attention(s)
         return checks + [
-            check(mode != "null", "pp-spec-2", _PP_BLAME, mode_flag=mode_flag, mode=mode),
-            check(bool(s.get("speculative_adaptive")), "pp-spec-3", _PP_BLAME),
-            check(dp_attention(s)[0], "pp-spec-4", _PP_BLAME, v0=dp_attention(s)[2])]
-    return checks + [check(mode != "prefill", None, _PP_BLAME, detail=f"PP + speculative decoding is only supported on prefill nodes ({prefill})", fix=f"run this as a {prefill} server"
-                      + (", set SGLANG_ENABLE_PP_SPEC=1" if mode == "null" else "") + f", or drop {algo_flag}")]
+            check(mode != "null", "pp-spec-env-with-pd", _PP_BLAME, mode=mode),
+            check(bool(s.get("speculative_adaptive")), "pp-spec-env-adaptive", _PP_BLAME),
+            check(on, "pp-spec-env-dp-attention", _PP_BLAME, dp_settings=settings)]
+    return checks + [check(mode != "prefill", "spec-without-pd" if mode == "null" else "spec-not-on-prefill", _PP_BLAME)]
 
 
 @predicate("pp-compat")
@@ -95,8 +93,8 @@ def _pp_compat(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)  # upper-cased, NEXTN -> EAGLE, None under aux-hidden-state capture
     # DFLASH is refused before, by its own handler (rule spec-pp)
     checks = _pp_spec_checks(s, algo) if algo not in (None, "DFLASH") else []
-    checks.append(check(s.get("min_free_slots_delay") is not None, "pp-compat-1", _PP_BLAME))
-    return first_broken(checks, pp=s.flag("pp_size"))
+    checks.append(check(s.get("min_free_slots_delay") is not None, "min-free-slots-delay", _PP_BLAME))
+    return first_broken(checks)
 
 
 
@@ -106,16 +104,14 @@ def _dwdp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
     dwdp, tp = s.integer("dwdp_size", 1), s.integer("tp_size", 1)
     if not s.has("dwdp_size") or dwdp <= 1:
         return None  # SGLang's handle_dwdp returns for dwdp_size <= 1
-    name, tp_name = s.flag("dwdp_size"), s.flag("tp_size")
-    drop = f", or drop {name}"
     return first_broken([
-        check(dwdp != tp, "dwdp-layout-1", ("dwdp_size", "tp_size"), name=name, dwdp_=dwdp, tp_name=tp_name, tp=tp),
-        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), "dwdp-layout-2", ("disaggregation_mode", "dwdp_size"), drop=drop),
-        check(bool(s.get("enable_eplb", False)), "dwdp-layout-3", ("enable_eplb", "dwdp_size"), drop=drop),
-        check(s.get("speculative_algorithm") is not None, "dwdp-layout-4", ("speculative_algorithm", "dwdp_size"), drop=drop),
-        check(s.integer("pp_size", 1) != 1, "dwdp-layout-5", ("pp_size", "dwdp_size"), drop=drop),
-        check(bool(s.get("enable_two_batch_overlap", False)), "dwdp-layout-6", ("enable_two_batch_overlap", "dwdp_size"), drop=drop),
-    ], dwdp=name)
+        check(dwdp != tp, "dwdp-not-tp", ("dwdp_size", "tp_size"), dwdp=dwdp, tp=tp),
+        check(s.get("disaggregation_mode", "null") not in ("null", "prefill"), "pd-decode", ("disaggregation_mode", "dwdp_size")),
+        check(bool(s.get("enable_eplb", False)), "eplb", ("enable_eplb", "dwdp_size")),
+        check(s.get("speculative_algorithm") is not None, "speculative-decoding", ("speculative_algorithm", "dwdp_size")),
+        check(s.integer("pp_size", 1) != 1, "pipeline-parallel", ("pp_size", "dwdp_size")),
+        check(bool(s.get("enable_two_batch_overlap", False)), "two-batch-overlap", ("enable_two_batch_overlap", "dwdp_size")),
+    ])
 
 
 @predicate("dcp-flags")
@@ -123,16 +119,16 @@ def _dcp_flags(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("dcp_size"):
         return None
     dcp, backend, replicate = s.integer("dcp_size", 1), s.get("dcp_comm_backend"), s.get("dcp_replicate_q_proj")
-    name, prefill, comm, rep = (s.flag("dcp_size"), s.flag("enable_prefill_cp"), s.flag("dcp_comm_backend"),
-                                s.flag("dcp_replicate_q_proj"))
     # An unwritten backend resolves to 'ag_rs' for dcp_size <= 1, else by device ('a2a'/'fi_a2a' on CUDA).
     return first_broken([
-        check(dcp < 1, "dcp-flags-1", ("dcp_size",), name=name, dcp=dcp),
-        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), "dcp-flags-2", ("dcp_size", "enable_prefill_cp"), name=name, prefill=prefill),
-        check(backend in ("a2a", "fi_a2a") and dcp <= 1, "dcp-flags-3", ("dcp_comm_backend", "dcp_size"), comm=comm, backend=backend, name=name, dcp=dcp),
-        check(bool(replicate) and dcp <= 1, "dcp-flags-4", ("dcp_replicate_q_proj", "dcp_size"), rep=rep, name=name),
-        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), "dcp-flags-5", ("dcp_replicate_q_proj", "dcp_comm_backend"), rep=rep, comm=comm, backend=backend),
-    ], dcp=name)
+        check(dcp < 1, "dcp-below-one", ("dcp_size",), dcp=dcp),
+        check(dcp > 1 and bool(s.get("enable_prefill_cp", False)), "dcp-with-prefill-cp", ("dcp_size", "enable_prefill_cp")),
+        check(backend in ("a2a", "fi_a2a") and dcp <= 1, "a2a-backend-without-dcp", ("dcp_comm_backend", "dcp_size"),
+              backend=backend, dcp=dcp),
+        check(bool(replicate) and dcp <= 1, "replicate-q-without-dcp", ("dcp_replicate_q_proj", "dcp_size")),
+        check(bool(replicate) and backend is not None and backend not in ("a2a", "fi_a2a"), "replicate-q-backend",
+              ("dcp_replicate_q_proj", "dcp_comm_backend"), backend=backend),
+    ])
 
 
 @predicate("cp-aiter-fusion")
@@ -142,8 +138,7 @@ def _cp_aiter_fusion(s: Settings, rule: RuleSpec) -> Hit | None:
     cp, moe_dp = s.integer("attn_cp_size", 1), s.integer("moe_dp_size", 1)
     if cp <= 1 and moe_dp <= 1:
         return None
-    which = s.flag("attn_cp_size") if cp > 1 else s.flag("moe_dp_size")
-    return Hit(("enable_aiter_allreduce_fusion",), {"fusion": s.flag("enable_aiter_allreduce_fusion"), "which": which})
+    return Hit(("enable_aiter_allreduce_fusion",), {"size_flag": s.flag("attn_cp_size") if cp > 1 else s.flag("moe_dp_size")})
 
 
 @predicate("ep-dispatch-needs-a2a")
@@ -153,8 +148,7 @@ def _ep_dispatch_needs_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # 0.5.23's handle_eplb_and_dispatch (the pin has the elastic-EP flags)
     if s.get("enable_waterfill", False):
         return None  # _a2a_backend_overrides switches the backend to deepep for Waterfill, DWDP or not
-    return Hit(("ep_dispatch_algorithm",), {"dispatch": s.flag("ep_dispatch_algorithm"), "algo": algo,
-                                            "a2a": s.flag("moe_a2a_backend")})
+    return Hit(("ep_dispatch_algorithm",), {"algo": algo})
 
 
 def _attn_tp(s: Settings) -> int:
@@ -171,8 +165,7 @@ def _shared_experts_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     attn_tp = _attn_tp(s)
     if size >= 1 and attn_tp % size == 0:
         return None
-    return Hit(("shared_experts_tp_size",), {"shared": s.flag("shared_experts_tp_size"), "size": size,
-                                             "attn_tp": attn_tp})
+    return Hit(("shared_experts_tp_size",), {"size": size, "attn_tp": attn_tp})
 
 
 @predicate("layernorm-sp-layout")
@@ -181,12 +174,11 @@ def _layernorm_sp_layout(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
     attn_dp = attn_dp_of(s) > 1 or s.get("ep_join_mode") == "scale"
-    sp = s.flag("enable_layernorm_sp")
     return first_broken([
-        check(tp <= 1, "layernorm-sp-layout-1", ("enable_layernorm_sp", "tp_size"), sp_=sp),
-        check(attn_dp, "layernorm-sp-layout-2", ("enable_layernorm_sp", "attn_dp_size"), sp_=sp),
-        check(pp > 1, "layernorm-sp-layout-3", ("enable_layernorm_sp", "pp_size"), sp_=sp, pp=pp),
-    ], sp=sp)
+        check(tp <= 1, "tp-one", ("enable_layernorm_sp", "tp_size")),
+        check(attn_dp, "attention-dp", ("enable_layernorm_sp", "attn_dp_size")),
+        check(pp > 1, "pipeline-parallel", ("enable_layernorm_sp", "pp_size"), pp=pp),
+    ])
 
 
 @predicate("tp-lm-head-a2a")
@@ -195,14 +187,14 @@ def _tp_lm_head_a2a(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     attn_dp = attn_dp_of(s)
     on = attn_dp > 1 or s.get("ep_join_mode") == "scale"
-    tp, cp, name = s.integer("tp_size", 1), s.integer("attn_cp_size", 1), s.flag("enable_tp_lm_head_all_to_all")
+    tp, cp = s.integer("tp_size", 1), s.integer("attn_cp_size", 1)
     return first_broken([
-        check(not on, "tp-lm-head-a2a-1", ("enable_tp_lm_head_all_to_all",), name_=name),
-        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), "tp-lm-head-a2a-2", ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head"), name_=name),
-        check(tp != attn_dp, "tp-lm-head-a2a-3", ("enable_tp_lm_head_all_to_all", "tp_size"), name_=name, tp=tp, attn_dp=attn_dp),
-        check(cp != 1, "tp-lm-head-a2a-4", ("enable_tp_lm_head_all_to_all",
-                                                                              "attn_cp_size"), name_=name, cp=cp),
-    ], name=name)
+        check(not on, "no-attention-dp", ("enable_tp_lm_head_all_to_all",)),
+        check(dwdp_on(s) or bool(s.get("enable_dp_lm_head", False)), "with-dp-lm-head",
+              ("enable_tp_lm_head_all_to_all", "enable_dp_lm_head")),
+        check(tp != attn_dp, "tp-not-attn-dp", ("enable_tp_lm_head_all_to_all", "tp_size"), tp=tp, attn_dp=attn_dp),
+        check(cp != 1, "cp-not-one", ("enable_tp_lm_head_all_to_all", "attn_cp_size"), cp=cp),
+    ])
 
 
 @predicate("disagg-decode-tp-divides")
@@ -214,8 +206,7 @@ def _disagg_decode_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     larger, smaller = max(tp, decode), min(tp, decode)
     if smaller <= 0 or larger % smaller == 0:
         return None
-    return Hit(("disaggregation_decode_tp", "tp_size"), {
-        "decode": s.flag("disaggregation_decode_tp"), "decode_value": decode, "tp": s.flag("tp_size"), "tp_value": tp})
+    return Hit(("disaggregation_decode_tp", "tp_size"), {"decode_tp": decode, "tp": tp})
 
 
 @predicate("nnodes-divides")
@@ -223,9 +214,7 @@ def _nnodes_divides(s: Settings, rule: RuleSpec) -> Hit | None:
     tp, pp, nnodes = s.integer("tp_size", 1), s.integer("pp_size", 1), s.integer("nnodes", 1)
     if nnodes < 1 or (tp * pp) % nnodes == 0:
         return None
-    return Hit(("nnodes", "tp_size", "pp_size"), {
-        "tp": s.flag("tp_size"), "tp_value": tp, "pp": s.flag("pp_size"), "pp_value": pp,
-        "product": tp * pp, "nnodes": s.flag("nnodes"), "nnodes_value": nnodes})
+    return Hit(("nnodes", "tp_size", "pp_size"), {"tp": tp, "pp": pp, "product": tp * pp, "nnodes": nnodes})
 
 
 @predicate("multinode-dp")
@@ -236,7 +225,7 @@ def _multinode_dp(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.has("attn_dp_size") and on and not s.is_set("attn_dp_size"):
         return None  # 0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N
-    return Hit(("dp_size", "nnodes"), {"dp_value": dp, "nnodes_value": nnodes},
+    return Hit(("dp_size", "nnodes"), {"dp": dp, "nnodes": nnodes},
                "attn-dp-size" if s.has("attn_dp_size") else "enable-dp-attention")
 
 
@@ -247,8 +236,7 @@ def _dp_attn_divides(s: Settings, rule: RuleSpec) -> Hit | None:
     if not on or tp % size == 0:
         return None
     name = "attn_dp_size" if s.is_set("attn_dp_size") else "dp_size"
-    return Hit((name, "tp_size"), {"tp": s.flag("tp_size"), "tp_value": tp, "dp": s.flag(name),
-                                   "dp_value": size})
+    return Hit((name, "tp_size"), {"tp": tp, "dp_flag": s.flag(name), "dp": size})
 
 
 def _dp_ranks(s: Settings) -> int:
@@ -284,7 +272,7 @@ def _dp_lm_head(s: Settings, rule: RuleSpec) -> Hit | None:
 def _dp_lm_head_dropped(s: Settings, rule: RuleSpec) -> Hit | None:
     if not (s.get("enable_dp_lm_head", False) and _lm_head_dropped(s)):
         return None
-    return Hit(("enable_dp_lm_head",), {"lm_head": s.flag("enable_dp_lm_head")})
+    return Hit(("enable_dp_lm_head",))
 
 
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+)):(?P<port>\d{1,5})$")
@@ -301,7 +289,7 @@ def _dist_init_addr(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("dist_init_addr")
     if value is None or dist_init_addr_ok(str(value)):
         return None
-    return Hit(("dist_init_addr",), {"dist": s.flag("dist_init_addr"), "value": value})
+    return Hit(("dist_init_addr",))
 
 
 @predicate("node-rank-range")
@@ -309,8 +297,7 @@ def _node_rank(s: Settings, rule: RuleSpec) -> Hit | None:
     rank, nnodes = s.integer("node_rank", 0), s.integer("nnodes", 1)
     if 0 <= rank < max(nnodes, 1):
         return None
-    return Hit(("node_rank", "nnodes"), {"rank": s.flag("node_rank"), "rank_value": rank,
-                                         "nnodes": s.flag("nnodes"), "nnodes_value": nnodes})
+    return Hit(("node_rank", "nnodes"), {"rank": rank, "nnodes": nnodes})
 
 
 @predicate("eplb-needs-ep")
@@ -318,19 +305,15 @@ def _eplb_needs_ep(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_eplb", False) or s.get("ep_join_mode") == "scale":
         return None  # 0.5.23 does not assert it for an elastic EP scale joiner
     a2a = s.get("moe_a2a_backend")
-    why = ""
     if a2a in _A2A_SETS_EP:
-        ep = s.integer("tp_size", 1)  # SGLang sets ep_size to tp_size for these
-        why = f" ({s.flag('moe_a2a_backend')} {a2a} sets it to {s.flag('tp_size')} {ep})"
+        ep, problem = s.integer("tp_size", 1), "a2a-sets-ep-to-tp"  # SGLang sets ep_size to tp_size for these
     elif a2a in (None, "none"):
-        ep = s.integer("ep_size", 1)
+        ep, problem = s.integer("ep_size", 1), "ep-size-one"
     else:
         return None  # an a2a backend whose effect on ep_size gen does not model
     if ep > 1:
         return None
-    return Hit(("enable_eplb", "ep_size", "moe_a2a_backend"), {
-        "eplb": s.flag("enable_eplb"), "ep": s.flag("ep_size"), "ep_value": ep, "why": why,
-        "tp": s.flag("tp_size")})
+    return Hit(("enable_eplb", "ep_size", "moe_a2a_backend"), {"ep": ep, "a2a": a2a}, problem)
 
 
 @predicate("moe-dense-tp")
@@ -340,8 +323,7 @@ def _moe_dense_tp(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.at_least(0, 5, 23)  # 0.5.23 also takes tp_size itself
     if not isinstance(value, int) or value == 1 or (newer and value == tp):
         return None
-    allowed = f"1 or {s.flag('tp_size')} ({tp})" if newer else "1"
-    return Hit(("moe_dense_tp_size",), {"dense": s.flag("moe_dense_tp_size"), "value": value, "allowed": allowed})
+    return Hit(("moe_dense_tp_size",), {"tp": tp}, "not-one-or-tp" if newer else "not-one")
 
 
 @predicate("tbo-needs-a2a")

@@ -22,7 +22,7 @@ def _prefill_decode_interval(s: Settings, rule: RuleSpec) -> Hit | None:
     for name in ("prefill_decode_interval", "prefill_decode_interval_min_bs"):
         value = s.get(name)
         if isinstance(value, int) and value < 0:
-            return Hit((name,), {"flag": s.flag(name), "value": value})
+            return Hit((name,), {"option": s.flag(name), "written": value})
     return None
 
 
@@ -42,8 +42,7 @@ def _ple_offload(s: Settings, rule: RuleSpec) -> Hit | None:
     gb, group = s.integer("cpu_offload_gb", 0), s.integer("offload_group_size", -1)
     blame = ("ple_offload_embedding", "ple_offload_backend", "cpu_offload_gb", "offload_group_size")
     return first_broken([check(embedding is True and (gb > 0 or group > 0), "with-layer-offload", blame),
-                         check(s.get("ple_offload_backend") == "file" and embedding is False, "file-backend", blame)],
-                        negated="--no-" + s.flag("ple_offload_embedding")[2:])
+                         check(s.get("ple_offload_backend") == "file" and embedding is False, "file-backend", blame)])
 
 
 _LMO_CONFLICTS = ("encoder_only", "language_only", "enable_prefix_mm_cache", "enable_broadcast_mm_inputs_process",
@@ -193,8 +192,7 @@ def _served_colon(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("served_model_name")
     if value is None or ":" not in str(value):
         return None
-    return Hit(("served_model_name",), {"name": s.flag("served_model_name"), "value": value,
-                                        "suggestion": str(value).replace(":", "-")})
+    return Hit(("served_model_name",), {"suggestion": str(value).replace(":", "-")})
 
 
 @predicate("port-grpc-0515")

@@ -367,13 +367,6 @@ def _spec_topk1_draft(s: Settings, rule: RuleSpec) -> Hit | None:
         "steps": s.flag("speculative_num_steps"), "forced": steps + 1, "written": draft})
 
 
-def _spec_with_dp(s: Settings, algo: str) -> Hit | None:
-    on, _, text = dp_attention(s)
-    if algorithm(s) != algo or not on:
-        return None
-    return Hit(("attn_dp_size", "enable_dp_attention", "dp_size", "speculative_algorithm"), {"dp_text": text})
-
-
 @predicate("spec-pp")
 def _spec_pp(s: Settings, rule: RuleSpec) -> Hit | None:
     algo, pp = algorithm(s), s.integer("pp_size", 1)

@@ -10,29 +10,30 @@ import json
 from typing import Any
 
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-# (name, lower bound, strict, SGLang's message): check_server_args' single-value checks, in
-# SGLang's order. pp_max_micro_batch_size (checked first) and gc_threshold are handled apart.
+# (name, lower bound, strict, check): check_server_args' single-value checks, in SGLang's
+# order (the check's texts are in rules.yaml). pp_max_micro_batch_size (checked first) and
+# gc_threshold are handled apart.
 _RANGES_059 = (
-    ("base_gpu_id", 0, False, "base_gpu_id must be non-negative"),
-    ("gpu_id_step", 1, False, "gpu_id_step must be positive"),
-    ("tokenizer_worker_num", 0, True, "Tokenizer worker num must >= 1"),
-    ("schedule_conservativeness", 0, False, "schedule_conservativeness must be non-negative"),
+    ("base_gpu_id", 0, False, "base-gpu-id-negative"),
+    ("gpu_id_step", 1, False, "gpu-id-step-not-positive"),
+    ("tokenizer_worker_num", 0, True, "tokenizer-workers-below-one"),
+    ("schedule_conservativeness", 0, False, "schedule-conservativeness-negative"),
 )
 
 
 _RANGES_0523 = (
-    ("base_gpu_id", 0, False, "base_gpu_id must be non-negative"),
-    ("gpu_id_step", 1, False, "gpu_id_step must be positive"),
-    ("tokenizer_worker_num", 0, True, "Tokenizer worker num must >= 1"),
-    ("detokenizer_worker_num", 0, True, "Detokenizer worker num must >= 1"),
-    ("mm_processor_worker_num", 0, False, "Multimodal processor worker num must >= 0"),
-    ("mm_io_worker_num", 0, False, "Multimodal I/O worker num must >= 0"),
-    ("schedule_conservativeness", 0, False, "schedule_conservativeness must be non-negative"),
+    ("base_gpu_id", 0, False, "base-gpu-id-negative"),
+    ("gpu_id_step", 1, False, "gpu-id-step-not-positive"),
+    ("tokenizer_worker_num", 0, True, "tokenizer-workers-below-one"),
+    ("detokenizer_worker_num", 0, True, "detokenizer-workers-below-one"),
+    ("mm_processor_worker_num", 0, False, "mm-processor-workers-negative"),
+    ("mm_io_worker_num", 0, False, "mm-io-workers-negative"),
+    ("schedule_conservativeness", 0, False, "schedule-conservativeness-negative"),
 )
 
 
@@ -45,32 +46,23 @@ def _forced_to_one(s: Settings, name: str) -> bool:
     return name == "tokenizer_worker_num"  # 0.5.9 _handle_tokenizer_batching
 
 
-def _range_hit(s: Settings, name: str, value: Any, detail: str, sglang: str, fix: str) -> Hit:
-    return Hit((name,), {"flag": s.flag(name), "value": value, "detail": detail, "sglang": sglang, "fix": fix})
-
-
 @predicate("server-arg-ranges")
 def _server_arg_ranges(s: Settings, rule: RuleSpec) -> Hit | None:
     newer = s.at_least(0, 5, 23)
     micro = s.number("pp_max_micro_batch_size") if newer and s.has("pp_max_micro_batch_size") else None
     if micro is not None and micro < 1:
-        return _range_hit(s, "pp_max_micro_batch_size", micro, "must be at least 1 (or left out: SGLang computes it)",
-                          "pp_max_micro_batch_size must be a positive integer or None (for auto-compute)",
-                          f"remove {s.flag('pp_max_micro_batch_size')} or give it a value of 1 or more")
-    for name, low, strict, sglang in (_RANGES_0523 if newer else _RANGES_059):
+        return Hit(("pp_max_micro_batch_size",), {"option": s.flag("pp_max_micro_batch_size"), "written": micro},
+                   "micro-batch-not-positive")
+    for name, low, strict, problem in (_RANGES_0523 if newer else _RANGES_059):
         value = s.number(name) if s.has(name) else None
         if value is None or _forced_to_one(s, name) or (value > low if strict else value >= low):
             continue
-        bound = f"more than {low}" if strict else f"at least {low}"
-        return _range_hit(s, name, value, f"must be {bound}", sglang, f"give {s.flag(name)} a value {bound}")
+        return Hit((name,), {"option": s.flag(name), "written": value}, problem)
     gc = s.get("gc_threshold") if s.has("gc_threshold") else None
     if isinstance(gc, list) and gc and not 1 <= len(gc) <= 3:
-        return _range_hit(s, "gc_threshold", " ".join(map(str, gc)), f"has {len(gc)} values, 1 to 3 allowed",
-                          "When setting gc_threshold, it must contain 1 to 3 integers.",
-                          f"give {s.flag('gc_threshold')} 1 to 3 integers (as Python's gc.set_threshold)")
+        return Hit(("gc_threshold",), {"option": s.flag("gc_threshold"), "written": gc, "count": len(gc)},
+                   "gc-threshold-count")
     return None
-
-
 
 
 @predicate("pdmux-compat")
@@ -116,12 +108,10 @@ def _multi_item_scoring(s: Settings, rule: RuleSpec) -> Hit | None:
 def _priority_policy(s: Settings, rule: RuleSpec) -> Hit | None:
     enabled = bool(s.get("enable_priority_scheduling", False))
     policy = s.get("schedule_policy", "fcfs")
-    prio, sched = s.flag("enable_priority_scheduling"), s.flag("schedule_policy")
     if enabled and policy not in ("fcfs", "lof"):
-        return Hit(("schedule_policy", "enable_priority_scheduling"), {"detail": f"{prio} with {sched} {policy}", "policy": policy, "sched": sched, "prio": prio}, "priority-policy-1")
+        return Hit(("schedule_policy", "enable_priority_scheduling"), {"policy": policy}, "policy-not-fcfs-or-lof")
     if s.has("retraction_policy") and s.get("retraction_policy") == "priority" and not enabled:
-        retract = s.flag("retraction_policy")
-        return Hit(("retraction_policy",), {"retract": retract, "prio": prio}, "priority-policy-2")
+        return Hit(("retraction_policy",), {}, "retraction-without-priority")
     return None
 
 
@@ -129,9 +119,9 @@ def _priority_policy(s: Settings, rule: RuleSpec) -> Hit | None:
 def _metrics_args(s: Settings, rule: RuleSpec) -> Hit | None:
     header, labels = "tokenizer_metrics_custom_labels_header", "tokenizer_metrics_allowed_custom_labels"
     if not s.get(header, "") and s.get(labels):
-        return Hit((header, labels), {"v0": s.flag(labels), "v1": s.flag(header)}, "metrics-args-1")
+        return Hit((header, labels), {}, "labels-without-header")
     if s.get("export_metrics_to_file", False) and s.get("export_metrics_to_file_dir") is None:
-        return Hit(("export_metrics_to_file",), {"detail": f"{s.flag('export_metrics_to_file')} without {s.flag('export_metrics_to_file_dir')}"}, "metrics-args-2")
+        return Hit(("export_metrics_to_file",), {}, "file-without-dir")
     return None
 
 
@@ -150,91 +140,75 @@ def _quant_communications(s: Settings, rule: RuleSpec) -> Hit | None:
 def _grpc_port_clash(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("grpc_port") or (s.has("smg_grpc_mode") and s.get("smg_grpc_mode", False)) or s.get("grpc_mode", False):
         return None  # the SMG gRPC modes are not checked (SGLang derives the port from --port itself)
-    grpc, source = s.get("grpc_port"), ""
+    grpc, source = s.get("grpc_port"), "grpc-port-written"
     if grpc is None and s.env.get("SGLANG_GRPC_PORT", "").strip().lstrip("-").isdigit():
-        grpc, source = int(s.env["SGLANG_GRPC_PORT"]), " (from SGLANG_GRPC_PORT)"
+        grpc, source = int(s.env["SGLANG_GRPC_PORT"]), "grpc-port-from-env"
     port = s.get("port", 30000)
     if grpc is None or grpc != port:
         return None
-    return Hit(("grpc_port", "port"), {"grpc": s.flag("grpc_port"), "port": s.flag("port"), "value": port,
-                                       "source": source})
+    return Hit(("grpc_port", "port"), {"port": port}, source)
 
 
+# The bucket settings in SGLang's order, and the option string SGLang's own messages name.
 _BUCKET_FLAGS = (("prompt_tokens_buckets", "--prompt-tokens-buckets"),
                  ("generation_tokens_buckets", "--generation-tokens-buckets"))
 
 
-def _tse(arg: str, rule: list[str]) -> tuple[str, str, str] | None:
+def _tse(rule: list[str]) -> tuple[str, dict[str, object]] | None:
     if len(rule) != 4:
-        return (f"the tse rule takes 3 parameters, got {len(rule) - 1}",
-                f"{arg} TSE rule requires exactly 4 parameters: ['tse', middle, base, count], got {len(rule)}",
-                "write tse MIDDLE BASE COUNT")
+        return "tse-parameter-count", {"parameters": len(rule) - 1, "length": len(rule)}
     try:
         middle, base, count = float(rule[1]), float(rule[2]), int(rule[3])
     except ValueError:
-        return ("the tse parameters are not numbers (middle, base: float; count: int)",
-                f"{arg} TSE rule parameters must be: ['tse', <float:middle>, <float:base>, <int:count>]",
-                "write tse MIDDLE BASE COUNT with a float middle and base and an integer count")
+        return "tse-not-numbers", {}
     if not base > 1:
-        return f"tse base {base} is not larger than 1", f"{arg} TSE base must be larger than 1, got: {base}", \
-            "use a base larger than 1"
+        return "tse-base-not-above-one", {"base": base}
     if not count > 0:
-        return f"tse count {count} is not positive", f"{arg} TSE count must be positive, got: {count}", \
-            "use a positive count"
+        return "tse-count-not-positive", {"count": count}
     if not middle > 0:
-        return f"tse middle {middle} is not positive", f"{arg} TSE middle must be positive, got: {middle}", \
-            "use a positive middle"
+        return "tse-middle-not-positive", {"middle": middle}
     return None
 
 
-def _custom(arg: str, rule: list[str]) -> tuple[str, str, str] | None:
+def _custom(rule: list[str]) -> str | None:
     if len(rule) < 2:
-        return ("the custom rule names no bucket", f"{arg} custom rule requires at least one bucket value: "
-                "['custom', value1, ...]", "write custom VALUE [VALUE ...]")
+        return "custom-no-bucket"
     try:
         values = [float(x) for x in rule[1:]]
     except ValueError:
-        return ("a custom bucket value is not a number", f"{arg} custom rule bucket values must be numeric",
-                "write numbers after custom")
+        return "custom-not-numbers"
     if len(set(values)) != len(values):
-        return ("the custom bucket values repeat", f"{arg} custom rule bucket values should not contain duplicates",
-                "write each bucket value once")
+        return "custom-repeated"
     if not all(v >= 0 for v in values):
-        return ("a custom bucket value is negative", f"{arg} custom rule bucket values should be non-negative",
-                "use bucket values of 0 or more")
+        return "custom-negative"
     return None
 
 
-def _bucket_problem(arg: str, rule: list[str]) -> tuple[str, str, str] | None:
-    """The first check of SGLang's validate_buckets_rule the list breaks: (detail, SGLang's words, fix)."""
+def _bucket_problem(rule: list[str]) -> tuple[str, dict[str, object]] | None:
+    """The first check of SGLang's validate_buckets_rule the list breaks, and its values."""
     kind = rule[0]
     if kind == "tse":
-        return _tse(arg, rule)
+        return _tse(rule)
     if kind == "default":
-        if len(rule) != 1:
-            return (f"the default rule takes no parameters, got {len(rule) - 1}",
-                    f"{arg} default rule should only have one parameter: ['default'], got {len(rule)}",
-                    "write default alone")
-        return None
+        return ("default-with-parameters", {"parameters": len(rule) - 1, "length": len(rule)}) if len(rule) != 1 else None
     if kind == "custom":
-        return _custom(arg, rule)
-    return (f"'{kind}' is not a bucket rule (tse, default, custom)",
-            f"Unsupported {arg} rule type: '{kind}'. Must be one of: 'tse', 'default', 'custom'",
-            "start the list with tse, default or custom")
+        found = _custom(rule)
+        return (found, {}) if found is not None else None
+    return "unknown-kind", {"kind": kind}
 
 
 @predicate("buckets-rule")
 def _buckets_rule(s: Settings, rule: RuleSpec) -> Hit | None:
-    for name, arg in _BUCKET_FLAGS:  # SGLang validates prompt, then generation buckets
+    for name, sglang_option in _BUCKET_FLAGS:  # SGLang validates prompt, then generation buckets
         value = s.get(name) if s.has(name) else None
         if not value:
             continue  # SGLang returns on an empty or missing list
         words = [str(v) for v in value] if isinstance(value, list) else [str(value)]
-        found = _bucket_problem(arg, words)
+        found = _bucket_problem(words)
         if found is not None:
-            detail, sglang, fix = found
-            return Hit((name,), {"flag": s.flag(name), "value": " ".join(words), "detail": detail,
-                                 "sglang": sglang, "fix": fix})
+            problem, fields = found
+            return Hit((name,), {"option": s.flag(name), "written": words, "sglang_option": sglang_option, **fields},
+                       problem)
     return None
 
 
@@ -345,7 +319,7 @@ def _watermark_key_in_argv(s: Settings, rule: RuleSpec) -> Hit | None:
     keys = [k for k in ("key", "key_b") if isinstance(raw, dict) and raw.get(k) is not None]
     if not keys:
         return None
-    return Hit(("watermark_config",), {"conf": s.flag("watermark_config"), "which": " and ".join(keys)})
+    return Hit(("watermark_config",), {"keys": keys})
 
 
 # Backends whose handlers leave page_size as written. FlashMLA always sets 64 (both pins);
@@ -357,17 +331,17 @@ _PAGE_KEEPING_BACKENDS = frozenset({"fa3", "flashinfer", "triton", "torch_native
 _FLASHMLA_PAGE = 64
 
 
-def _effective_page(s: Settings) -> tuple[int | None, str]:
-    """The page size SGLang validates against, and why it differs from the written one."""
+def _effective_page(s: Settings) -> tuple[int | None, bool]:
+    """The page size SGLang validates against, and whether FlashMLA set it (not the written one)."""
     page = s.get("page_size", 1)
     named = {n: s.get(n) for n in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
              if s.has(n) and s.get(n) is not None}
     flashmla = "flashmla" in (named.get("attention_backend"), named.get("decode_attention_backend"))
     if not set(named.values()) - {"flashmla"} <= _PAGE_KEEPING_BACKENDS:
-        return None, ""
+        return None, False
     if flashmla:
-        return _FLASHMLA_PAGE, f" (FlashMLA sets the page size to {_FLASHMLA_PAGE})"
-    return (page if isinstance(page, int) else None), ""
+        return _FLASHMLA_PAGE, True
+    return (page if isinstance(page, int) else None), False
 
 
 @predicate("chunked-prefill-page")
@@ -375,14 +349,14 @@ def _chunked_prefill_page(s: Settings, rule: RuleSpec) -> Hit | None:
     chunk = s.get("chunked_prefill_size")
     if not (s.is_set("chunked_prefill_size") and isinstance(chunk, int)):
         return None  # unwritten, SGLang derives the chunk from the GPU's memory
-    page, why = _effective_page(s)
+    page, flashmla = _effective_page(s)
     on, dp, _ = dp_attention(s)
     checked = chunk // dp if on else chunk  # both pins divide the chunk per DP-attention rank first
     if page is None or checked <= 0 or page <= 1 or checked % page == 0 or s.get("disaggregation_mode") == "decode":
         return None
-    if on:
-        why += f" (DP attention of size {dp} divides the chunk to {checked} first)"
     step = page * dp if on else page
     return Hit(("chunked_prefill_size", "page_size"), {
-        "chunk": s.flag("chunked_prefill_size"), "chunk_value": chunk, "page": s.flag("page_size"),
-        "page_value": page, "why": why, "suggestion": max(step, chunk // step * step)})
+        "chunk": chunk, "page_size": page, "suggested_chunk": max(step, chunk // step * step),
+        # why the checked sizes differ from the written ones (nothing when they do not)
+        "page_note": item("flashmla-page") if flashmla else "",
+        "chunk_note": item("dp-attention-chunk", dp=dp, chunk_per_rank=checked) if on else ""})
