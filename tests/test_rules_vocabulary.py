@@ -86,10 +86,23 @@ def test_when_conditions(when: dict[str, object], argv: list[str], fires: bool) 
 
 @pytest.mark.parametrize("bad", [{}, {"on": 3}, {"all": []}, {"gt": {"tp_size": "2"}}, {"nope": "x"},
                                  {"is": {"a": 1, "b": 2}}, {"not": []},
-                                 {"matches": {"a": "("}}, {"matches": {"a": 1}}])
+                                 {"matches": {"a": "("}}, {"matches": {"a": 1}},
+                                 {"matches": {"a": "(a)\\1"}}, {"matches": {"a": "(?=a)a"}},  # RE2 cannot: refused
+                                 {"matches": {"a": "a" * 1025}}])
 def test_malformed_when_is_refused(bad: dict[str, object]) -> None:
     with pytest.raises(WhenError):
         compile_when(bad)
+
+
+def test_a_matches_pattern_runs_in_linear_time() -> None:
+    """rules.yaml's pattern and the manifest's value both come from a pull request: a nested
+    quantifier took twice as long per character under Python's re (about 7 s at 28)."""
+    import time
+
+    test = compile_when({"matches": {"served_model_name": "(a+)+b"}})
+    start = time.process_time()
+    assert test(_s("0.5.23", ["--served-model-name", "a" * 28])) is False
+    assert time.process_time() - start < 0.5
 
 
 _RULE = """rules:

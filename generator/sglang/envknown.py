@@ -12,10 +12,11 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.datafiles import load_data_file, raise_if_errors
+from generator.sglang.patterns import LinearPattern, compile_pattern
 
 # The families the table may hold; a service setting none of them never reads the table.
 PREFIXES = ("CUDA_", "NCCL_", "TORCH_", "GLOO_", "HF_")
@@ -33,36 +34,6 @@ SCHEMA = {
             "why": _TEXT, "source": {**_TEXT, "required": True}}},
     },
 }
-
-
-# A pattern is repository data matched against manifest values: RE2 matches in time linear in
-# the value and never backtracks (Python's re took twice as long per character on a
-# nested quantifier like (a+)+$), and refuses what it cannot do so (backreferences,
-# lookaround). Its size is bounded, in text and in the compiled program.
-MAX_PATTERN_CHARS = 1024
-_RE2_MEMORY = 1 << 20  # bytes for the compiled program (RE2's default is 8 MiB)
-
-
-class LinearPattern(Protocol):
-    """What gen needs of a compiled pattern (``re2``'s and ``re``'s both have it)."""
-
-    def fullmatch(self, text: str) -> object: ...
-
-
-def compile_pattern(text: str) -> tuple[LinearPattern | None, str | None]:
-    """``text`` compiled by RE2, or None and why it is refused (C015)."""
-    if len(text) > MAX_PATTERN_CHARS:
-        return None, f"{len(text)} characters; a pattern has at most {MAX_PATTERN_CHARS}"
-    import re2  # google-re2: only when a service sets a variable this table lists
-
-    options = re2.Options()
-    options.log_errors = False  # its reason is in the exception: nothing on gen's stderr
-    options.max_mem = _RE2_MEMORY
-    try:
-        return re2.compile(text, options=options), None
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        return None, f"not a pattern RE2 matches without backtracking ({reason})"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ A condition is a mapping; several keys in one mapping must all hold. The keys:
 - ``set: NAME`` / ``unset: NAME``: the value is not None / is None (SGLang's default included);
 - ``written: NAME``: the manifest wrote it; ``has: NAME``: the pin has the setting at all;
 - ``is: {NAME: V}`` / ``is_not: {NAME: V}``: the value equals V, or is one of a list V (null: None);
-- ``matches: {NAME: REGEX}``: the value is text that the regular expression matches whole;
+- ``matches: {NAME: REGEX}``: the value is text that the regular expression matches whole
+  (compiled by RE2, ``sglang/patterns.py``: linear time, no backtracking, bounded size);
 - ``lt|le|gt|ge: {NAME: N}``: the number compares so (no number: false);
 - ``env: VAR`` (set at all), ``env_true: VAR`` (SGLang's EnvBool reads it as true).
 
@@ -28,11 +29,11 @@ use ``{flag.NAME}``, ``{value.NAME}``, ``{env.VAR}`` and ``{version}``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import GenError
+from generator.sglang.patterns import compile_pattern
 from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.settings import Settings
 
@@ -139,10 +140,10 @@ def _compile_key(key: str, value: Any, path: tuple[Any, ...]) -> Test:
         if key == "matches":
             if not isinstance(wanted, str):
                 raise WhenError(path + (raw,), "'matches' takes a regular expression (text)")
-            try:
-                pattern = re.compile(wanted)
-            except re.error as exc:
-                raise WhenError(path + (raw,), f"not a regular expression: {exc}") from None
+            # Repository data matched against manifest values: never a backtracking re.
+            pattern, problem = compile_pattern(wanted)
+            if pattern is None:
+                raise WhenError(path + (raw,), f"'matches': {problem}")
 
             def matched(s: Settings) -> bool:
                 value = _value(s, name)
