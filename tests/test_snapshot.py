@@ -445,6 +445,33 @@ def test_a_commit_that_is_no_hash_never_names_a_file(commit: object, tmp_path: P
         snapshot.catalog_path(catalog, tmp_path)
 
 
+@pytest.mark.parametrize("linked", ["catalogs", "catalogs/sglang", "file"])
+def test_a_linked_catalogs_folder_is_never_written_through(linked: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pull request's `catalogs/sglang -> ~/.config/...` took the capture and its env catalog
+    out of the repository: every write stays under the repository's own folders (item 5)."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    monkeypatch.setenv("PYTHONPATH", str(make_standin(tmp_path / "site", version="0.5.9")))
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    (elsewhere / "sglang").mkdir(parents=True)
+    repo.mkdir()
+    if linked == "catalogs":
+        (repo / "catalogs").symlink_to(elsewhere)
+    elif linked == "catalogs/sglang":
+        (repo / "catalogs").mkdir()
+        (repo / "catalogs" / "sglang").symlink_to(elsewhere / "sglang")
+    else:
+        (repo / "catalogs").mkdir()
+        (repo / "catalogs" / "sglang").write_text("")
+    result = CliRunner().invoke(main, ["sglang", "snapshot", "--python", sys.executable, "--root", str(repo)])
+    assert result.exit_code == 1, result.output
+    assert ("is a symbolic link" if linked != "file" else "is a file where gen needs a folder") in result.stderr
+    assert list((elsewhere / "sglang").iterdir()) == []  # nothing written through the link
+
+
 def test_a_version_that_is_a_pin_is_filed_in_the_catalogs_folder(tmp_path: Path) -> None:
     for version in ("0.5.9", "0.4.0.post2", "0.5.9rc1", "0.0.1+standin"):
         path = snapshot.catalog_path({"sglang": {"version": version, "commit": None}}, tmp_path)

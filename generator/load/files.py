@@ -130,6 +130,36 @@ def read_file(path: Path, display: str, limit: int | None = MAX_FILE_BYTES) -> t
     return read_at(None, path, display, limit)
 
 
+def linked_folder(root: Path, folders: tuple[str, ...]) -> str | None:
+    """Why a file gen writes into ``root/<folders...>`` would land elsewhere, or None.
+
+    The repository root is the operator's choice; every folder below it is repository
+    content a pull request controls, and a symbolic link there (``catalogs/sglang ->
+    ~/.config/...``) would take a capture out of the repository. A folder that does not
+    exist yet is fine (the writer makes it); a link or a file in its place is not.
+    """
+    path = root
+    for name in folders:
+        path = path / name
+        try:
+            mode = path.lstat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{path.relative_to(root)}/ cannot be read: {exc.strerror or exc}"
+        if stat.S_ISLNK(mode):
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            return (f"{path.relative_to(root)}/ is a symbolic link (to {target!r}): gen writes into the "
+                    "repository's own folder only; make it a real folder")
+        if not stat.S_ISDIR(mode):
+            kind = "a file" if stat.S_ISREG(mode) else _kind(mode)
+            return f"{path.relative_to(root)} is {kind} where gen needs a folder: move it away"
+    return None
+
+
 def source_files(root: Path, folder: str) -> list[SourceFile]:
     """Every ``*.yaml``/``*.yml`` entry of ``root/folder`` in name order, each read safely.
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from generator.errors import GenError, printable
 from generator.load.captured import DIGEST, captured_json
+from generator.load.files import linked_folder
 from generator.load.pins import is_pin
 from generator.sglang.probe import FORMAT_VERSION
 
@@ -281,10 +282,17 @@ def catalog_pin(catalog: Mapping[str, Any]) -> str:
 
 
 def catalog_path(catalog: Mapping[str, Any], root: Path) -> Path:
-    """Where the catalog belongs in the repository at ``root``: ``catalogs/sglang/<pin>.json``."""
+    """Where the catalog belongs in the repository at ``root``: ``catalogs/sglang/<pin>.json``.
+
+    SnapshotError when ``catalogs/`` or ``catalogs/sglang/`` is a link (or a file): the
+    capture and its env catalog would be written wherever it points (load/files.linked_folder).
+    """
     folder = root / "catalogs" / "sglang"
     path = folder / f"{catalog_pin(catalog)}.json"
     assert path.parent == folder  # a pin has no separator (load/pins.py)
+    problem = linked_folder(root, ("catalogs", "sglang"))
+    if problem is not None:
+        raise SnapshotError(f"cannot write the catalog: {problem} (or write it where you choose with --out FILE)")
     return path
 
 
