@@ -97,3 +97,30 @@ def test_what_gen_owns_is_no_stray(repo_copy: Path) -> None:
     assert _gen("render", "--all", "--root", str(repo_copy)).exit_code == 0
     assert not (repo_copy / "output" / "llm-two-full").exists()
     assert _gen("check", "--root", str(repo_copy)).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["check", "diff", "render"])
+def test_a_file_of_output_larger_than_any_render_is_refused_unread(repo_copy: Path, command: str) -> None:
+    """output/ is repository content: `gen diff` of one stale 200 MB file took 296 s and 16 GB.
+    A file past what gen can render (4 MiB) is refused before it is read (exit 3), and kept."""
+    import time
+
+    from generator.emit.safe_fs import MAX_OUTPUT_FILE_BYTES
+
+    env = repo_copy / "output" / "llm-two" / "etc" / "sglang" / "qwen.env"
+    os.truncate(env, MAX_OUTPUT_FILE_BYTES + 1)
+    start = time.monotonic()
+    result = _gen(command, *(["--all"] if command == "render" else []), "--root", str(repo_copy))
+    assert time.monotonic() - start < 30
+    assert result.exit_code == 3, result.output
+    assert f"output/llm-two/etc/sglang/qwen.env is {MAX_OUTPUT_FILE_BYTES + 1} bytes" in result.stderr, result.stderr
+    assert env.stat().st_size == MAX_OUTPUT_FILE_BYTES + 1  # never touched
+
+
+def test_the_files_one_tree_reads_are_bounded_together(repo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.emit import safe_fs
+
+    monkeypatch.setattr(safe_fs, "MAX_OUTPUT_READ_BYTES", 1000)
+    result = _gen("check", "--root", str(repo_copy), "--jobs", "1")
+    assert result.exit_code == 3, result.output
+    assert "the files gen reads there hold more than" in result.stderr, result.stderr

@@ -59,18 +59,36 @@ def is_temp_of(entry: str, names: set[str]) -> bool:
     return m is not None and m.group("name") in names
 
 
-def _read_to_end(fd: int, size: int) -> bytes:
+# What gen reads of output/ is repository content a pull request controls: a file gen renders
+# holds at most 1 Mi characters (emit/render.MAX_RENDERED_BYTES), 4 MiB of UTF-8, and a
+# host's tree is a few KB a service. Past these, a file is refused unread: `gen diff` of one
+# stale 200 MB file took 296 s and 16 GB. The total bounds a tree of many files (each tree
+# is one host's, or the files one command reads).
+MAX_OUTPUT_FILE_BYTES = 4 * 1024 * 1024
+MAX_OUTPUT_READ_BYTES = 256 * 1024 * 1024
+
+
+def _too_large(display: str, size: int) -> UnsafeOutputError:
+    return UnsafeOutputError(f"{display} is {size} bytes, more than any file gen renders "
+                             f"({MAX_OUTPUT_FILE_BYTES >> 20} MiB): gen does not read it; delete it, then render again")
+
+
+def _read_to_end(fd: int, size: int, display: str) -> bytes:
     """Every byte of the open regular file ``fd``, whose fstat said ``size``: one ``read`` of
-    one byte more ends at end of file; a file that changed size meanwhile loops to its end."""
+    one byte more ends at end of file; a file that changed size meanwhile loops to its end,
+    up to :data:`MAX_OUTPUT_FILE_BYTES`."""
     if size < _CHUNK:  # every file gen writes: one read (no min(): this runs per file)
         data = os.read(fd, size + 1)
         if len(data) == size:
             return data
     else:
         data = os.read(fd, _CHUNK)
-    chunks = [data]
+    chunks, total = [data], len(data)
     while chunk := os.read(fd, _CHUNK):
         chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_OUTPUT_FILE_BYTES:
+            raise _too_large(display, total)
     return b"".join(chunks)
 
 
@@ -110,6 +128,7 @@ class OutputTree:
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
+        self._read_bytes = 0  # of every file this tree read (MAX_OUTPUT_READ_BYTES)
         self._parent_fd: int | None = None
 
     def __enter__(self) -> OutputTree:
@@ -251,7 +270,14 @@ class OutputTree:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):  # swapped since the lstat (or the listing)
                 raise _not_regular(self.display((*folder, name)), st.st_mode)
-            return _read_to_end(fd, st.st_size)
+            if st.st_size > MAX_OUTPUT_FILE_BYTES:
+                raise _too_large(self.display((*folder, name)), st.st_size)
+            self._read_bytes += st.st_size
+            if self._read_bytes > MAX_OUTPUT_READ_BYTES:
+                raise UnsafeOutputError(f"{self.display(folder)}: the files gen reads there hold more than "
+                                        f"{MAX_OUTPUT_READ_BYTES >> 20} MiB, far more than gen renders; "
+                                        "delete what gen did not write, then render again")
+            return _read_to_end(fd, st.st_size, self.display((*folder, name)))
         finally:
             os.close(fd)
 
