@@ -8,6 +8,7 @@ output/ is current, since the playbook copies exactly what is in output/. When
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -76,6 +77,18 @@ def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
         found.append(Diagnostic(Position(f"{shown}/{entry}"), "O004",
                                 f"{shown}/{entry} is not a file gen ansible writes: {why}; the playbook "
                                 "must run with exactly what gen wrote", hint="delete it (git rm)"))
+    # The playbook runs from the folder that holds ansible/ (`ansible-playbook -i
+    # ansible/inventory.yml ansible/site.yml`), and Ansible reads ./ansible.cfg first: a pull
+    # request's [defaults] filter_plugins, vault_password_file or ssh_args there act on the
+    # operator's controller and every host, with nothing beside the playbook changed.
+    config = out.parent / "ansible.cfg"
+    if os.path.lexists(config):
+        shown_cfg = "ansible.cfg" if out.parent == Path(".") else str(config)
+        found.append(Diagnostic(Position(shown_cfg), "O004",
+                                f"{shown_cfg} is read by ansible-playbook run from {out.parent} (as gen ansible "
+                                "says to run it): its settings (plugin paths, ssh arguments, a vault password "
+                                "script) act on the controller and every host; the playbook needs none",
+                                hint="delete it (git rm); set what you need as ANSIBLE_* variables outside the repository"))
     return found
 
 
