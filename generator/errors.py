@@ -12,6 +12,7 @@ resembles (pyinfra's style), so library callers can catch either.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -67,10 +68,21 @@ def printable_lines(text: str) -> str:
     """``text`` with its line breaks (``\\n``) and tabs kept, every other unprintable character
     escaped as :func:`printable` does. For text that has lines of its own (a diff, a manifest,
     a multi-line error); a value that may hold a newline is made :func:`printable` before it
-    is put into such text."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else _escape(ch) for ch in text)
+    is put into such text. A line a CI runner would read as a command (``::error``,
+    ``##vso[``, after blanks) has its first character escaped."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() or ch in "\n\t" else _escape(ch) for ch in text)
+    # A line of it that a CI runner reads as a command (it trims leading blanks first) gets its
+    # first character escaped: a value's own line break (a catalog's help text, a note) must
+    # not start a fake ::error or ##vso line, whoever forgot to make the value printable.
+    if ":" in text or "#" in text:
+        text = _CI_COMMAND.sub(lambda m: m.group(1) + f"\\x{ord(m.group(2)):02x}", text)
+    return text
+
+
+# GitHub Actions' workflow commands (::error ..., ::add-mask::, ::stop-commands::) and its
+# ##[group] lines, Azure Pipelines' ##vso[...] and ##[section]: at a line's start, after blanks.
+_CI_COMMAND = re.compile(r"^([ \t]*)([:#])(?=:|#\[|#vso\[)", re.M)
 
 
 class ExitCode(enum.IntEnum):

@@ -178,3 +178,38 @@ def test_gen_import_comments_stay_one_line_whatever_the_words_hold(tmp_path: Pat
     assert doc == {"name": "x", "weights": {"path": "/shared/models/x", "size_gb": 1.0}}, result.stdout
     escaped = printable(payload)
     assert any(line.startswith("# ") and escaped in line for line in result.stdout.splitlines()), result.stdout
+
+
+def test_a_line_a_ci_runner_reads_as_a_command_is_escaped_in_every_multi_line_output(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Text with lines of its own keeps them; a line of it that GitHub or Azure would read as a
+    command (after trimming blanks) cannot start one, whichever value brought the line break."""
+    out = Output("show")
+    for text in ("ok\n  ::error file=x::forged\n##vso[task.setvariable]x\n\t##[group]g\n:: keep: 1", "::warning::w"):
+        out.say(text)
+        out.data(text)
+    captured = capsys.readouterr().out
+    _clean(captured)
+    assert "  \\x3a:error file=x::forged\n\\x23#vso[task.setvariable]x\n\t\\x23#[group]g\n" in captured
+    assert printable_lines("a: b\n# a comment\nkeep :: this") == "a: b\n# a comment\nkeep :: this"
+
+
+def test_a_catalogs_text_with_a_line_break_cannot_forge_a_ci_line(tmp_path: Path) -> None:
+    """A catalog JSON is repository data (a pull request can re-stamp its digest): its deprecation
+    message printed by `gen sglang diff` held a line break and then a workflow command."""
+    import shutil
+
+    from generator.load.captured import captured_json
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "catalogs", repo / "catalogs")
+    path = repo / "catalogs" / "sglang" / "0.5.23.json"
+    doc = json.loads(path.read_text())
+    for action in doc["actions"]:
+        if action.get("deprecated"):
+            action["deprecated"]["message"] = "Deprecated.\n::error file=hosts/llm-two.yaml::forged\n##vso[task.x]y"
+    path.write_text(captured_json(doc))
+    result = _gen("sglang", "diff", "0.5.9", "0.5.23", "--root", str(repo))
+    assert result.exit_code == 0, result.output
+    _clean(result.stdout)
+    assert "\\x3a:error file=hosts/llm-two.yaml::forged" in result.stdout
