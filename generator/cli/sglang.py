@@ -13,7 +13,6 @@ only parses the command line and prints.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ from generator.sglang.snapshot import (
     write_catalog,
 )
 from generator.pipeline.upgrade import format_report, upgrade_report
+from generator.load import json_text
 
 
 @click.group(epilog=EXIT_CODES_HELP)
@@ -66,7 +66,7 @@ def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
     """True when ``path`` already holds this catalog, apart from the capture date."""
     data, problem = read_file(path, str(path), limit=MAX_CAPTURED_BYTES)  # no link, FIFO or /dev/zero
     try:
-        old = json.loads(data) if data is not None and problem is None else None
+        old = json_text.loads(data) if data is not None and problem is None else None
     except ValueError:
         return False
     return isinstance(old, dict) and without_date(old) == without_date(catalog)

@@ -20,7 +20,6 @@ gen does not template).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -32,6 +31,7 @@ from typing import Any
 
 from generator.errors import GenError
 from generator.live.target import Target
+from generator.load import json_text
 
 SSH_CONNECTIONS = ("ssh", "smart", "paramiko", "paramiko_ssh")
 INVENTORY_TIMEOUT_S = 300
@@ -66,7 +66,7 @@ def _group_hosts(data: Mapping[str, Any], group: str, seen: set[str]) -> list[st
 
 def parse_inventory_list(text: str) -> dict[str, dict[str, Any]]:
     """``ansible-inventory --list`` JSON -> host name -> its variables (empty when it has none)."""
-    data = json.loads(text)
+    data = json_text.loads(text)
     hostvars = (data.get("_meta") or {}).get("hostvars") or {}
     names = _group_hosts(data, "all", set()) + list(hostvars)
     return {name: dict(hostvars.get(name) or {}) for name in dict.fromkeys(names)}

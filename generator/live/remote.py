@@ -6,7 +6,6 @@ host's own SGLang interpreter, so no file is ever left on the host.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from testinfra.host import Host as InfraHost
 
 from generator.errors import ExitCode, GenError
 from generator.live.onhost import RESULT_MARKER
+from generator.load import json_text
 
 ONHOST = Path(__file__).with_name("onhost.py")
 
@@ -41,7 +41,7 @@ def parse_result(stdout: str) -> Any:
     """The JSON document printed after the result marker."""
     if RESULT_MARKER not in stdout:
         raise RemoteError("no result from the on-host script")
-    return json.loads(stdout.rsplit(RESULT_MARKER, 1)[1].strip())
+    return json_text.loads(stdout.rsplit(RESULT_MARKER, 1)[1].strip())
 
 
 def onhost(host: InfraHost, python: str, mode: str, *args: str) -> Any:

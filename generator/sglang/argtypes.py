@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from generator.errors import GenError
 from generator.sglang.catalog import Action
+from generator.load import json_text
 
 
 class ArgTypeError(GenError, ValueError):
@@ -80,7 +81,7 @@ def _orjson_int(text: str) -> int | float:
 def json_list_type(word: str) -> Any:
     """sglang.srt.utils.common.json_list_type: ``orjson.loads`` (no NaN/Infinity; wider than 64-bit is a float)."""
     try:
-        return json.loads(word, parse_constant=_no_constant, parse_int=_orjson_int)
+        return json_text.loads(word, parse_constant=_no_constant, parse_int=_orjson_int)
     except json.JSONDecodeError as exc:
         raise ArgTypeError(f"Invalid JSON list: {word}. Please provide a valid JSON list. ({exc.msg})") from None
 
@@ -88,7 +89,7 @@ def json_list_type(word: str) -> Any:
 def json_loads(word: str) -> Any:
     """argparse ``type=json.loads``."""
     try:
-        return json.loads(word)
+        return json_text.loads(word)
     except json.JSONDecodeError as exc:
         raise ArgTypeError(exc.msg) from None
 
@@ -114,7 +115,7 @@ _GRAPH_KEYS = {"decode": ("backend", "max_bs", "bs"),
 def cuda_graph_config(word: str) -> dict[str, dict[str, Any]]:
     """parse_cuda_graph_config_arg (0.5.23): a JSON object of phase -> settings, keys checked."""
     try:
-        parsed = json.loads(word)
+        parsed = json_text.loads(word)
     except json.JSONDecodeError as exc:
         raise ArgTypeError(f"--cuda-graph-config must be JSON: {exc}") from None
     if not isinstance(parsed, dict):
@@ -181,7 +182,7 @@ def _lora_paths(words: Sequence[str]) -> list[Any]:
         text = word.strip()
         if text.startswith("{") and text.endswith("}"):
             try:
-                obj = json.loads(text)
+                obj = json_text.loads(text)
             except json.JSONDecodeError as exc:
                 raise ArgTypeError(f"{text!r} looks like JSON but does not parse ({exc.msg})") from None
             if not (isinstance(obj, dict) and "lora_path" in obj and "lora_name" in obj):

@@ -19,6 +19,7 @@ from generator.errors import CatalogMissingError, GenError
 from generator.load.captured import MAX_CAPTURED_BYTES
 from generator.load.files import read_file
 from generator.load.pins import is_pin
+from generator.load import json_text
 
 CATALOG_FORMAT = 1
 
@@ -262,14 +263,46 @@ def load_catalog(repo_root: Path, pin: str) -> Catalog:
 def _load_cached(path: Path, pin: str, mtime_ns: int, size: int) -> Catalog:
     """Parse one catalog file; the stamp arguments only key the cache."""
     try:
-        data = json.loads(read_data_text(path))
+        data = json_text.loads(read_data_text(path))
     except (OSError, json.JSONDecodeError) as exc:
         raise CatalogFormatError(f"{path}: cannot read SGLang catalog: {exc}") from exc
     return catalog_from_data(data, pin=pin, source_file=path)
 
 
+def _shape_problem(item: Any) -> str | None:
+    """What in one ``actions`` entry does not have the shape a capture writes (None: all).
+
+    A catalog JSON is repository data a pull request can edit (and re-stamp): a wrong type
+    there reached the flag checks and crashed them (exit 4) instead of naming the file.
+    """
+    if not isinstance(item, dict):
+        return f"an action is a {type(item).__name__}, not an object"
+    strings = item.get("option_strings")
+    if not isinstance(strings, list) or not strings or not all(isinstance(o, str) and o for o in strings):
+        return "an action's option_strings is not a list of flags"
+    shown = strings[0][:100]
+    for key in ("canonical", "dest", "kind"):
+        if not isinstance(item.get(key), str):
+            return f"{shown}: {key} is not text"
+    if item["canonical"] not in strings:
+        return f"{shown}: canonical {item['canonical'][:100]!r} is not one of its option_strings"
+    kinds = {"type": (str, type(None)), "help": (str, type(None)), "choices": (list, type(None)),
+             "nargs": (int, str, type(None)), "deprecated": (dict, type(None)), "required": (bool, type(None))}
+    for key, allowed in kinds.items():
+        if not isinstance(item.get(key), allowed) or isinstance(item.get(key), bool) and bool not in allowed:
+            return f"{shown}: {key} is a {type(item.get(key)).__name__}"
+    nargs = item.get("nargs")
+    if isinstance(nargs, str) and nargs not in ("?", "*", "+", "...", "A...") or \
+            isinstance(nargs, int) and not isinstance(nargs, bool) and not 0 <= nargs <= 64:
+        return f"{shown}: nargs {nargs!r} is not one argparse takes"
+    return None
+
+
 def action_from_data(item: dict[str, Any]) -> Action:
-    """One catalog ``actions`` entry as an Action."""
+    """One catalog ``actions`` entry as an Action (ValueError when its shape is not a capture's)."""
+    problem = _shape_problem(item)
+    if problem is not None:
+        raise ValueError(problem)
     dep = item.get("deprecated")
     choices = item.get("choices")
     return Action(
@@ -311,16 +344,19 @@ def catalog_from_data(data: dict[str, Any], pin: str, source_file: Path) -> Cata
                 f"{_PREFIX_CHARS!r}; gen only reads SGLang's plain ArgumentParser"
             )
         actions = tuple(action_from_data(item) for item in data["actions"])
-    except (KeyError, TypeError) as exc:
+        return Catalog(
+            pin=pin,
+            version=str(sglang.get("version") or pin),
+            commit=sglang.get("commit"),
+            source_file=source_file,
+            actions=actions,
+            allow_abbrev=bool(parser.get("allow_abbrev", True)),
+        )
+    except KeyError as exc:
         raise CatalogFormatError(f"{source_file}: malformed SGLang catalog: missing {exc}") from exc
-    return Catalog(
-        pin=pin,
-        version=str(sglang.get("version") or pin),
-        commit=sglang.get("commit"),
-        source_file=source_file,
-        actions=actions,
-        allow_abbrev=bool(parser.get("allow_abbrev", True)),
-    )
+    except (TypeError, AttributeError, ValueError) as exc:  # a hand-made file: a wrong shape anywhere
+        raise CatalogFormatError(f"{source_file}: malformed SGLang catalog: {exc}; re-capture it with "
+                                 "`gen sglang snapshot`") from exc
 
 
 # The curated tables live in tables.py; these names stay importable from here.

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import read_data_text, version_key
+from generator.load import json_text
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -70,7 +71,7 @@ def load_env_catalog(path: Path, pin: str) -> EnvCatalog | None:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
-    data = json.loads(read_data_text(path))
+    data = json_text.loads(read_data_text(path))
     rules = data.get("parse_rules") or {}
     variables: dict[str, EnvVar] = {}
     aliases: dict[str, str] = {}
@@ -91,7 +92,7 @@ def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
 
 
 # SGLang's converters a variable's parse rule names: a word they refuse is E002.
-_CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "json.loads": json.loads}
+_CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "json.loads": json_text.loads}
 
 
 def bad_value(var: EnvVar, value: str, rules: Mapping[str, Mapping[str, Any]]) -> str | None:

@@ -9,7 +9,6 @@ canonical text, with its capture digest (generator/load/captured.py).
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from generator.load.captured import captured_json
 from generator.load.files import read_file
 from generator.sglang.snapshot import (DEFAULT_TIMEOUT, SnapshotError, _run, check_commit,
                                        probe_env, remote_probe_command)
+from generator.load import json_text
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("envsource.py", "envscan.py", "envprobe.py")
@@ -33,7 +33,7 @@ def _checked(stdout: bytes, what: str) -> bytes:
     """The file text of the probe's env catalog, with its capture digest; SnapshotError when
     the probe printed none."""
     try:
-        data = json.loads(stdout)
+        data = json_text.loads(stdout)
     except ValueError as exc:
         raise SnapshotError(f"{what}: the env probe printed no JSON ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:

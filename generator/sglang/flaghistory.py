@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from generator.sglang.catalog import read_data_text, version_key
+from generator.load import json_text
 
 HISTORY_FILE = "history.json"
 
@@ -58,7 +59,7 @@ def load_history(path: Path) -> History | None:
 
 @functools.lru_cache(maxsize=2)
 def _load_cached(path: Path, _stamp: int) -> History:
-    doc = json.loads(read_data_text(path))
+    doc = json_text.loads(read_data_text(path))
     by_option: dict[str, str] = {}
     for name, entry in doc["flags"].items():
         by_option.setdefault(name, name)

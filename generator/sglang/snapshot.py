@@ -24,6 +24,7 @@ from generator.load.captured import DIGEST, captured_json
 from generator.load.files import linked_folder
 from generator.load.pins import is_pin
 from generator.sglang.probe import FORMAT_VERSION
+from generator.load import json_text
 
 PROBE_PATH = Path(__file__).resolve().with_name("probe.py")
 # Importing SGLang takes about 5 s on a laptop-class CPU; a cold disk cache or a slow
@@ -132,7 +133,7 @@ def _run(
 def parse_catalog(stdout: bytes, what: str) -> dict[str, Any]:
     """The probe's stdout as a catalog dict, after checking the parts gen relies on."""
     try:
-        catalog = json.loads(stdout.decode("utf-8"))
+        catalog = json_text.loads(stdout.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         head = stdout[:200].decode("utf-8", "replace")
         raise SnapshotError(

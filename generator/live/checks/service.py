@@ -7,7 +7,6 @@ from before a ``daemon-reload``, shows up even when the files match.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 
@@ -15,6 +14,7 @@ from generator.live.context import HostContext
 from generator.live.plan import ServicePlan
 from generator.live.remote import RemoteError, onhost
 from generator.live.results import CheckResult, result
+from generator.load import json_text
 
 
 def unit_state(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
@@ -81,7 +81,7 @@ def http(ctx: HostContext, svc: ServicePlan) -> list[CheckResult]:
     ids: list[str] = []
     if models["status"] == 200:
         try:
-            ids = [m.get("id", "") for m in json.loads(models["body"]).get("data", [])]
+            ids = [m.get("id", "") for m in json_text.loads(models["body"]).get("data", [])]
         except (ValueError, AttributeError):
             ids = []
     ok = svc.served_model_name in ids

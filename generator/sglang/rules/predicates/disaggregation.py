@@ -6,13 +6,13 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
+from generator.load import json_text
 
 
 def _ib_device_problem(value: str) -> str | None:
@@ -25,7 +25,7 @@ def _ib_device_problem(value: str) -> str | None:
     if not text.startswith("{"):
         return None if any(d.strip() for d in text.split(",")) else "names no device"
     try:
-        mapping = json.loads(text)
+        mapping = json_text.loads(text)
     except ValueError:
         return "is not a valid JSON mapping"
     if not isinstance(mapping, dict) or not mapping:
@@ -154,7 +154,7 @@ def _config_problem(raw: Any) -> tuple[str | None, dict[str, Any]]:
     if not raw:
         return "requires --kv-events-config (routers find the load range through it)", {}
     try:
-        config = json.loads(raw) if isinstance(raw, str) else None
+        config = json_text.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         config = None
     if not isinstance(config, dict) or not _fields_ok(config):
