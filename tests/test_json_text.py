@@ -78,3 +78,28 @@ def test_a_catalog_of_the_wrong_shape_is_an_error_naming_it(repo_copy: Path, doc
     assert "internal error" not in result.output
     assert "catalogs/sglang/0.5.9.json: " in result.stderr and "malformed SGLang catalog" in result.stderr \
         or "cannot read SGLang catalog" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("doc", [
+    "x", "[]", '{"registry": {"fields": [{"name": 1, "type": "int", "class": "EnvInt"}]}, "adhoc": {"vars": []}}',
+    '{"registry": {"fields": []}, "adhoc": {"vars": 5}}', '{"registry": 3}', "[" * 3000,
+])
+def test_an_env_catalog_of_the_wrong_shape_is_an_error_naming_it(repo_copy: Path, doc: str) -> None:
+    model = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
+    model.write_text(model.read_text() + 'env:\n  SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD: "8"\n')
+    (repo_copy / "catalogs" / "sglang" / "0.5.9.env.json").write_text(doc)
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code in (1, 3), result.output
+    assert "internal error" not in result.output
+    assert "0.5.9.env.json: malformed env catalog" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("doc", ["x", "{}", '{"flags": {"--a": {"spans": 5, "deprecated": []}}, "versions": []}',
+                                 '{"flags": {"--a": {"spans": [{"from": 1, "to": "0.4.0"}], "deprecated": []}}, '
+                                 '"versions": []}'])
+def test_a_flag_history_of_the_wrong_shape_is_an_error_naming_it(repo_copy: Path, doc: str) -> None:
+    (repo_copy / "catalogs" / "sglang" / "history.json").write_text(doc)
+    result = _gen("check", "--root", str(repo_copy), "--sglang", "0.4.0")
+    assert result.exit_code in (1, 3), result.output
+    assert "internal error" not in result.output
+    assert "history.json: malformed flag history" in result.stderr, result.stderr

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import Diagnostics, Position
-from generator.sglang.catalog import read_data_text, version_key
+from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
 
 PREFIXES = ("SGLANG_", "SGL_")
@@ -71,16 +71,38 @@ def load_env_catalog(path: Path, pin: str) -> EnvCatalog | None:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: Path, pin: str, _stamp: int) -> EnvCatalog:
-    data = json_text.loads(read_data_text(path))
+    # A catalog JSON is repository data a pull request can edit (and re-stamp): any other shape
+    # than the env probe writes is an error naming the file, never a crash of the checks.
+    try:
+        return _from_data(json_text.loads(read_data_text(path)), pin)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, CatalogFormatError):
+            raise
+        raise CatalogFormatError(f"{path}: malformed env catalog: {exc}; re-capture it with "
+                                 "`gen sglang snapshot`") from exc
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is a {type(value).__name__}, not text")
+    return value
+
+
+def _from_data(data: dict[str, Any], pin: str) -> EnvCatalog:
+    """An EnvCatalog from the env probe's JSON (TypeError/KeyError where its shape differs)."""
     rules = data.get("parse_rules") or {}
     variables: dict[str, EnvVar] = {}
     aliases: dict[str, str] = {}
     for f in data["registry"]["fields"]:
+        _text(f["name"], "a registry field's name")
+        _text(f["type"], f"{f['name']}: its type")
         rule = f["class"] if f["class"] in rules else _CLASS_OF_TYPE.get(f["type"], "EnvStr")
         variables[f["name"]] = EnvVar(f["name"], f["type"], (rule,), f.get("default"), True)
         if f.get("deprecated_name"):
             aliases[f["deprecated_name"]] = f["name"]
     for v in data["adhoc"]["vars"]:
+        if v["name"] is not None:
+            _text(v["name"], "an ad-hoc variable's name")
         if v["name"] and v["name"] not in variables:
             # Only a variable every reader parses with a typed helper has a rule to check.
             typed = v["helpers"] and all(r.startswith("get_") for r in v["readers"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from generator.sglang.catalog import read_data_text, version_key
+from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
 
 HISTORY_FILE = "history.json"
@@ -59,15 +59,28 @@ def load_history(path: Path) -> History | None:
 
 @functools.lru_cache(maxsize=2)
 def _load_cached(path: Path, _stamp: int) -> History:
-    doc = json_text.loads(read_data_text(path))
-    by_option: dict[str, str] = {}
-    for name, entry in doc["flags"].items():
-        by_option.setdefault(name, name)
-        for span in entry["spans"]:
-            for opt in span.get("option_strings") or ():
-                by_option.setdefault(opt, name)
-    versions = tuple((v["version"], v["source"]) for v in doc["versions"])
-    return History(versions, doc["flags"], by_option)
+    # Repository data a pull request can edit (and re-stamp): another shape than the capture
+    # writes is an error naming the file, never a crash of the checks that read it later.
+    try:
+        doc = json_text.loads(read_data_text(path))
+        by_option: dict[str, str] = {}
+        for name, entry in doc["flags"].items():
+            spans, deprecated = entry["spans"], entry["deprecated"]
+            if not isinstance(spans, list) or not spans or not isinstance(deprecated, list) \
+                    or not all(isinstance(d, dict) for d in deprecated):
+                raise TypeError(f"{name}: spans and deprecated are lists (of objects), spans not empty")
+            by_option.setdefault(name, name)
+            for span in spans:
+                if not isinstance(span["from"], str) or not isinstance(span["to"], str):
+                    raise TypeError(f"{name}: a span's from and to are versions (text)")
+                for opt in span.get("option_strings") or ():
+                    by_option.setdefault(str(opt), name)
+        versions = tuple((str(v["version"]), str(v["source"])) for v in doc["versions"])
+        return History(versions, doc["flags"], by_option)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, CatalogFormatError):
+            raise
+        raise CatalogFormatError(f"{path}: malformed flag history: {exc}") from exc
 
 
 def past_flag(history: History, option: str) -> PastFlag | None:
