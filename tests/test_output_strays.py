@@ -113,7 +113,7 @@ def test_a_file_of_output_larger_than_any_render_is_refused_unread(repo_copy: Pa
     result = _gen(command, *(["--all"] if command == "render" else []), "--root", str(repo_copy))
     assert time.monotonic() - start < 30
     assert result.exit_code == 3, result.output
-    assert f"output/llm-two/etc/sglang/qwen.env is {MAX_OUTPUT_FILE_BYTES + 1} bytes" in result.stderr, result.stderr
+    assert f"output/llm-two/etc/sglang/qwen.env is {MAX_OUTPUT_FILE_BYTES + 1} bytes, more than any file gen writes" in result.stderr, result.stderr
     assert env.stat().st_size == MAX_OUTPUT_FILE_BYTES + 1  # never touched
 
 
@@ -124,3 +124,20 @@ def test_the_files_one_tree_reads_are_bounded_together(repo_copy: Path, monkeypa
     result = _gen("check", "--root", str(repo_copy), "--jobs", "1")
     assert result.exit_code == 3, result.output
     assert "the files gen reads there hold more than" in result.stderr, result.stderr
+
+
+def test_an_ansible_inventory_larger_than_a_rendered_file_is_read(repo_copy: Path) -> None:
+    """ansible/inventory.yml grows about 2 KB a host: a 3,000-host fleet's is past 4 MiB, and
+    gen ansible and gen check still read it (its own bound is 64 MiB)."""
+    from generator.emit.safe_fs import MAX_GENERATED_FILE_BYTES, MAX_OUTPUT_FILE_BYTES
+    from generator.emit.writer import read_existing
+
+    big = repo_copy / "ansible" / "inventory.yml"
+    big.parent.mkdir()
+    big.write_text("x" * (MAX_OUTPUT_FILE_BYTES + 1))
+    assert read_existing(big) == "x" * (MAX_OUTPUT_FILE_BYTES + 1)
+    os.truncate(big, MAX_GENERATED_FILE_BYTES + 1)
+    from generator.emit.safe_fs import UnsafeOutputError
+
+    with pytest.raises(UnsafeOutputError, match="more than any file gen writes there"):
+        read_existing(big)

@@ -62,21 +62,23 @@ def is_temp_of(entry: str, names: set[str]) -> bool:
 # What gen reads of output/ is repository content a pull request controls: a file gen renders
 # holds at most 1 Mi characters (emit/render.MAX_RENDERED_BYTES), 4 MiB of UTF-8, and a
 # host's tree is a few KB a service. Past these, a file is refused unread: `gen diff` of one
-# stale 200 MB file took 296 s and 16 GB. The total bounds a tree of many files (each tree
-# is one host's, or the files one command reads).
+# stale 200 MB file took 296 s and 16 GB. The total bounds a tree of many files (output/ of
+# a 3,000-host fleet is about 45 MB). A tree of another folder gen writes may allow larger
+# files: ansible/inventory.yml grows by about 2 KB a host (MAX_GENERATED_FILE_BYTES).
 MAX_OUTPUT_FILE_BYTES = 4 * 1024 * 1024
+MAX_GENERATED_FILE_BYTES = 64 * 1024 * 1024
 MAX_OUTPUT_READ_BYTES = 256 * 1024 * 1024
 
 
-def _too_large(display: str, size: int) -> UnsafeOutputError:
-    return UnsafeOutputError(f"{display} is {size} bytes, more than any file gen renders "
-                             f"({MAX_OUTPUT_FILE_BYTES >> 20} MiB): gen does not read it; delete it, then render again")
+def _too_large(display: str, size: int, limit: int) -> UnsafeOutputError:
+    return UnsafeOutputError(f"{display} is {size} bytes, more than any file gen writes there "
+                             f"({limit >> 20} MiB): gen does not read it; delete it, then run gen again")
 
 
-def _read_to_end(fd: int, size: int, display: str) -> bytes:
+def _read_to_end(fd: int, size: int, display: str, limit: int) -> bytes:
     """Every byte of the open regular file ``fd``, whose fstat said ``size``: one ``read`` of
     one byte more ends at end of file; a file that changed size meanwhile loops to its end,
-    up to :data:`MAX_OUTPUT_FILE_BYTES`."""
+    up to ``limit`` bytes."""
     if size < _CHUNK:  # every file gen writes: one read (no min(): this runs per file)
         data = os.read(fd, size + 1)
         if len(data) == size:
@@ -87,8 +89,8 @@ def _read_to_end(fd: int, size: int, display: str) -> bytes:
     while chunk := os.read(fd, _CHUNK):
         chunks.append(chunk)
         total += len(chunk)
-        if total > MAX_OUTPUT_FILE_BYTES:
-            raise _too_large(display, total)
+        if total > limit:
+            raise _too_large(display, total, limit)
     return b"".join(chunks)
 
 
@@ -123,8 +125,10 @@ class OutputTree:
     in messages (another folder gen writes, such as ``ansible/``, works the same way).
     """
 
-    def __init__(self, output_root: Path, create: bool = False, display: str = OUTPUT_DISPLAY) -> None:
+    def __init__(self, output_root: Path, create: bool = False, display: str = OUTPUT_DISPLAY,
+                 max_file_bytes: int | None = None) -> None:
         self._root = output_root
+        self._max_file = MAX_OUTPUT_FILE_BYTES if max_file_bytes is None else max_file_bytes
         self._create = create
         self._display = display
         self._fds: dict[tuple[str, ...], int] = {}
@@ -270,14 +274,14 @@ class OutputTree:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):  # swapped since the lstat (or the listing)
                 raise _not_regular(self.display((*folder, name)), st.st_mode)
-            if st.st_size > MAX_OUTPUT_FILE_BYTES:
-                raise _too_large(self.display((*folder, name)), st.st_size)
+            if st.st_size > self._max_file:
+                raise _too_large(self.display((*folder, name)), st.st_size, self._max_file)
             self._read_bytes += st.st_size
             if self._read_bytes > MAX_OUTPUT_READ_BYTES:
                 raise UnsafeOutputError(f"{self.display(folder)}: the files gen reads there hold more than "
                                         f"{MAX_OUTPUT_READ_BYTES >> 20} MiB, far more than gen renders; "
                                         "delete what gen did not write, then render again")
-            return _read_to_end(fd, st.st_size, self.display((*folder, name)))
+            return _read_to_end(fd, st.st_size, self.display((*folder, name)), self._max_file)
         finally:
             os.close(fd)
 

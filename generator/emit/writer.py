@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.emit.safe_fs import OutputTree, UnsafeOutputError, WriteError, is_temp_of
+from generator.emit.safe_fs import MAX_GENERATED_FILE_BYTES, OutputTree, UnsafeOutputError, WriteError, is_temp_of
 from generator.errors import printable
 
 __all__ = ["MANAGED_LIST", "MARKER", "Stray", "WriteError", "UnsafeOutputError", "owns_header"]
@@ -142,7 +142,8 @@ def read_existing(path: Path | str) -> str | None:
     parent is the operator's choice): a symlink, FIFO or device is refused (exit 3).
     """
     path = Path(path)
-    with OutputTree(path.parent, display=str(path.parent)) as out:
+    # ansible/inventory.yml grows with the fleet: a larger bound than a rendered file's
+    with OutputTree(path.parent, display=str(path.parent), max_file_bytes=MAX_GENERATED_FILE_BYTES) as out:
         return _decode(out.read((path.name,)))
 
 
