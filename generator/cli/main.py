@@ -6,6 +6,7 @@ Exit codes: see ``generator.cli.common.EXIT_CODES_HELP`` (printed by ``gen --hel
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 import click
@@ -139,15 +140,29 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
 @output_options(output.JSON)
 @guard
 def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
-    """Show a unified diff between output/ and a fresh render; writes nothing."""
+    """Show a unified diff between output/ and a fresh render, then the plan; writes nothing.
+
+    The plan says which services applying it adds, restarts and removes on which hosts,
+    and why (the settings and variables that changed), and ends with a summary line.
+    """
+    from generator.cli.plan_output import plan_json, plan_text
+    from generator.pipeline.apply_plan import plan_apply
+
     out = output.current()
-    out.results.update(files=[], counts={})
-    result = _render(root, list(host) or None, jobs)
+    out.results.update(files=[], counts={}, plan=None)
+    # The plan needs each service's model and whether it is enabled: the full render (detail).
+    result = _render(root, list(host) or None, jobs, detail=True)
     if not result.ok:
         return ExitCode.FINDINGS
     _explain(root, result)
-    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes))
-    out.data(unified_diff(result.changes), nl=False)
+    plan = plan_apply(result.changes, result.renders, result.hosts, result.models)
+    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes),
+                       plan=plan_json(plan))
+    # Colored only when stdout is a terminal (and NO_COLOR is unset): a diff piped to a file
+    # or a pager without -R stays plain text.
+    color = output.color_wanted(sys.stdout)
+    out.styled_data(output.diff_text(unified_diff(result.changes), color), nl=False)
+    out.styled_data(plan_text(plan, click.style if color else output.unstyled), nl=False)
     return ExitCode.FINDINGS if result.dirty else ExitCode.OK
 
 
