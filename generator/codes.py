@@ -72,7 +72,8 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
 E, W = Severity.ERROR, Severity.WARNING
 
 _CODES: tuple[Code, ...] = (
-    Code("Y001", E, "malformed YAML (the parser's message, at its position), or a value Python cannot construct"),
+    Code("Y001", E, "malformed YAML that no code of Y020-Y028 names (the parser's message, at its position), "
+         "or a value Python cannot construct"),
     Code("Y002", E, "a key appears twice in one mapping"),
     Code("Y003", E, "nesting deeper than 64 levels (checked before composing; also an alias inside its own anchor)"),
     Code("Y004", E, "a YAML merge key (`<<`), which gen does not support"),
@@ -89,6 +90,16 @@ _CODES: tuple[Code, ...] = (
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
     Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
          "is circular, or nests deeper than 8"),
+    Code("Y020", E, "a tab in a line's indentation (YAML indents with spaces only)"),
+    Code("Y021", E, "a line whose indentation matches no level above it (a one-space dedent, a line indented "
+         "past the value above, a key at a list's `-` column, a list item among keys)"),
+    Code("Y022", E, "a quote that is not closed on its line (named where it opens)"),
+    Code("Y023", E, "no space after a key's colon (`path:/a` is one word to YAML)"),
+    Code("Y024", E, "a colon and a space inside an unquoted value (`a: b: c`)"),
+    Code("Y025", E, "a value that starts with a character YAML reserves (`@`, a backtick, `%`, `*`) unquoted"),
+    Code("Y026", E, "a `[` or `{` that is not closed, or flow items without a comma"),
+    Code("Y027", E, "a key without its colon"),
+    Code("Y028", E, "text after a complete value (after a closing quote or bracket)"),
     Code("S000", E, "a schema rule without a dedicated message (names the cerberus rule)"),
     Code("S001", E, "unknown key (with a did-you-mean)"),
     Code("S002", E, "wrong type, or null where a value is required"),

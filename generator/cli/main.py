@@ -6,6 +6,7 @@ Exit codes: see ``generator.cli.common.EXIT_CODES_HELP`` (printed by ``gen --hel
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 import click
@@ -139,19 +140,36 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
 @output_options(output.JSON)
 @guard
 def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
-    """Show a unified diff between output/ and a fresh render; writes nothing."""
+    """Show a unified diff between output/ and a fresh render, then the plan; writes nothing.
+
+    The plan says which services applying it adds, restarts and removes on which hosts,
+    and why (the settings and variables that changed), and ends with a summary line.
+    """
+    from generator.cli.plan_output import plan_json, plan_text
+    from generator.pipeline.apply_plan import plan_apply
+
     out = output.current()
-    out.results.update(files=[], counts={})
-    result = _render(root, list(host) or None, jobs)
+    out.results.update(files=[], counts={}, plan=None)
+    # The plan needs each service's model and whether it is enabled: the full render (detail).
+    result = _render(root, list(host) or None, jobs, detail=True)
     if not result.ok:
         return ExitCode.FINDINGS
     _explain(root, result)
-    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes))
-    out.data(unified_diff(result.changes), nl=False)
+    plan = plan_apply(result.changes, result.renders, result.hosts, result.models)
+    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes),
+                       plan=plan_json(plan))
+    # Colored only when stdout is a terminal (and NO_COLOR is unset): a diff piped to a file
+    # or a pager without -R stays plain text.
+    color = output.color_wanted(sys.stdout)
+    out.styled_data(output.diff_text(unified_diff(result.changes), color), nl=False)
+    out.styled_data(plan_text(plan, click.style if color else output.unstyled), nl=False)
     return ExitCode.FINDINGS if result.dirty else ExitCode.OK
 
 
 @main.command(epilog=EXIT_CODES_HELP)
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Only this host (repeatable): its sources and its output/ tree; the repository-wide "
+                   "checks (schemas, docs, catalogs, ansible/, removed hosts) run without --host.")
 @click.option("--sglang", "pin", metavar="PIN", shell_complete=complete.pins,
               help="Instead: check every service against SGLang PIN (upgrade impact); "
                    "lists each service that would break, with file, line and fix.")
@@ -159,17 +177,22 @@ def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
 @jobs_option
 @output_options(output.JSON, output.SARIF)
 @guard
-def check(root: Path, pin: str | None, jobs: int | None) -> int:
+def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) -> int:
     """Validate everything and fail when output/ or the generated schemas/docs are not current.
 
-    For CI and pre-commit; --format sarif gives code scanning the findings by line.
+    For CI and pre-commit; --format sarif gives code scanning the findings by line. With
+    --host, the hosts named (and the models they use) only, as render --host renders them.
     """
     out = output.current()
     if pin is not None:
         from generator.cli.sglang import check_pin  # only upgrade checks need it
 
+        if host:
+            raise click.UsageError("--sglang checks every service; give it without --host")
         return check_pin(root, pin)
-    out.results.update(hosts=[], stale=[], current=False)  # the keys are there when errors stop the check
+    out.results.update(hosts=[], stale=[], current=False, scope=list(host) or None)
+    if host:
+        return _check_hosts(root, list(host), jobs)
     ansible_dir = root / "ansible"
     # The Ansible files need every host as loaded: the full render (detail).
     result = _render(root, None, jobs, detail=ansible_dir.is_dir())
@@ -179,9 +202,7 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     if not result.ok:
         return ExitCode.FINDINGS
     _explain(root, result)
-    stale = [Diagnostic(Position(f"output/{c.path}"), "O001",
-                        f"output/{c.path} would be {c.action.value}", hint="run `gen render --all`")
-             for c in result.dirty]
+    stale = _stale(result)
     out.results.update(hosts=[t.host for t in result.trees], stale=_changes_json(result.dirty),
                        current=not result.dirty and not generated)
     if out.machine:
@@ -209,4 +230,32 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     if generated:
         return ExitCode.FINDINGS
     out.say(f"gen: {len(result.trees)} host(s) checked, output/ is current")
+    return ExitCode.OK
+
+
+def _stale(result: RenderResult) -> list[Diagnostic]:
+    """O001 for each file of output/ a render would change."""
+    return [Diagnostic(Position(f"output/{c.path}"), "O001", f"output/{c.path} would be {c.action.value}",
+                       hint="run `gen render --all`") for c in result.dirty]
+
+
+def _check_hosts(root: Path, hosts: list[str], jobs: int | None) -> int:
+    """``gen check --host``: the hosts' sources and their output/ trees, nothing repository-wide."""
+    out = output.current()
+    result = _render(root, hosts, jobs)
+    if not result.ok:
+        return ExitCode.FINDINGS
+    _explain(root, result)
+    out.results.update(hosts=[t.host for t in result.trees], stale=_changes_json(result.dirty),
+                       current=not result.dirty)
+    if out.machine:
+        out.diagnostics.extend(_stale(result))
+    for change in result.dirty:
+        out.error_line(f"gen: output/{change.path} would be {change.action.value}")
+    names = " ".join(f"--host {h}" for h in hosts)
+    if result.dirty:
+        out.fail(f"gen: output/ of {', '.join(hosts)} is not current; run `gen render {names}`")
+        return ExitCode.FINDINGS
+    out.say(f"gen: {len(result.trees)} host(s) checked ({', '.join(t.host for t in result.trees)}), their output/ "
+            "is current; the repository-wide checks run without --host")
     return ExitCode.OK
