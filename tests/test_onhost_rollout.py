@@ -47,7 +47,7 @@ def health() -> Iterator[str]:
     """A real /health endpoint on 127.0.0.1 that answers 200; stopped after the test."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:  # http.server calls it by this name
             self.send_response(200 if self.path == "/health" else 404)
             self.end_headers()
 
