@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from ansible.parsing.dataloader import DataLoader
 from click.testing import CliRunner, Result
-from ruamel.yaml import YAML
 
 from generator.emit.ansible import REMOVABLE_RE, SECRET_RE, VERIFY_UNIT
 from generator.cli.main import main
@@ -63,8 +63,9 @@ def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     assert _gen("render", "--all", "--root", str(repo)).exit_code == 0
     result = _gen("ansible", "--root", str(repo), "--out", str(repo / "deploy"))
     assert result.exit_code == 0, result.stderr
-    inv = YAML(typ="safe").load((repo / "deploy/inventory.yml").read_text())
-    assert inv["all"]["vars"]["gen_output_dir"] == "{{ inventory_dir }}/../output"
+    inv = DataLoader().load((repo / "deploy/inventory.yml").read_text())
+    assert inv["all"]["vars"]["gen_output_dir"] == "{{ inventory_dir }}/{{ gen_output_rel }}"
+    assert inv["all"]["vars"]["gen_output_rel"] == "../output"
     hosts = inv["all"]["children"]["sglang_hosts"]["hosts"]
     assert list(hosts) == sorted(p.stem for p in (repo / "hosts").glob("*.yaml"))
     two = hosts["llm-two"]
@@ -166,7 +167,7 @@ def test_secret_env_is_read_by_the_unit_listed_for_the_playbook_and_never_render
     assert "secrets/" not in (repo / "output/gpu-a/etc/systemd/system").joinpath(
         next(p.name for p in (repo / "output/gpu-a/etc/systemd/system").iterdir())).read_text()
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    hosts = YAML(typ="safe").load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
+    hosts = DataLoader().load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
     assert hosts["llm-two"]["gen_secret_env"] == ["/etc/sglang/secrets/qwen.env"]
     assert hosts["gpu-a"]["gen_secret_env"] == []
     assert all("/secrets/" not in f["path"] for h in hosts.values() for f in h["gen_files"])
@@ -204,7 +205,7 @@ def test_only_paths_of_the_shapes_gen_writes_are_ever_removed(path: str, removab
 
 def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    plays = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())
+    plays = DataLoader().load((repo / "ansible/site.yml").read_text())
     assert [p["hosts"] for p in plays] == ["sglang_hosts", "sglang_hosts", "gen_group_deepseek_v3_bf16",
                                            "sglang_hosts"]
     guard, prepare, group, singles = plays
@@ -227,7 +228,7 @@ def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
 
 def test_rollout_steps_gate_before_touching_and_roll_back_before_failing(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    tasks = YAML(typ="safe").load((repo / "ansible/rollout.yml").read_text())
+    tasks = DataLoader().load((repo / "ansible/rollout.yml").read_text())
     names = [t["name"] for t in tasks]
     order = ["Preflight with the host's own SGLang (parse and validate the new argv)",
              "Preflight inside the new unit's own sandbox (devices, model folder, cache folders)",

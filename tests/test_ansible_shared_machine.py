@@ -18,7 +18,6 @@ import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from click.testing import CliRunner, Result
-from ruamel.yaml import YAML
 
 from generator.cli.main import main
 
@@ -48,13 +47,13 @@ def shared(repo_copy: Path) -> Path:
 
 
 def _hostvars(repo: Path) -> dict[str, Any]:
-    inv = YAML(typ="safe").load((repo / "ansible/inventory.yml").read_text())
+    inv = DataLoader().load((repo / "ansible/inventory.yml").read_text())
     return inv["all"]["children"]["sglang_hosts"]["hosts"]
 
 
 def _removed(repo: Path, host: str, machine_list: list[str]) -> list[str]:
     """gen_removed as the prepare play computes it for HOST, reading MACHINE_LIST from the box."""
-    plays = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())
+    plays = DataLoader().load((repo / "ansible/site.yml").read_text())
     prepare = plays[1]
     (task,) = [t for t in prepare["tasks"] if t["name"].startswith("Note what gen put here before")]
     expr = task["ansible.builtin.set_fact"]["gen_removed"]
@@ -73,7 +72,7 @@ def test_each_sharing_inventory_keeps_its_own_list_and_the_others_files(shared: 
     assert "var/lib/gen/previous/sglang-kimi.service" in keep
     assert not any("qwen" in p for p in keep)
     # The play reads the host's own list, not a play-wide one.
-    assert "gen_host_list" not in YAML(typ="safe").load((shared / "ansible/site.yml").read_text())[1]["vars"]
+    assert "gen_host_list" not in DataLoader().load((shared / "ansible/site.yml").read_text())[1]["vars"]
 
 
 def test_dropped_services_step_never_removes_the_other_inventorys_files(shared: Path) -> None:

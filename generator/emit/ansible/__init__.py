@@ -13,24 +13,23 @@ gen does not deploy: it hands ``output/<host>/`` to Ansible. :func:`generate` is
   scripts the tasks run with Ansible's ``script`` module (copies of
   ``generator/live/onhost*.py``, read as text: emit does not import live).
 
-Every file carries gen's header and is deterministic (same inputs, same bytes).
+Every file carries gen's header and is deterministic (same inputs, same bytes). Every
+value from the repository is written by :mod:`.yamltext` as data (``!unsafe``), so
+Ansible never evaluates repository text as a template.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
 
 from generator import __version__
 from generator.emit.ansible.inventory import groups, inventory
 from generator.emit.ansible.plays import REMOVABLE_RE, SECRET_RE, TASKS_FILE, VERIFY_UNIT, plays
 from generator.emit.ansible.tasks import tasks_text
+from generator.emit.ansible.yamltext import dump
 from generator.emit.render import HostRender
 from generator.emit.writer import MARKER
 
@@ -57,16 +56,6 @@ def _header(what: str) -> str:
             "# Change hosts/ or models/, run `gen render --all`, then `gen ansible` again.\n")
 
 
-def _yaml_text(data: Any) -> str:
-    yaml = YAML(typ="rt")  # round-trip dumper: keeps insertion order
-    yaml.default_flow_style = False
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    return buf.getvalue()
-
-
 def playbook_text(renders: Sequence[HostRender]) -> str:
     """site.yml, with gen's header."""
     return (_header("Guard, prepare, each multi-node group at once, then single-node services host by host.")
@@ -81,7 +70,7 @@ def generate(renders: Sequence[HostRender], out_dir: Path, output_dir: Path) -> 
     """
     rel = Path(os.path.relpath(output_dir.resolve(), out_dir.resolve())).as_posix()
     inv = _header("Ansible inventory of hosts/ with the files gen rendered for each host.") + "\n" \
-        + _yaml_text(inventory(renders, rel))
+        + dump(inventory(renders, rel))
     tasks = _header("The rollout steps each play of site.yml imports.") + "\n" + tasks_text()
     scripts = tuple((name, _header(f"On-host script run by {TASKS_FILE} (copy of generator/live/{src}).")
                      + (_LIVE / src).read_text(encoding="utf-8")) for name, src in SCRIPTS)

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from generator.emit.ansible.yamltext import GenJinja
 from generator.emit.render import (
     ENV_DIR,
     WAIT_READY,
@@ -181,5 +182,8 @@ def inventory(renders: Sequence[HostRender], output_rel: str) -> dict[str, Any]:
     top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r, partners(r)) for r in ordered}}
     if children:
         top["children"] = children
-    return {"all": {"vars": {"gen_output_dir": "{{ inventory_dir }}/" + output_rel, "gen_groups": found},
+    # The folder name is data (a checkout path may hold braces); only gen's own join is Jinja.
+    return {"all": {"vars": {"gen_output_rel": output_rel,
+                             "gen_output_dir": GenJinja("{{ inventory_dir }}/{{ gen_output_rel }}"),
+                             "gen_groups": found},
                     "children": {GROUP: top}}}

@@ -14,17 +14,19 @@
    failing rank rolls the whole group back.
 4. **Single-node services**, one host at a time (``serial: 1``), the same steps.
 
-The text is built with ``str.replace`` on ``@NAME@`` markers, so Jinja's braces stay as
-Ansible reads them.
+The text is gen's own, built with ``str.replace`` on ``@NAME@`` markers, so Jinja's braces
+stay as Ansible reads them; every value placed into it is written by
+:func:`generator.emit.ansible.yamltext.scalar` (a string from the repository is ``!unsafe``
+data, never a template).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from generator.emit.ansible.inventory import GROUP, PREVIOUS_DIR
+from generator.emit.ansible.yamltext import scalar
 from generator.emit.render import ENV_DIR, UNIT_DIR, WAIT_READY
 from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR
 from generator.emit.writer import MANAGED_LIST
@@ -188,17 +190,13 @@ ROLLOUT = """\
 @SERIAL@  any_errors_fatal: true
   gather_facts: false
   vars:
-    gen_rollout_group: "@NAME@"
+    gen_rollout_group: @NAME@
     gen_verify_unit: @VERIFY@
     gen_verify_script: @VERIFY_SCRIPT@
   tasks:
     - name: The rollout steps
       ansible.builtin.import_tasks: @TASKS@
 """
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value)
 
 
 def _fill(text: str, **values: str) -> str:
@@ -209,15 +207,16 @@ def _fill(text: str, **values: str) -> str:
 
 def plays(groups: Sequence[dict[str, Any]]) -> str:
     """The playbook body: guard, prepare, one play per group (rank order), then singles."""
-    verify = _json(VERIFY_UNIT)
+    verify = scalar(VERIFY_UNIT)
     parts = [_fill(GUARD, GROUP=GROUP),
-             _fill(PREPARE, GROUP=GROUP, REMOVABLE=_json(REMOVABLE_RE),
-                   SECRET_RE=_json(SECRET_RE), PREVIOUS=PREVIOUS_DIR, MANIFEST=MANAGED_LIST)]
+             _fill(PREPARE, GROUP=GROUP, REMOVABLE=scalar(REMOVABLE_RE),
+                   SECRET_RE=scalar(SECRET_RE), PREVIOUS=PREVIOUS_DIR, MANIFEST=MANAGED_LIST)]
     for g in groups:
-        parts.append(_fill(ROLLOUT, TITLE=f"Roll out multi-node group {g['name']} (all ranks at once, "
-                                          "rolled back as a whole)", HOSTS=g["group"], SERIAL="",
-                           NAME=g["name"], VERIFY=verify, VERIFY_SCRIPT=_json(VERIFY_SCRIPT), TASKS=TASKS_FILE))
-    parts.append(_fill(ROLLOUT, TITLE="Roll out single-node services, one host at a time", HOSTS=GROUP,
-                       SERIAL="  serial: 1\n  max_fail_percentage: 0\n", NAME="", VERIFY=verify,
-                       VERIFY_SCRIPT=_json(VERIFY_SCRIPT), TASKS=TASKS_FILE))
+        parts.append(_fill(ROLLOUT, TITLE=scalar(f"Roll out multi-node group {g['name']} (all ranks at once, "
+                                                 "rolled back as a whole)"), HOSTS=scalar(g["group"]), SERIAL="",
+                           NAME=scalar(g["name"]), VERIFY=verify, VERIFY_SCRIPT=scalar(VERIFY_SCRIPT),
+                           TASKS=TASKS_FILE))
+    parts.append(_fill(ROLLOUT, TITLE=scalar("Roll out single-node services, one host at a time"), HOSTS=GROUP,
+                       SERIAL="  serial: 1\n  max_fail_percentage: 0\n", NAME=scalar(""), VERIFY=verify,
+                       VERIFY_SCRIPT=scalar(VERIFY_SCRIPT), TASKS=TASKS_FILE))
     return "\n".join(parts)

@@ -106,7 +106,7 @@ TASKS = """\
 - name: Preflight with the host's own SGLang (parse and validate the new argv)
   ansible.builtin.script:
     cmd: "gen-onhost.py preflight {{ item.preflight }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   loop: "{{ gen_scope | selectattr('unit', 'in', gen_restart) | list }}"
   loop_control:
     label: "{{ item.unit }}"
@@ -119,7 +119,7 @@ TASKS = """\
 - name: Preflight inside the new unit's own sandbox (devices, model folder, cache folders)
   ansible.builtin.script:
     cmd: "gen-sandbox.py run {{ item.sandbox }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   loop: "{{ gen_scope | selectattr('unit', 'in', gen_restart) | list }}"
   loop_control:
     label: "{{ item.unit }}"
@@ -157,7 +157,7 @@ TASKS = """\
 - name: Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)
   ansible.builtin.script:
     cmd: "gen-rollout.py save {{ gen_scope | selectattr('unit', 'in', gen_changed + gen_restart) | list | to_json | b64encode }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   when: (gen_changed + gen_restart) | length > 0 and not ansible_check_mode
   tags: [copy]
 
@@ -194,7 +194,7 @@ TASKS = """\
 - name: Restart every changed service of the batch at once (no rank waits for another)
   ansible.builtin.script:
     cmd: "gen-rollout.py start {{ gen_scope | selectattr('unit', 'in', gen_restart) | list | to_json | b64encode }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   register: gen_start
   when: gen_restart | length > 0 and not ansible_check_mode
   tags: [restart]
@@ -202,7 +202,7 @@ TASKS = """\
 - name: Wait until each restarted service is active and answers its own /health
   ansible.builtin.script:
     cmd: "gen-rollout.py wait {{ {'services': gen_scope | selectattr('unit', 'in', gen_restart) | list, 'started': @JSON_START@} | to_json | b64encode }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   register: gen_wait
   changed_when: false
   failed_when: false
@@ -223,7 +223,7 @@ TASKS = """\
 - name: Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)
   ansible.builtin.script:
     cmd: "gen-rollout.py rollback {{ gen_rollback | to_json | b64encode }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   register: gen_rolled
   when: gen_rollback | length > 0
   tags: [restart]
@@ -231,7 +231,7 @@ TASKS = """\
 - name: Wait until each rolled-back service is healthy again
   ansible.builtin.script:
     cmd: "gen-rollout.py wait {{ {'services': gen_rollback | selectattr('unit', 'in', @JSON_ROLLED@ | dict2items | selectattr('value.active') | map(attribute='key') | list) | list, 'started': @JSON_ROLLED@} | to_json | b64encode }}"
-    executable: "{{ gen_python }}"
+    executable: "{{ gen_python | quote }}"
   register: gen_rewait
   changed_when: false
   failed_when: false
