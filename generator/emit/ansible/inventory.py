@@ -148,6 +148,8 @@ def host_vars(render: HostRender, partners: Sequence[HostRender] = ()) -> dict[s
         "ansible_port": host.ssh_port,
         "gen_python": host.sglang.python,
         "gen_host_list": host_list_path(host.name, bool(partners)),
+        # The inventories whose host lists may be on this machine beside this one's own.
+        "gen_shared_with": sorted(host.shared_with),
         "gen_keep": partner_paths(partners),
         "gen_files": files,
         "gen_services": [_service(rs) for rs in owned],
