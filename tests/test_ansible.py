@@ -27,7 +27,8 @@ from generator.emit.writer import MARKER
 
 BIN = Path(sys.executable).parent
 UNIT = "etc/systemd/system/sglang-qwen.service"
-NAMES = ("inventory.yml", "site.yml", "rollout.yml", "gen-onhost.py", "gen-rollout.py", "gen-sandbox.py")
+NAMES = ("inventory.yml", "site.yml", "rollout.yml", "gen-onhost.py", "gen-rollout.py", "gen-sandbox.py",
+         "gen-digest.py")
 
 
 def _gen(*args: str) -> Result:
@@ -83,7 +84,9 @@ def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     unit_text = (repo / "output/llm-two" / UNIT).read_text()
     assert f"TimeoutStartSec={svc['timeout_start_s'] // 60}min" in unit_text
     pre = json.loads(base64.b64decode(svc["preflight"]))["services"][0]
-    assert pre["name"] == "qwen" and pre["argv"][:2] == ["--model-path", pre["model_path"]]
+    # Nothing of the service's flags: the host reads argv and environment from the staged files.
+    assert pre == {"name": "qwen", "unit_file": "/var/lib/gen/next/" + UNIT,
+                   "env_map": {"/etc/sglang/qwen.env": "/var/lib/gen/next/etc/sglang/qwen.env"}}
     box = json.loads(base64.b64decode(svc["sandbox"]))["services"][0]
     assert box["unit_file"] == "/var/lib/gen/next/" + UNIT
     assert box["env_map"] == {"/etc/sglang/qwen.env": "/var/lib/gen/next/etc/sglang/qwen.env"}

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -30,16 +31,34 @@ def test_stale_ansible_folder_fails_check(repo_copy: Path) -> None:
     assert _gen("ansible", "--root", root).exit_code == 0
     current = _gen("check", "--root", root)
     assert current.exit_code == 0, current.stderr
-    # The port changes and output/ is rendered again, but ansible/ still has the old health URL.
+    # The port changes and that host's output/ is rendered again, but ansible/ still has the
+    # old health URL: render says so plainly, check fails.
     host = repo_copy / "hosts/llm-two.yaml"
     host.write_text(host.read_text().replace("port: 30000", "port: 30007", 1))
-    assert _gen("render", "--all", "--root", root).exit_code == 0
+    partial = _gen("render", "--host", "llm-two", "--root", root)
+    assert partial.exit_code == 0
+    assert "gen: ansible/ is now stale (written from the previous output/): run `gen ansible`" in partial.stderr
     stale = _gen("check", "--root", root)
     assert stale.exit_code == 1
     assert "gen: ansible/inventory.yml would be updated" in stale.stderr
     assert "gen: ansible/ is not current; run `gen ansible`" in stale.stderr
     assert _gen("ansible", "--root", root).exit_code == 0
     assert _gen("check", "--root", root).exit_code == 0
+
+
+def test_render_all_refreshes_an_existing_ansible_folder(repo_copy: Path) -> None:
+    root = str(repo_copy)
+    assert _gen("ansible", "--root", root).exit_code == 0
+    host = repo_copy / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace("port: 30000", "port: 30007", 1))
+    rendered = _gen("render", "--all", "--root", root)
+    assert rendered.exit_code == 0, rendered.stderr
+    assert "updated   ansible/inventory.yml" in rendered.stdout and "stale" not in rendered.stderr
+    assert "health_url: !unsafe \"http://127.0.0.1:30007/health\"" in (repo_copy / "ansible/inventory.yml").read_text()
+    assert _gen("check", "--root", root).exit_code == 0
+    # Without ansible/ a render writes none.
+    shutil.rmtree(repo_copy / "ansible")
+    assert _gen("render", "--all", "--root", root).exit_code == 0 and not (repo_copy / "ansible").exists()
 
 
 def test_missing_ansible_file_fails_check(repo_copy: Path) -> None:

@@ -62,8 +62,16 @@ def ansible_command(out: Path | None, root: Path) -> int:
         output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
                                     "(the playbook copies what is in output/)")
         return ExitCode.FINDINGS
+    for path, action in write_ansible(root, result, out):
+        output.current().say(f"{action:9} {path}")
+    return ExitCode.OK
+
+
+def write_ansible(root: Path, result: RenderResult, out: Path) -> list[tuple[Path, str]]:
+    """Write the files of :func:`ansible_actions` that changed; (path, action) of each file."""
+    done = []
     for path, text, action in ansible_actions(root, result, out):
         if action != "unchanged":
             atomic_write(path, text)
-        output.current().say(f"{action:9} {path}")
-    return ExitCode.OK
+        done.append((path, action))
+    return done

@@ -112,10 +112,14 @@ def _counts(changes: list[Change]) -> dict[str, int]:
 def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None) -> int:
     """Validate, then write output/<host>/ atomically; list what changed and a summary line.
 
-    Unchanged files are listed too with -v.
+    Unchanged files are listed too with -v. When ROOT/ansible/ exists, --all rewrites it
+    from the same render (as `gen ansible` does); a render of some hosts that changed
+    files says that ansible/ is now stale.
     """
     out = output.current()
-    result = _render(root, _hosts(host, all_hosts, required=True), jobs)
+    ansible_dir = root / "ansible"
+    # The Ansible files need every host as loaded (placements, argv): a detail run.
+    result = _render(root, _hosts(host, all_hosts, required=True), jobs, detail=all_hosts and ansible_dir.is_dir())
     out.results.update(written=False, hosts=[], files=[], counts={})
     if not result.ok:
         out.say("gen: nothing written", err=True)
@@ -129,7 +133,26 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
             out.say(f"{change.action.value:9} output/{change.path}")
     counts = _counts(result.changes)
     out.say(f"gen: {len(result.trees)} host(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))
+    if ansible_dir.is_dir():
+        _refresh_ansible(root, result, all_hosts)
     return ExitCode.OK
+
+
+def _refresh_ansible(root: Path, result: RenderResult, all_hosts: bool) -> None:
+    """After a render: rewrite ansible/ (--all), or say that it is stale (some hosts changed)."""
+    out = output.current()
+    if all_hosts:
+        from generator.cli.ansible import write_ansible  # only a repo with ansible/ needs it
+
+        for path, action in write_ansible(root, result, root / "ansible"):
+            if action != "unchanged" or out.verbose:
+                out.say(f"{action:9} {path.relative_to(root)}")
+        out.results["ansible"] = "refreshed"
+    elif any(c.action is not Action.UNCHANGED for c in result.changes):
+        # The playbook would refuse to run (its first task compares output/ with the digests).
+        out.say("gen: ansible/ is now stale (written from the previous output/): run `gen ansible`, "
+                "or `gen render --all`, which rewrites it", err=True)
+        out.results["ansible"] = "stale"
 
 
 @main.command(epilog=EXIT_CODES_HELP)

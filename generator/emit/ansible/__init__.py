@@ -11,7 +11,9 @@ gen does not deploy: it hands ``output/<host>/`` to Ansible. :func:`generate` is
   ``preflight``, ``restart``, ``verify``);
 * ``gen-onhost.py``, ``gen-sandbox.py``, ``gen-rollout.py``: the standalone on-host
   scripts the tasks run with Ansible's ``script`` module (copies of
-  ``generator/live/onhost*.py``, read as text: emit does not import live).
+  ``generator/live/onhost*.py``, read as text: emit does not import live);
+* ``gen-digest.py`` (:mod:`.digest`): the playbook's first task, on the controller: each
+  host's ``output/`` tree against the digest recorded in the inventory (``gen_digest``).
 
 Every file carries gen's header and is deterministic (same inputs, same bytes). Every
 value from the repository is written by :mod:`.yamltext` as data (``!unsafe``), so
@@ -26,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator import __version__
+from generator.emit.ansible.digest import tree_digest
 from generator.emit.ansible.inventory import groups, inventory
-from generator.emit.ansible.plays import REMOVABLE_RE, SECRET_RE, TASKS_FILE, VERIFY_UNIT, plays
+from generator.emit.ansible.plays import DIGEST_SCRIPT, REMOVABLE_RE, SECRET_RE, TASKS_FILE, VERIFY_UNIT, plays
 from generator.emit.ansible.tasks import tasks_text
 from generator.emit.ansible.yamltext import dump
 from generator.emit.render import HostRender
@@ -35,10 +38,11 @@ from generator.emit.writer import MARKER
 
 INVENTORY = "inventory.yml"
 PLAYBOOK = "site.yml"
-# File in ansible/ -> the standalone script under generator/live/ it is a copy of.
-SCRIPTS = (("gen-onhost.py", "onhost.py"), ("gen-rollout.py", "onhost_rollout.py"),
-           ("gen-sandbox.py", "onhost_sandbox.py"))
-_LIVE = Path(__file__).resolve().parents[2] / "live"
+_GENERATOR = Path(__file__).resolve().parents[2]
+# File in ansible/ -> the standalone script under generator/ it is a copy of: the on-host
+# scripts the tasks run with Ansible's script module, and the controller's digest check.
+SCRIPTS = (("gen-onhost.py", "live/onhost.py"), ("gen-rollout.py", "live/onhost_rollout.py"),
+           ("gen-sandbox.py", "live/onhost_sandbox.py"), (DIGEST_SCRIPT, "emit/ansible/digest.py"))
 
 __all__ = ["INVENTORY", "PLAYBOOK", "REMOVABLE_RE", "SECRET_RE", "VERIFY_UNIT", "AnsibleFiles", "generate"]
 
@@ -69,9 +73,12 @@ def generate(renders: Sequence[HostRender], out_dir: Path, output_dir: Path) -> 
     checkout of the repository.
     """
     rel = Path(os.path.relpath(output_dir.resolve(), out_dir.resolve())).as_posix()
+    # What the playbook's first task compares output/ with (read from disk: gen ansible has
+    # checked that output/ is the render).
+    digests = {r.host.name: tree_digest(str(output_dir / r.host.name)) for r in renders}
     inv = _header("Ansible inventory of hosts/ with the files gen rendered for each host.") + "\n" \
-        + dump(inventory(renders, rel))
+        + dump(inventory(renders, rel, digests))
     tasks = _header("The rollout steps each play of site.yml imports.") + "\n" + tasks_text()
-    scripts = tuple((name, _header(f"On-host script run by {TASKS_FILE} (copy of generator/live/{src}).")
-                     + (_LIVE / src).read_text(encoding="utf-8")) for name, src in SCRIPTS)
+    scripts = tuple((name, _header(f"Script run by the playbook (copy of generator/{src}).")
+                     + (_GENERATOR / src).read_text(encoding="utf-8")) for name, src in SCRIPTS)
     return AnsibleFiles(((INVENTORY, inv), (PLAYBOOK, playbook_text(renders)), (TASKS_FILE, tasks), *scripts))

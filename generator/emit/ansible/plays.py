@@ -1,7 +1,9 @@
 """The playbook's plays (``site.yml``): guard, prepare, one play per multi-node group, singles.
 
-1. **Guard** (tag ``always``): a ``--limit`` that takes some ranks of a multi-node group
-   but not all is refused before anything runs; limit to the group
+1. **Guard** (tag ``always``), before any host is reached: on the controller, each host's
+   ``output/`` tree must still have the digest ``gen ansible`` recorded (``gen-digest.py``),
+   else the run stops and says to run ``gen ansible``; a ``--limit`` that takes some ranks
+   of a multi-node group but not all is refused; limit to the group
    (``--limit gen_group_<model>``) or to hosts that hold whole groups.
 2. **Prepare**, host by host: the secret environment files the units read must exist
    (root, 0600; gen never writes them); every host list of gen on the machine must have
@@ -36,6 +38,7 @@ from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR
 from generator.emit.writer import MANAGED_LIST
 
 TASKS_FILE = "rollout.yml"
+DIGEST_SCRIPT = "gen-digest.py"
 # What a path in the host's list must look like before the playbook removes it: only the
 # shapes gen writes (no "/" inside a name, so no "..", and never a *.secret.env).
 _NAME = "[A-Za-z0-9:_.@-]+"
@@ -64,10 +67,30 @@ VERIFY_SCRIPT = (
 VERIFY_UNIT = "/bin/sh -c '" + VERIFY_SCRIPT.replace("%s", "%%s") + "' gen-verify %s"
 
 GUARD = """\
-- name: Refuse a --limit that splits a multi-node group
+- name: Refuse a stale ansible/ or a --limit that splits a multi-node group (before any host is touched)
   hosts: @GROUP@
   gather_facts: false
+  any_errors_fatal: true
   tasks:
+    - name: Compare each host's output/ tree with the digest gen ansible recorded (on the controller)
+      ansible.builtin.command:
+        argv: ["{{ ansible_playbook_python }}", "{{ playbook_dir }}/@DIGEST@", check, "{{ gen_output_dir }}"]
+        stdin: "{{ dict(groups['@GROUP@'] | zip(groups['@GROUP@'] | map('extract', hostvars, 'gen_digest'))) | to_json }}"
+      register: gen_digest_check
+      delegate_to: localhost
+      run_once: true
+      changed_when: false
+      failed_when: false
+      check_mode: false
+      tags: [always]
+
+    - name: Stop when output/ changed since gen ansible wrote this playbook (run gen ansible again)
+      ansible.builtin.fail:
+        msg: "{{ gen_digest_check.stdout }}"
+      when: gen_digest_check.rc != 0
+      run_once: true
+      tags: [always]
+
     - name: Every multi-node group is either wholly in this run or not at all
       ansible.builtin.assert:
         that:
@@ -254,7 +277,7 @@ def _fill(text: str, **values: str) -> str:
 def plays(groups: Sequence[dict[str, Any]]) -> str:
     """The playbook body: guard, prepare, one play per group (rank order), then singles."""
     verify = scalar(VERIFY_UNIT)
-    parts = [_fill(GUARD, GROUP=GROUP),
+    parts = [_fill(GUARD, GROUP=GROUP, DIGEST=DIGEST_SCRIPT),
              _fill(PREPARE, GROUP=GROUP, REMOVABLE=scalar(REMOVABLE_RE),
                    SECRET_RE=scalar(SECRET_RE), PREVIOUS=PREVIOUS_DIR, MANIFEST=MANAGED_LIST,
                    LIST_DIR=scalar(f"/{ENV_DIR}"), LIST_NAME=scalar(MANAGED_LIST),
