@@ -242,7 +242,7 @@ def test_rollout_steps_gate_before_touching_and_roll_back_before_failing(repo: P
              "Wait until each restarted service is active and answers its own /health",
              "Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)",
              "Wait until each rolled-back service is healthy again",
-             "Fail with the service, the failed check and its journal since the failed start",
+             "Fail with the reason first, then the failed check, the rollback and the journal excerpt",
              "Verify that each enabled service answers /health with 200"]
     assert [n for n in names if n in order] == order
     by_name = {t["name"]: t for t in tasks}

@@ -246,14 +246,17 @@ def http_get(url: str) -> dict:
 
 
 def _capture(fn, *args):
-    """Call FN; return (value, None) or (None, error text): a summary line, then all output."""
+    """Call FN; return (value, None) or (None, error text): the deciding line first, then detail."""
     err = io.StringIO()
     old = sys.stderr
     sys.stderr = err
     try:
         return fn(*args), None
     except SystemExit as exc:  # argparse: usage text on stderr, exit status 2
-        return None, f"exit status {exc.code}:\n{err.getvalue().rstrip()}"
+        # The reason is argparse's "prog: error: ..." line; its usage text says nothing more.
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        reason = next((ln for ln in lines if ": error: " in ln), lines[-1] if lines else "(no message)")
+        return None, f"exit status {exc.code}: {reason}"
     except Exception as exc:  # noqa: BLE001  (SGLang's own validation: the traceback is the message)
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         summary = (f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__} (no message)")

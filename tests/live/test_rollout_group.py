@@ -181,7 +181,9 @@ def test_a_flag_the_server_refuses_is_stopped_by_preflight_or_rolled_back(fleet:
     refused = playbook(fleet)
     assert refused.returncode != 0
     assert "preflight failed, nothing running was touched" in refused.stdout, refused.stdout
-    assert "sglang-mn.service sglang-preflight: exit status 2" in refused.stdout, refused.stdout
+    # The deciding line first: argparse's error line, not its usage text.
+    assert re.search(r"\"msg\": \"sglang-mn.service on mn-b sglang-preflight: exit status 2: \\S+: error: "
+                     r"unrecognized arguments: --standin-frobnicate 1\\n", refused.stdout), refused.stdout
     assert "unrecognized arguments: --standin-frobnicate 1" in refused.stdout
     assert live_files(fleet) == files and _ids(fleet) == ids
 
@@ -194,6 +196,12 @@ def test_a_flag_the_server_refuses_is_stopped_by_preflight_or_rolled_back(fleet:
     out = forced.stdout
     assert "sglang-mn.service on mn-b failed its exited check" in out, out
     assert "exit status 2" in out and "unrecognized arguments: --standin-frobnicate" in out, out
+    # The reason first (issue 23 item 3), then a bounded excerpt: the stand-in prints the usage
+    # of every catalog flag, as SGLang does, and it is left out.
+    (msg,) = re.findall(r"^fatal: \[mn-b\]: FAILED! => .*$", out, re.M)
+    assert re.search(r'"msg": "sglang-mn.service on mn-b: \S+: error: unrecognized arguments: '
+                     r'--standin-frobnicate 1\\n', msg), msg
+    assert msg.count("\\n") < 60 and msg.count("usage: ") <= 1 and "--enable-" not in msg, msg
     # Rank 0 waits for rank 1 at the distributed init, as SGLang does, until its own TimeoutStartSec.
     assert "sglang-mn.service on mn-a failed its readiness-timeout check" in out or \
         "rolled back with its group standin-mn: sglang-mn.service failed on another rank" in out, out
@@ -277,7 +285,7 @@ def test_sandbox_device_acl_is_enforced_for_real(fleet: Fleet) -> None:
     path.write_text(re.sub(r"^DeviceAllow=.*\n", "", path.read_text(), flags=re.M))
     gated = playbook(fleet)
     assert gated.returncode != 0
-    assert "sglang-mn.service sandbox: the sandbox hides /dev/nvidia0" in gated.stdout, gated.stdout
+    assert "sglang-mn.service on mn-b sandbox: the sandbox hides /dev/nvidia0" in gated.stdout, gated.stdout
     assert live_files(fleet) == files and _ids(fleet) == ids
     _render(fleet)
 

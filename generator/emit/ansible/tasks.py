@@ -20,9 +20,14 @@ the deployment's name) or the host's single-node services (``""``). In order:
    its own /health 200). Tasks record failures instead of failing, so that:
 5. when one service failed (for a group: any rank), its previous set comes back on
    every host concerned (a new service is stopped and disabled), systemd reloads, the
-   previous service starts and its health is awaited; then the play fails with the
-   service, the failed check and the journal since the failed start, in full.
+   previous service starts and its health is awaited; then the play fails.
 6. ``verify``: every enabled service of the scope answers /health.
+
+Every failure message leads with its deciding line (argparse's ``error:`` line, the last
+exception, the first line that is not usage text: :func:`generator.live.onhost_rollout.deciding_line`),
+then the failed check, the rollback's outcome and a bounded journal excerpt. Ansible's
+Jinja trims the newline right after a block tag, so a line break after ``%}`` is written
+as ``{{ '\\n' }}``.
 """
 
 from __future__ import annotations
@@ -129,12 +134,12 @@ TASKS = """\
   when: not ansible_check_mode
   tags: [preflight]
 
-- name: Note what the preflight checks refused
+- name: Note what the preflight checks refused (each its deciding line first, then its detail)
   ansible.builtin.set_fact:
-    gen_pre_failures: "{{ gen_pre_failures + ((@JSON@.services[R.item.name] | rejectattr('ok') | map(attribute='detail') | map('regex_replace', '^', R.item.unit ~ ' ' ~ kind ~ ': ') | list) if '@MARKER@' in R.stdout else [R.item.unit ~ ' ' ~ kind ~ ': no result (exit ' ~ R.rc ~ ')\\n' ~ R.stdout ~ R.stderr]) }}"
+    gen_pre_failures: "{{ gen_pre_failures + ((@JSON@.services[R.item.name] | rejectattr('ok') | map(attribute='detail') | map('regex_replace', '^', who) | list) if '@MARKER@' in R.stdout else [who ~ 'no result (exit ' ~ R.rc ~ ')\\n' ~ R.stdout ~ R.stderr]) }}"
   vars:
     R: "{{ item.0 }}"
-    kind: "{{ item.1 }}"
+    who: "{{ item.0.item.unit ~ ' on ' ~ inventory_hostname ~ ' ' ~ item.1 ~ ': ' }}"
   loop: "{{ (gen_sglang_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sglang-preflight']) | list) + (gen_sandbox_pre.results | default([]) | rejectattr('skipped', 'defined') | product(['sandbox']) | list) }}"
   loop_control:
     label: "{{ item.0.item.unit }} {{ item.1 }}"
@@ -142,7 +147,7 @@ TASKS = """\
 
 - name: Note what systemd-analyze refused
   ansible.builtin.set_fact:
-    gen_pre_failures: "{{ gen_pre_failures + [item.item.unit ~ ' systemd-analyze: ' ~ item.stderr] }}"
+    gen_pre_failures: "{{ gen_pre_failures + [item.item.unit ~ ' on ' ~ inventory_hostname ~ ' systemd-analyze: ' ~ item.stderr] }}"
   loop: "{{ gen_analyze.results | default([]) | rejectattr('skipped', 'defined') | rejectattr('rc', 'equalto', 0) | list }}"
   loop_control:
     label: "{{ item.item.unit }}"
@@ -150,8 +155,11 @@ TASKS = """\
 
 - name: Stop before anything running is touched when a preflight check failed on a host of this batch
   ansible.builtin.fail:
-    msg: "preflight failed, nothing running was touched:\\n{{ ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten | join('\\n') }}"
-  when: ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten | length > 0
+    # The deciding line of every refusal first, then each one's detail (at most its last 30 lines).
+    msg: "{% for f in F %}{{ f.split('\\n')[0] }}\\n{% endfor %}preflight failed, nothing running was touched{% for f in F if '\\n' in f %}{{ '\\n' }}--- {{ f.split('\\n')[0] }}\\n{{ f.split('\\n', 1)[1].split('\\n')[-30:] | join('\\n') }}{% endfor %}"
+  vars:
+    F: "{{ ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten }}"
+  when: F | length > 0
   tags: [preflight]
 
 - name: Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)
@@ -238,9 +246,11 @@ TASKS = """\
   when: gen_rollback | length > 0
   tags: [restart]
 
-- name: Fail with the service, the failed check and its journal since the failed start
+- name: Fail with the reason first, then the failed check, the rollback and the journal excerpt
   ansible.builtin.fail:
-    msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start ---\\n{{ f.journal }}\\n{% endfor %}{% if not gen_failures %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% endif %}rollback: {{ @JSON_REWAIT@ | dict2items | map(attribute='value') | map(attribute='detail') | join('; ') if gen_rewait.stdout is defined else 'nothing to restart' }}"
+    msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }}: {{ f.reason }}\\n{% endfor %}{% if not gen_failures %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% endif %}rollback: {% for r in R.values() %}{{ r.detail if r.ok else ('FAILED, ' ~ r.unit ~ ' is down: ' ~ r.reason ~ ' (' ~ r.detail ~ ')') }}{{ '' if loop.last else '; ' }}{% else %}nothing to restart{% endfor %}{% for f in gen_failures %}{{ '\\n' }}--- {{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start (excerpt; all of it: gen status --host {{ inventory_hostname }} --service {{ f.unit | regex_replace('^sglang-', '') | regex_replace('[.]service$', '') }}) ---\\n{{ f.journal }}{% endfor %}"
+  vars:
+    R: "{{ @JSON_REWAIT@ if gen_rewait.stdout is defined else {} }}"
   when: gen_rollback | length > 0
   tags: [restart]
 
