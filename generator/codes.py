@@ -67,6 +67,7 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
     Family("D", "generated", "`gen check`: the files gen generates into the repository (`schemas/`, `docs/manifests.md`)"),
+    Family("A", "rollout", "the rollout strategy: `rollout.yaml` and a model's `rollout:` (`load/rollout.py`, `plan/rollout.py`)"),
 )}
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -199,6 +200,11 @@ _CODES: tuple[Code, ...] = (
     Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
     Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
+    Code("A001", E, "a rollout size (`batch`, `max_unavailable`) that is neither a number of hosts (at least 1) "
+                    "nor a percentage from '1%' to '100%'"),
+    Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
+    Code("A003", W, "`rollout:` in a multi-node model: its ranks always restart together, as one unit"),
+    Code("A004", W, "services of one model on one host restart together, more than its `max_unavailable`"),
 )
 
 REGISTRY: dict[str, Code] = {}

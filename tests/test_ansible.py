@@ -206,18 +206,25 @@ def test_only_paths_of_the_shapes_gen_writes_are_ever_removed(path: str, removab
     assert (re.match(REMOVABLE_RE, path) is not None and re.search(SECRET_RE, path) is None) is removable
 
 
-def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
+def test_playbook_order_guard_prepare_groups_then_waves(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
     plays = DataLoader().load((repo / "ansible/site.yml").read_text())
+    # kimi with the repository's rollout.yaml, qwen with its own batch: two waves.
     assert [p["hosts"] for p in plays] == ["sglang_hosts", "sglang_hosts", "gen_group_deepseek_v3_bf16",
-                                           "sglang_hosts"]
-    guard, prepare, group, singles = plays
+                                           "gen_rollout_1", "gen_rollout_2"]
+    guard, prepare, group, kimi, qwen = plays
     assert guard["tasks"][0]["run_once"] is True and guard["tasks"][0]["tags"] == ["always"]
-    assert prepare["serial"] == 1 and "gen_host_list" not in prepare["vars"]  # per host, in the inventory
-    # All ranks in one batch; singles one host at a time; both import the same steps.
+    # Prepare runs on every host at once (forks); any failure stops all.
+    assert "serial" not in prepare and prepare["any_errors_fatal"] is True
+    assert "gen_host_list" not in prepare["vars"]  # per host, in the inventory
+    # All ranks in one batch; each wave in its serial batches; all import the same steps.
     assert "serial" not in group and group["vars"]["gen_rollout_group"] == "deepseek-v3-bf16"
-    assert singles["serial"] == 1 and singles["vars"]["gen_rollout_group"] == ""
-    assert group["tasks"] == singles["tasks"] == [
+    assert group["vars"]["gen_rollout_models"] == ["deepseek-v3-bf16"]
+    assert (kimi["vars"]["gen_rollout_models"], kimi["serial"], kimi["max_fail_percentage"]) == \
+        (["kimi-k2.5-eagle3"], [1], 0)
+    assert (qwen["vars"]["gen_rollout_models"], qwen["serial"]) == (["qwen3.5-122b-a10b"], [1])
+    assert kimi["vars"]["gen_rollout_group"] == "" and kimi["any_errors_fatal"] is True
+    assert group["tasks"] == kimi["tasks"] == qwen["tasks"] == [
         {"name": "The rollout steps", "ansible.builtin.import_tasks": "rollout.yml"}]
     names = [t["name"] for t in prepare["tasks"]]
     # Secrets first (nothing changes on a host without them), dropped services before the list.

@@ -64,7 +64,7 @@ def string_fields(node: dict[str, Any], kind: str, path: tuple[Any, ...] = ()) -
             yield kind, here, rules
 
 
-SCHEMAS = {"model": schemas.MODEL_SCHEMA, "host": schemas.HOST_SCHEMA}
+SCHEMAS = {"model": schemas.MODEL_SCHEMA, "host": schemas.HOST_SCHEMA, "rollout": schemas.ROLLOUT_SCHEMA}
 FIELDS = [f for kind, schema in SCHEMAS.items() for f in string_fields(schema, kind)]
 
 
@@ -147,6 +147,8 @@ def _gen(*args: str) -> Any:
 
 
 def _files(repo: Path, kind: str) -> list[Path]:
+    if kind == "rollout":
+        return [repo / "rollout.yaml"]
     return sorted((repo / ("models" if kind == "model" else "hosts")).glob("*.yaml"))
 
 

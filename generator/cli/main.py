@@ -16,7 +16,7 @@ from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
 from generator.cli.generated import check_generated
 from generator.load.captured import check_captured
-from generator.errors import Diagnostic, ExitCode, Position
+from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import Action, Change, apply, unified_diff
 
@@ -142,9 +142,15 @@ def _refresh_ansible(root: Path, result: RenderResult, all_hosts: bool) -> None:
     """After a render: rewrite ansible/ (--all), or say that it is stale (some hosts changed)."""
     out = output.current()
     if all_hosts:
-        from generator.cli.ansible import write_ansible  # only a repo with ansible/ needs it
+        from generator.cli.ansible import rollout_for, write_ansible  # only a repo with ansible/ needs it
 
-        for path, action in write_ansible(root, result, root / "ansible"):
+        plan, diags = rollout_for(root, result)
+        report(diags)
+        if plan is None:
+            out.say("gen: ansible/ not rewritten (rollout.yaml has errors): it is now stale", err=True)
+            out.results["ansible"] = "stale"
+            return
+        for path, action in write_ansible(root, result, root / "ansible", plan):
             if action != "unchanged" or out.verbose:
                 out.say(f"{action:9} {path.relative_to(root)}")
         out.results["ansible"] = "refreshed"
@@ -222,7 +228,12 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
     generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
     generated += check_captured(root)  # every catalogs/**/*.json proves its content (load/captured.py)
     report(generated)
-    if not result.ok:
+    from generator.load.rollout import load_rollout  # rollout.yaml: checked whether or not ansible/ exists
+
+    rollout_diags = Diagnostics()
+    settings = load_rollout(root, rollout_diags)
+    report(rollout_diags.sorted())
+    if not result.ok or rollout_diags.has_errors:
         return ExitCode.FINDINGS
     _explain(root, result)
     stale = _stale(result)
@@ -236,9 +247,13 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
         out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS
     if ansible_dir.is_dir():
-        from generator.cli.ansible import ansible_actions  # only a repo with ansible/ needs it
+        from generator.cli.ansible import ansible_actions, rollout_for  # only a repo with ansible/ needs it
 
-        stale_ansible = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir)
+        plan, plan_diags = rollout_for(root, result, settings)
+        report(plan_diags)
+        if plan is None:
+            return ExitCode.FINDINGS
+        stale_ansible = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir, plan)
                          if action != "unchanged"]
         out.results["current"] = out.results["current"] and not stale_ansible
         for path, action in stale_ansible:

@@ -94,6 +94,7 @@ class Model(Sourced):
     args: tuple[tuple[str, Any], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     multinode: Multinode | None = None
+    rollout: tuple[tuple[str, Any], ...] = ()  # `rollout:` overrides (generator/load/rollout.py)
 
     @property
     def gpu_count(self) -> int:
@@ -270,6 +271,7 @@ def model_from_doc(doc: Document) -> Model:
         args=tuple((d.get("args") or {}).items()), env=_env(d.get("env")),
         multinode=Multinode(tuple(d["multinode"]["hosts"]), d["multinode"]["port"])
         if d.get("multinode") else None,
+        rollout=tuple(sorted((d.get("rollout") or {}).items())),
     )
 
 

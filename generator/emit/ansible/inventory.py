@@ -12,7 +12,9 @@ folder, the staged unit to translate).
 
 Every multi-node deployment becomes one inventory group ``gen_group_<model>`` (under
 ``sglang_hosts``), listed in ``gen_groups`` with its hosts in rank order, so
-``--limit gen_group_<model>`` rolls out exactly that group.
+``--limit gen_group_<model>`` rolls out exactly that group. Every wave of single-node
+services (:mod:`generator.plan.rollout`) becomes a group ``gen_rollout_<n>`` listing its
+hosts in rollout order, the order Ansible's ``serial`` batches take them in.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from generator.emit.secrets import credential_path
 from generator.emit.writer import MANAGED_LIST
 from generator.load.addresses import machine
 from generator.load.resolve import default_timeout_start_min
+from generator.plan.rollout import RolloutPlan
 
 GROUP = "sglang_hosts"
 # Where a machine keeps the list of what gen put there (output/<host>/.gen-managed + previous sets).
@@ -95,6 +98,7 @@ def _service(rs: RenderedService) -> dict[str, Any]:
         "health_url": f"http://{health_address(spec.listen)}:{spec.port}/health",
         "timeout_start_s": minutes * 60,
         "enabled": spec.enabled,
+        "model": model.name,
         "group": model.name if node is not None else "",
         "rank": node.rank if node is not None else 0,
         "paths": [f"/{unit_path(spec.name)}", f"/{env_path(spec.name)}"],
@@ -177,23 +181,35 @@ def groups(renders: Sequence[HostRender]) -> list[dict[str, Any]]:
             for model, by_rank in sorted(ranks.items())]
 
 
-def inventory(renders: Sequence[HostRender], output_rel: str,
-              digests: dict[str, str] | None = None) -> dict[str, Any]:
-    """The inventory: every rendered host in name order, one child group per multi-node deployment.
+def wave_group(index: int) -> str:
+    """The inventory group of the I-th wave of single-node services (its hosts in rollout order)."""
+    return f"gen_rollout_{index}"
+
+
+def inventory(renders: Sequence[HostRender], output_rel: str, digests: dict[str, str] | None = None,
+              plan: RolloutPlan | None = None) -> dict[str, Any]:
+    """The inventory: every rendered host in name order, one child group per multi-node deployment
+    and one per wave of PLAN (its hosts in rollout order: Ansible's serial batches follow it).
 
     DIGESTS: host -> the digest of its output/ tree (checked by the playbook's first task).
     """
     ordered = sorted(renders, key=lambda r: r.host.name)
     found = groups(ordered)
     children = {g["group"]: {"hosts": {h: None for h in g["hosts"]}} for g in found}
+    waves = plan.waves if plan is not None else ()
+    for i, wave in enumerate(waves, 1):
+        children[wave_group(i)] = {"hosts": {h: None for h in wave.hosts}}
     def partners(r: HostRender) -> list[HostRender]:
         return [o for o in ordered if o is not r and _target(o) == _target(r)]
     top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r, partners(r), (digests or {}).get(r.host.name, ""))
                                      for r in ordered}}
     if children:
         top["children"] = children
-    # The folder name is data (a checkout path may hold braces); only gen's own join is Jinja.
+    # The output folder's name is data (a checkout path may hold braces); only gen's own join is Jinja.
     return {"all": {"vars": {"gen_output_rel": output_rel,
                              "gen_output_dir": GenJinja("{{ inventory_dir }}/{{ gen_output_rel }}"),
-                             "gen_groups": found},
+                             "gen_groups": found,
+                             # Replicas of each single-node model that may restart at once (checked per batch).
+                             "gen_max_unavailable": dict(plan.max_unavailable) if plan is not None else {},
+                             "gen_largest_batch": plan.largest_batch if plan is not None else 1},
                     "children": {GROUP: top}}}

@@ -1,11 +1,11 @@
-"""The playbook's plays (``site.yml``): guard, prepare, one play per multi-node group, singles.
+"""The playbook's plays (``site.yml``): guard, prepare, one play per multi-node group, waves.
 
 1. **Guard** (tag ``always``), before any host is reached: on the controller, each host's
    ``output/`` tree must still have the digest ``gen ansible`` recorded (``gen-digest.py``),
    else the run stops and says to run ``gen ansible``; a ``--limit`` that takes some ranks
    of a multi-node group but not all is refused; limit to the group
    (``--limit gen_group_<model>``) or to hosts that hold whole groups.
-2. **Prepare**, host by host: the secret environment files the units read must exist
+2. **Prepare**, every host at once (Ansible's ``forks``), any failure stopping all: the secret environment files the units read must exist
    (root, 0600; gen never writes them); every host list of gen on the machine must have
    been written by this inventory or one its ``ssh.shared_with`` names (the list's
    ``# gen: written by inventory NAME`` line; two inventories reaching one machine under
@@ -18,7 +18,14 @@
 3. **One play per multi-node group** with every rank in one batch: the ranks get their
    files together and start together (:mod:`generator.emit.ansible.tasks`), and one
    failing rank rolls the whole group back.
-4. **Single-node services**, one host at a time (``serial: 1``), the same steps.
+4. **Single-node services**, one play per wave of :mod:`generator.plan.rollout` (models that
+   share ``canary``, ``batch`` and ``max_fail_percentage``): its hosts (group
+   ``gen_rollout_<n>``, in rollout order) in the batches of the plan, as Ansible's own
+   ``serial`` list (the canary first), with the wave's ``max_fail_percentage``. The same
+   steps; a batch whose failed hosts exceed the budget rolls back as a whole, and Ansible
+   stops the run there, so the hosts after it are never touched. Each batch checks on
+   the live state, before it touches anything, that it restarts no more replicas of a
+   model than its ``max_unavailable`` (a ``--limit`` can regroup the planned batches).
 
 The text is gen's own, built with ``str.replace`` on ``@NAME@`` markers, so Jinja's braces
 stay as Ansible reads them; every value placed into it is written by
@@ -31,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from generator.emit.ansible.inventory import GROUP, PREVIOUS_DIR
+from generator.emit.ansible.inventory import GROUP, PREVIOUS_DIR, wave_group
 from generator.emit.ansible.yamltext import scalar
 from generator.emit.render import ENV_DIR, UNIT_DIR, WAIT_READY
 from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR
 from generator.emit.writer import MANAGED_LIST
+from generator.plan.rollout import RolloutPlan, Wave
 
 TASKS_FILE = "rollout.yml"
 DIGEST_SCRIPT = "gen-digest.py"
@@ -102,12 +110,18 @@ GUARD = """\
         label: "{{ item.name }}"
       run_once: true
       tags: [always]
+
+    - name: Warn when a batch has more hosts than Ansible runs at once (its forks)
+      ansible.builtin.debug:
+        msg: "a batch of this playbook restarts up to {{ gen_largest_batch }} hosts at once, but this run has {{ ansible_forks }} forks: the hosts beyond them wait for a free fork at every step (run ansible-playbook -f {{ gen_largest_batch }})"
+      when: gen_largest_batch | int > ansible_forks | int
+      run_once: true
+      tags: [always]
 """
 
 PREPARE = """\
 - name: Prepare each host (secrets checked, folders, shared helper, dropped services removed)
   hosts: @GROUP@
-  serial: 1
   max_fail_percentage: 0
   any_errors_fatal: true
   gather_facts: false
@@ -256,10 +270,11 @@ PREPARE = """\
 ROLLOUT = """\
 - name: @TITLE@
   hosts: @HOSTS@
-@SERIAL@  any_errors_fatal: true
-  gather_facts: false
+@SERIAL@  gather_facts: false
   vars:
     gen_rollout_group: @NAME@
+    gen_rollout_models: @MODELS@
+    gen_max_fail_percentage: @MAX_FAIL@
     gen_verify_unit: @VERIFY@
     gen_verify_script: @VERIFY_SCRIPT@
   tasks:
@@ -274,9 +289,23 @@ def _fill(text: str, **values: str) -> str:
     return text
 
 
-def plays(groups: Sequence[dict[str, Any]]) -> str:
-    """The playbook body: guard, prepare, one play per group (rank order), then singles."""
-    verify = scalar(VERIFY_UNIT)
+def _flow(values: Sequence[Any]) -> str:
+    """A YAML flow list of scalars (each through :func:`scalar`)."""
+    return "[" + ", ".join(scalar(v) for v in values) + "]"
+
+
+def _wave_title(index: int, wave: Wave) -> str:
+    s = wave.settings
+    models = ", ".join(wave.models) if len(wave.models) <= 3 else f"{len(wave.models)} models"
+    first = f"canary {wave.serial[0]}, then " if s.canary > 0 and len(wave.serial) > 1 else ""
+    return (f"Roll out single-node services, wave {index} ({models}): {first}batches of up to "
+            f"{max(wave.serial[1:] or wave.serial)} of {len(wave.hosts)} host(s), at most "
+            f"{s.max_unavailable} replica(s) of a model at once, failure budget {s.max_fail_percentage}%")
+
+
+def plays(groups: Sequence[dict[str, Any]], plan: RolloutPlan) -> str:
+    """The playbook body: guard, prepare, one play per group (rank order), then one per wave."""
+    verify, verify_script = scalar(VERIFY_UNIT), scalar(VERIFY_SCRIPT)
     parts = [_fill(GUARD, GROUP=GROUP, DIGEST=DIGEST_SCRIPT),
              _fill(PREPARE, GROUP=GROUP, REMOVABLE=scalar(REMOVABLE_RE),
                    SECRET_RE=scalar(SECRET_RE), PREVIOUS=PREVIOUS_DIR, MANIFEST=MANAGED_LIST,
@@ -285,11 +314,17 @@ def plays(groups: Sequence[dict[str, Any]]) -> str:
                    WRITER_RE=scalar(_WRITER_RE), WRITER_CUT=scalar(_WRITER_CUT),
                    LEGACY_RE=scalar(_LEGACY_RE), LEGACY_CUT=scalar(_LEGACY_CUT))]
     for g in groups:
+        # Every rank in one batch: no serial; one failing rank fails the group, and the run.
         parts.append(_fill(ROLLOUT, TITLE=scalar(f"Roll out multi-node group {g['name']} (all ranks at once, "
-                                                 "rolled back as a whole)"), HOSTS=scalar(g["group"]), SERIAL="",
-                           NAME=scalar(g["name"]), VERIFY=verify, VERIFY_SCRIPT=scalar(VERIFY_SCRIPT),
-                           TASKS=TASKS_FILE))
-    parts.append(_fill(ROLLOUT, TITLE=scalar("Roll out single-node services, one host at a time"), HOSTS=GROUP,
-                       SERIAL="  serial: 1\n  max_fail_percentage: 0\n", NAME=scalar(""), VERIFY=verify,
-                       VERIFY_SCRIPT=scalar(VERIFY_SCRIPT), TASKS=TASKS_FILE))
+                                                 "rolled back as a whole)"), HOSTS=scalar(g["group"]),
+                           SERIAL="  any_errors_fatal: true\n", NAME=scalar(g["name"]), MODELS=_flow([g["name"]]),
+                           MAX_FAIL="0", VERIFY=verify, VERIFY_SCRIPT=verify_script, TASKS=TASKS_FILE))
+    for i, wave in enumerate(plan.waves, 1):
+        budget = wave.settings.max_fail_percentage
+        serial = (f"  serial: {_flow(list(wave.serial))}\n  max_fail_percentage: {budget}\n"
+                  # No failure allowed: the first one stops every host of the batch at once.
+                  + ("  any_errors_fatal: true\n" if budget == 0 else ""))
+        parts.append(_fill(ROLLOUT, TITLE=scalar(_wave_title(i, wave)), HOSTS=scalar(wave_group(i)), SERIAL=serial,
+                           NAME=scalar(""), MODELS=_flow(list(wave.models)), MAX_FAIL=str(budget), VERIFY=verify,
+                           VERIFY_SCRIPT=verify_script, TASKS=TASKS_FILE))
     return "\n".join(parts)

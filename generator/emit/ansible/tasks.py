@@ -42,7 +42,7 @@ TASKS = """\
 # The rollout steps of one play; see the header of site.yml.
 - name: Pick this play's services on the host and reset the notes of earlier plays
   ansible.builtin.set_fact:
-    gen_scope: "{{ gen_services | selectattr('group', 'equalto', gen_rollout_group) | list }}"
+    gen_scope: "{{ gen_services | selectattr('group', 'equalto', gen_rollout_group) | selectattr('model', 'in', gen_rollout_models) | list }}"
     gen_changed: []
     gen_pre_failures: []
     gen_failures: []
@@ -72,6 +72,26 @@ TASKS = """\
 - name: Note which services restart (changed enabled ones; every rank of a group when any rank changed)
   ansible.builtin.set_fact:
     gen_restart: "{{ (gen_scope | selectattr('enabled') | map(attribute='unit') | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_changed') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_changed) | selectattr('enabled') | map(attribute='unit') | list) }}"
+  tags: [always]
+
+- name: Note the models whose replicas this host restarts
+  ansible.builtin.set_fact:
+    gen_restart_models: "{{ gen_scope | selectattr('unit', 'in', gen_restart) | map(attribute='model') | unique | list }}"
+  tags: [always]
+
+- name: Refuse a batch that would restart more replicas of a model than its max_unavailable (nothing touched yet)
+  ansible.builtin.assert:
+    that:
+      - down | length <= item.value
+    fail_msg: "this batch would restart {{ down | length }} replicas of model {{ item.key }} at once ({{ down | join(', ') }}), more than its max_unavailable {{ item.value }}; nothing was touched. The planned batches keep replicas apart: a --limit regrouped them. Run without --limit, or limit to hosts of one batch (the order of group gen_rollout_N)"
+    quiet: true
+  vars:
+    down: "{{ ansible_play_batch | select('in', ansible_play_batch | map('extract', hostvars) | selectattr('gen_restart_models', 'contains', item.key) | map(attribute='inventory_hostname') | list) | list }}"
+  loop: "{{ gen_max_unavailable | dict2items | selectattr('key', 'in', gen_rollout_models) | list }}"
+  loop_control:
+    label: "{{ item.key }}"
+  when: gen_rollout_group == ''
+  run_once: true
   tags: [always]
 
 - name: Create the staging folders
@@ -223,9 +243,12 @@ TASKS = """\
   when: gen_wait is not skipped and gen_wait.stdout is defined
   tags: [restart]
 
-- name: Decide what rolls back (a group as a whole, else the failed services)
+- name: Decide what rolls back (a group, or a batch past its failure budget, as a whole; else the failed services)
   ansible.builtin.set_fact:
-    gen_rollback: "{{ (gen_scope | selectattr('unit', 'in', gen_changed + gen_restart) | list) if (gen_rollout_group != '' and (ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten | length > 0)) else (gen_scope | selectattr('unit', 'in', gen_failures | map(attribute='unit') | list) | list) }}"
+    gen_rollback: "{{ (gen_scope | selectattr('unit', 'in', gen_changed + gen_restart) | list) if (gen_rollout_group != '' and failed | length > 0) or (failed | length * 100 > gen_max_fail_percentage | int * ansible_play_batch | length) else (gen_scope | selectattr('unit', 'in', gen_failures | map(attribute='unit') | list) | list) }}"
+    gen_batch_failed: "{{ failed }}"
+  vars:
+    failed: "{{ ansible_play_batch | map('extract', hostvars) | selectattr('gen_failures') | map(attribute='inventory_hostname') | list }}"
   tags: [restart]
 
 - name: Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)
@@ -248,7 +271,7 @@ TASKS = """\
 
 - name: Fail with the reason first, then the failed check, the rollback and the journal excerpt
   ansible.builtin.fail:
-    msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }}: {{ f.reason }}\\n{% endfor %}{% if not gen_failures %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% endif %}rollback: {% for r in R.values() %}{{ r.detail if r.ok else ('FAILED, ' ~ r.unit ~ ' is down: ' ~ r.reason ~ ' (' ~ r.detail ~ ')') }}{{ '' if loop.last else '; ' }}{% else %}nothing to restart{% endfor %}{% for f in gen_failures %}{{ '\\n' }}--- {{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start (excerpt; all of it: gen status --host {{ inventory_hostname }} --service {{ f.unit | regex_replace('^sglang-', '') | regex_replace('[.]service$', '') }}) ---\\n{{ f.journal }}{% endfor %}"
+    msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }}: {{ f.reason }}\\n{% endfor %}{% if not gen_failures and gen_rollout_group %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% elif not gen_failures %}rolled back with its batch: {{ gen_batch_failed | length }} of its {{ ansible_play_batch | length }} host(s) failed ({{ gen_batch_failed | join(', ') }}), more than the failure budget max_fail_percentage {{ gen_max_fail_percentage }}%\\n{% endif %}rollback: {% for r in R.values() %}{{ r.detail if r.ok else ('FAILED, ' ~ r.unit ~ ' is down: ' ~ r.reason ~ ' (' ~ r.detail ~ ')') }}{{ '' if loop.last else '; ' }}{% else %}nothing to restart{% endfor %}{% for f in gen_failures %}{{ '\\n' }}--- {{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start (excerpt; all of it: gen status --host {{ inventory_hostname }} --service {{ f.unit | regex_replace('^sglang-', '') | regex_replace('[.]service$', '') }}) ---\\n{{ f.journal }}{% endfor %}"
   vars:
     R: "{{ @JSON_REWAIT@ if gen_rewait.stdout is defined else {} }}"
   when: gen_rollback | length > 0
