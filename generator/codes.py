@@ -199,6 +199,7 @@ _CODES: tuple[Code, ...] = (
     Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),
     Code("K004", E, "`secret_args` on a pin whose SGLang has no `--config`"),
     Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
+    Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
     Code("A001", E, "a rollout size (`batch`, `max_unavailable`) that is neither a number of hosts (at least 1) "
                     "nor a percentage from '1%' to '100%'"),

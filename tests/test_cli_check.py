@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -93,3 +94,15 @@ def test_valid_unused_model_passes_and_a_pin_that_knows_its_flag_is_enough(repo_
     r = _gen("check", "--root", str(repo_copy))
     assert r.exit_code == 0, r.stderr
     assert "spare" not in r.stderr and "plain" not in r.stderr
+
+
+def test_a_stale_ansible_file_is_an_o020_diagnostic_in_json(repo_copy: Path) -> None:
+    root = str(repo_copy)
+    assert _gen("ansible", "--root", root).exit_code == 0
+    (repo_copy / "ansible/site.yml").write_text((repo_copy / "ansible/site.yml").read_text() + "# edited\n")
+    result = _gen("check", "--root", root, "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert [(d["file"], d["code"], d["message"]) for d in doc["diagnostics"] if d["code"] == "O020"] == [
+        ("ansible/site.yml", "O020", "ansible/site.yml would be updated")]
+    assert doc["current"] is False

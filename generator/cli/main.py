@@ -256,6 +256,10 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
         stale_ansible = [(path, action) for path, _, action in ansible_actions(root, result, ansible_dir, plan)
                          if action != "unchanged"]
         out.results["current"] = out.results["current"] and not stale_ansible
+        if out.machine:  # as O001 for output/: a positioned finding for JSON and SARIF readers
+            out.diagnostics.extend(Diagnostic(Position(str(path.relative_to(root))), "O020",
+                                              f"{path.relative_to(root)} would be {action}", hint="run `gen ansible`")
+                                   for path, action in stale_ansible)
         for path, action in stale_ansible:
             out.fail(f"gen: {path.relative_to(root)} would be {action}")
         if stale_ansible:

@@ -17,6 +17,9 @@ exit status, so the playbook can roll a whole group back before it fails the run
   above the value before the start, or the deadline (TimeoutStartSec + a margin); then
   the unit's journal since the cursor as ``reason`` (:func:`deciding_line`) and a bounded,
   de-duplicated ``journal`` excerpt (:func:`excerpt`).
+* ``record {outcome, units, reasons, ...}``: keep each unit's last rollout outcome
+  (applied, refused by preflight, rolled back, failed) with its reason in
+  ``/var/lib/gen/rollouts/<unit>.json``.
 * ``rollback [service]``: stop; restore the previous set byte for byte (mode,
   owner), remove files the new set added; a unit with no previous set (new) is
   disabled and its files removed. Then daemon-reload and start what was active before.
@@ -39,6 +42,7 @@ from typing import Any
 
 RESULT_MARKER = "=== gen on-host result ==="
 PREVIOUS = "/var/lib/gen/previous"
+OUTCOMES = "/var/lib/gen/rollouts"  # each unit's last rollout outcome (gen status reads it)
 MARGIN_S = 60  # beyond TimeoutStartSec: systemd gives up first and says why
 POLL_S = 1.0
 PROPS = "ActiveState,SubState,Result,NRestarts,ExecMainStatus,ExecMainCode"
@@ -90,12 +94,13 @@ def _message(line: str) -> tuple:
     return (match.group(1), line[match.end():]) if match else ("", line)
 
 
-def _is_usage(messages: list, i: int) -> bool:
-    """True when message I belongs to argparse's usage text (``usage:`` and its indented lines)."""
-    j = i
-    while j >= 0 and (messages[j].startswith((" ", "\t")) or messages[j] == ""):
-        j -= 1
-    return j >= 0 and messages[j].startswith("usage: ")
+def _usage_flags(messages: list) -> list:
+    """For each message: does it belong to argparse's usage text (``usage:`` and its indented lines)?"""
+    flags, inside = [], False
+    for message in messages:
+        inside = message.startswith("usage: ") or (inside and (message[:1] in (" ", "\t") or message == ""))
+        flags.append(inside)
+    return flags
 
 
 def deciding_line(text: str) -> str:
@@ -112,8 +117,8 @@ def deciding_line(text: str) -> str:
     exceptions = [m for i, m in enumerate(service) if i > last_traceback and _EXCEPTION.match(m)]
     if exceptions:
         return exceptions[0] if last_traceback >= 0 else exceptions[-1]
-    for i, message in enumerate(service):
-        if not _is_usage(service, i) and not message.startswith(("usage: ", "Traceback")):
+    for message, usage in zip(service, _usage_flags(service)):  # noqa: B905 (the same length; 3.8+ hosts)
+        if not usage and not message.startswith("Traceback"):
             return message
     # Nothing from the server itself: systemd's first line about how it ended.
     ended = [m for ident, m in map(_message, lines) if ident == "systemd" and _ENDED.search(m)]
@@ -125,10 +130,11 @@ def excerpt(text: str, limit: int = EXCERPT_LINES) -> str:
     most LIMIT lines (the first EXCERPT_HEAD and the last ones, the middle counted)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     messages = [_message(ln)[1] for ln in lines]
-    kept, seen, repeats, usage = [], set(), 0, 0
-    for i, (line, message) in enumerate(zip(lines, messages)):
-        if _is_usage(messages, i):
-            usage += 1
+    kept, seen, repeats = [], set(), 0
+    usage = _usage_flags(messages)
+    for i, line in enumerate(lines):
+        message = messages[i]
+        if usage[i]:
             if message.startswith("usage: ") and message not in seen:
                 seen.add(message)
                 kept.append(line.split("usage: ", 1)[0] + "usage: ... (argparse's usage text, left out)")
@@ -297,8 +303,36 @@ def rollback(items: list) -> dict:
     return out
 
 
+def record(spec: dict) -> dict:
+    """Keep each unit's last rollout outcome in ``OUTCOMES/<unit>.json`` (what ``gen status`` shows).
+
+    SPEC: ``{"outcome", "units", "reasons": {unit: reason}, "reason" (the others'),
+    "down": [units whose rollback did not come back], "inventory", "digest"}``; the host's
+    clock adds ``at`` (UTC). Written to a temporary file and renamed: never half a file.
+    """
+    os.makedirs(OUTCOMES, mode=0o755, exist_ok=True)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    reasons, down = spec.get("reasons") or {}, set(spec.get("down") or ())
+    out = {}
+    for unit in sorted(set(spec.get("units") or ())):
+        if "/" in unit or unit.startswith("."):
+            continue  # a unit name, never a path
+        outcome = "failed, and the rollback did not come back healthy" if unit in down else spec["outcome"]
+        doc = {"unit": unit, "at": at, "outcome": outcome, "reason": str(reasons.get(unit, spec.get("reason", ""))),
+               "inventory": str(spec.get("inventory", "")), "digest": str(spec.get("digest", ""))}
+        final = os.path.join(OUTCOMES, f"{unit}.json")
+        tmp = f"{final}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, final)
+        out[unit] = doc
+    return out
+
+
 # Each takes the decoded JSON spec (a list or a mapping, per mode) and returns the result to emit.
-MODES: dict[str, Callable[[Any], dict]] = {"save": save, "start": start, "wait": wait, "rollback": rollback}
+MODES: dict[str, Callable[[Any], dict]] = {"save": save, "start": start, "wait": wait, "rollback": rollback,
+                                           "record": record}
 
 
 def main(argv: list) -> int:

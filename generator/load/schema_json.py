@@ -36,7 +36,7 @@ _TYPES = {"string": "string", "integer": "integer", "float": "number", "number":
 # A normalized absolute path (what posixpath.normpath keeps): no '//', no '.' or '..' step,
 # no trailing '/' (gen's load checks say which and show the fix).
 _NORMALIZED = r"(?!.*//)(?!.*/\.\.?(?:/|$))"
-_CHECK_WITH = {
+_CHECK_WITH: dict[str, dict[str, Any]] = {
     # systemd.name_problem: 1 to 100 characters, a letter or digit first, no '.'/'-' last, no '..'
     "unit_name": {"pattern": r"^(?!.*\.\.)[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_])?$"},
     "abs_path": {"pattern": f"^{_NORMALIZED}(?:/|/.*[^/])$"},

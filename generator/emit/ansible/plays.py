@@ -199,6 +199,7 @@ PREPARE = """\
         state: directory
         mode: "0700"
       loop: [/var/lib/gen, /var/lib/gen/next, /@PREVIOUS@]
+      check_mode: false  # gen's own: the --check preview stages its files there to preflight them
       tags: [copy]
 
     - name: Copy the files no single service owns (the readiness helper runs only at start)

@@ -100,7 +100,10 @@ TASKS = """\
     state: directory
     mode: "0700"
   loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | map(attribute='path') | map('dirname') | unique | sort }}"
-  when: not ansible_check_mode
+  # gen's own scratch: the --check preview stages too, so its preflight checks exactly this.
+  check_mode: false
+  diff: false
+  changed_when: false
   tags: [preflight]
 
 - name: Stage the changed services' files (nothing live changes yet)
@@ -113,7 +116,10 @@ TASKS = """\
   loop: "{{ gen_files | selectattr('service', 'in', gen_restart) | list }}"
   loop_control:
     label: "@STAGE@/{{ item.path }}"
-  when: not ansible_check_mode
+  # gen's own scratch: the --check preview stages too, so its preflight checks exactly this.
+  check_mode: false
+  diff: false
+  changed_when: false
   tags: [preflight]
 
 - name: Check the staged unit files with systemd-analyze verify (under their real names)
@@ -125,7 +131,7 @@ TASKS = """\
   register: gen_analyze
   changed_when: false
   failed_when: false
-  when: not ansible_check_mode
+  check_mode: false  # read-only on the host: the --check preview runs it too
   tags: [preflight]
 
 - name: Preflight with the host's own SGLang (parse and validate the new argv)
@@ -138,7 +144,7 @@ TASKS = """\
   register: gen_sglang_pre
   changed_when: false
   failed_when: false
-  when: not ansible_check_mode
+  check_mode: false  # read-only on the host: the --check preview runs it too
   tags: [preflight]
 
 - name: Preflight inside the new unit's own sandbox (devices, model folder, cache folders)
@@ -151,7 +157,7 @@ TASKS = """\
   register: gen_sandbox_pre
   changed_when: false
   failed_when: false
-  when: not ansible_check_mode
+  check_mode: false  # read-only on the host: the --check preview runs it too
   tags: [preflight]
 
 - name: Note what the preflight checks refused (each its deciding line first, then its detail)
@@ -173,13 +179,30 @@ TASKS = """\
     label: "{{ item.item.unit }}"
   tags: [preflight]
 
+- name: "Preview (--check): say whether the preflight checks would pass"
+  ansible.builtin.debug:
+    msg: "{{ ('preview: preflight would pass (' ~ gen_restart | join(', ') ~ ')') if not gen_pre_failures else ('preview: preflight would FAIL: ' ~ gen_pre_failures | map('split', '\\n') | map('first') | join('; ')) }}"
+  when: ansible_check_mode and gen_restart | length > 0
+  tags: [preflight]
+
+- name: Keep the outcome of each service preflight refused on the host (gen status shows it)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py record {{ {'outcome': 'refused by preflight', 'units': units, 'reasons': dict(units | zip(gen_pre_failures | map('split', '\\n') | map('first'))), 'inventory': inventory_hostname, 'digest': gen_digest} | to_json | b64encode }}"
+    executable: "{{ gen_python | quote }}"
+  vars:
+    units: "{{ gen_pre_failures | map('split', ' ') | map('first') | list }}"
+  changed_when: false
+  when: gen_pre_failures | length > 0 and not ansible_check_mode
+  tags: [preflight]
+
 - name: Stop before anything running is touched when a preflight check failed on a host of this batch
   ansible.builtin.fail:
     # The deciding line of every refusal first, then each one's detail (at most its last 30 lines).
-    msg: "{% for f in F %}{{ f.split('\\n')[0] }}\\n{% endfor %}preflight failed, nothing running was touched{% for f in F if '\\n' in f %}{{ '\\n' }}--- {{ f.split('\\n')[0] }}\\n{{ f.split('\\n', 1)[1].split('\\n')[-30:] | join('\\n') }}{% endfor %}"
+    msg: "@REFUSALS_STOPPED@"
   vars:
     F: "{{ ansible_play_batch | map('extract', hostvars, 'gen_pre_failures') | flatten }}"
-  when: F | length > 0
+  # The preview goes on to show every file diff; its last step fails for the refusals.
+  when: F | length > 0 and not ansible_check_mode
   tags: [preflight]
 
 - name: Keep the live files of each changed service as its previous set (under /var/lib/gen/previous)
@@ -269,6 +292,26 @@ TASKS = """\
   when: gen_rollback | length > 0
   tags: [restart]
 
+- name: Keep the outcome of each restarted service that stays on the new files (gen status shows it)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py record {{ {'outcome': 'applied', 'units': units, 'reason': 'active and answering /health after the restart', 'inventory': inventory_hostname, 'digest': gen_digest} | to_json | b64encode }}"
+    executable: "{{ gen_python | quote }}"
+  vars:
+    units: "{{ gen_restart | difference(gen_rollback | map(attribute='unit') | list) }}"
+  changed_when: false
+  when: units | length > 0 and not ansible_check_mode
+  tags: [restart]
+
+- name: Keep the outcome of each rolled-back service on the host (gen status shows it)
+  ansible.builtin.script:
+    cmd: "gen-rollout.py record {{ {'outcome': 'rolled back', 'units': gen_rollback | map(attribute='unit') | list, 'reasons': dict(gen_failures | map(attribute='unit') | zip(gen_failures | map(attribute='reason'))), 'reason': ('rolled back with its group ' ~ gen_rollout_group) if gen_rollout_group else ('rolled back with its batch: ' ~ gen_batch_failed | join(', ') ~ ' failed'), 'down': (R | dict2items | rejectattr('value.ok') | map(attribute='key') | list), 'inventory': inventory_hostname, 'digest': gen_digest} | to_json | b64encode }}"
+    executable: "{{ gen_python | quote }}"
+  vars:
+    R: "{{ @JSON_REWAIT@ if gen_rewait.stdout is defined else {} }}"
+  changed_when: false
+  when: gen_rollback | length > 0
+  tags: [restart]
+
 - name: Fail with the reason first, then the failed check, the rollback and the journal excerpt
   ansible.builtin.fail:
     msg: "{% for f in gen_failures %}{{ f.unit }} on {{ inventory_hostname }}: {{ f.reason }}\\n{% endfor %}{% if not gen_failures and gen_rollout_group %}rolled back with its group {{ gen_rollout_group }}: {{ ansible_play_batch | map('extract', hostvars, 'gen_failures') | flatten(levels=1) | map(attribute='unit') | join(', ') }} failed on another rank\\n{% elif not gen_failures %}rolled back with its batch: {{ gen_batch_failed | length }} of its {{ ansible_play_batch | length }} host(s) failed ({{ gen_batch_failed | join(', ') }}), more than the failure budget max_fail_percentage {{ gen_max_fail_percentage }}%\\n{% endif %}rollback: {% for r in R.values() %}{{ r.detail if r.ok else ('FAILED, ' ~ r.unit ~ ' is down: ' ~ r.reason ~ ' (' ~ r.detail ~ ')') }}{{ '' if loop.last else '; ' }}{% else %}nothing to restart{% endfor %}{% for f in gen_failures %}{{ '\\n' }}--- {{ f.unit }} on {{ inventory_hostname }} failed its {{ f.check }} check: {{ f.detail }}\\n--- journal of {{ f.unit }} since the failed start (excerpt; all of it: gen status --host {{ inventory_hostname }} --service {{ f.unit | regex_replace('^sglang-', '') | regex_replace('[.]service$', '') }}) ---\\n{{ f.journal }}{% endfor %}"
@@ -301,7 +344,22 @@ TASKS = """\
     label: "{{ item.unit }} {{ item.health_url }}"
   when: not ansible_check_mode
   tags: [verify]
+
+- name: "Preview (--check): fail where the preflight checks would fail (nothing was changed)"
+  ansible.builtin.fail:
+    msg: "@REFUSALS_PREVIEW@"
+  vars:
+    F: "{{ gen_pre_failures }}"
+  when: ansible_check_mode and gen_pre_failures | length > 0
+  tags: [preflight]
 """
+
+
+# The preflight refusals F as one message: every deciding line first, then @SAYS@, then each
+# refusal's detail (its last 30 lines).
+_REFUSALS = ("{% for f in F %}{{ f.split('\\n')[0] }}\\n{% endfor %}@SAYS@{% for f in F if '\\n' in f %}"
+             "{{ '\\n' }}--- {{ f.split('\\n')[0] }}\\n{{ f.split('\\n', 1)[1].split('\\n')[-30:] | join('\\n') }}"
+             "{% endfor %}")
 
 
 def _json_of(var: str) -> str:
@@ -310,6 +368,8 @@ def _json_of(var: str) -> str:
 
 def tasks_text() -> str:
     """The tasks file's body (YAML)."""
-    return (TASKS.replace("@STAGE@", STAGE_DIR).replace("@MARKER@", MARKER).replace("@JSON@", _JSON)
+    return (TASKS.replace("@REFUSALS_STOPPED@", _REFUSALS.replace("@SAYS@", "preflight failed, nothing running was touched"))
+            .replace("@REFUSALS_PREVIEW@", _REFUSALS.replace("@SAYS@", "preview: preflight would fail, nothing was changed"))
+            .replace("@STAGE@", STAGE_DIR).replace("@MARKER@", MARKER).replace("@JSON@", _JSON)
             .replace("@JSON_START@", _json_of("gen_start")).replace("@JSON_WAIT@", _json_of("gen_wait"))
             .replace("@JSON_ROLLED@", _json_of("gen_rolled")).replace("@JSON_REWAIT@", _json_of("gen_rewait")))
