@@ -20,7 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .deploy import FIXTURE, PIN, VENV, push, sh, standin_files, standin_model_files
+from .deploy import FIXTURE, PIN, VENV, push, sh
+from .standins.provision import NVIDIA_MAJOR, UVM_MAJOR, gpu_nodes_script, setup_script, standin_files
 from .host import TestHost
 from .netns import Link
 
@@ -30,10 +31,7 @@ MODEL = "standin-mn"
 SINGLE_MODEL = "standin-llama-eagle3"
 HOSTS = ("mn-a", "mn-b")
 DIST_PORT = 50123
-NVIDIA_MAJOR, UVM_MAJOR = 195, 511
 STANDIN_PROC_DEVICES = "/run/standin-proc-devices"
-NODES = {"/dev/nvidia0": (NVIDIA_MAJOR, 0), "/dev/nvidiactl": (NVIDIA_MAJOR, 255),
-         "/dev/nvidia-uvm": (UVM_MAJOR, 0), "/dev/nvidia1": (NVIDIA_MAJOR, 1)}
 PER_SERVICE_NODES = 3  # nvidiactl, nvidia-uvm and the one placed GPU's node
 
 
@@ -57,16 +55,14 @@ def majors_free_here() -> list[str]:
 
 def make_nodes(host: TestHost) -> None:
     """Character devices with NVIDIA's majors (no driver behind them: an allowed open is ENXIO)."""
-    nodes = "; ".join(f"mknod -m 666 {p} c {ma} {mi}" for p, (ma, mi) in NODES.items())
-    sh(host, f"rm -f /dev/nvidia*; {nodes}")
+    sh(host, gpu_nodes_script())
 
 
 def provision(host: TestHost) -> None:
     """Stand-ins, service user, device nodes and the stand-in /proc/devices."""
-    push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n") | standin_model_files())
+    push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n"))
     make_nodes(host)
-    sh(host, "id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin sglang;"
-             f" mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python;"
+    sh(host, f"{setup_script()};"
              # STAND-IN for the NVIDIA driver's /proc/devices entries (container mount namespace only).
              f" awk '{{print}} /^Character devices:/{{print \"{NVIDIA_MAJOR} nvidia-frontend\";"
              f" print \"{UVM_MAJOR} nvidia-uvm\"}}' /proc/devices > {STANDIN_PROC_DEVICES};"

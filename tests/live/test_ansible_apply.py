@@ -350,8 +350,9 @@ def test_dropped_service_is_stopped_disabled_and_removed(fleet: Fleet) -> None:
         assert sh(a, f"test -f {kept}", check=False).returncode == 0, kept
     assert sh(a, "systemctl list-unit-files ssh.service --no-legend").stdout.strip(), "ssh.service was touched"
     # The host's list is gen's again; alpha and host b kept running the same processes.
-    assert remote_text(a, "/etc/sglang/.gen-managed") == (fleet.repo / "output/ansible-a/.gen-managed").read_text() \
-        + "var/lib/gen/previous/sglang-alpha.service\n"
+    # First the inventory that wrote it (the prepare play refuses a list another inventory wrote).
+    assert remote_text(a, "/etc/sglang/.gen-managed") == "# gen: written by inventory ansible-a\n" \
+        + (fleet.repo / "output/ansible-a/.gen-managed").read_text() + "var/lib/gen/previous/sglang-alpha.service\n"
     assert sh(a, "ls /var/lib/gen/previous/sglang-beta.service", check=False).returncode != 0  # its previous set too
     after = invocations(fleet)
     # beta is gone (not-found, inactive: above); systemd may keep its last InvocationID in memory.
