@@ -319,13 +319,13 @@ def plays(groups: Sequence[dict[str, Any]], plan: RolloutPlan) -> str:
         parts.append(_fill(ROLLOUT, TITLE=scalar(f"Roll out multi-node group {g['name']} (all ranks at once, "
                                                  "rolled back as a whole)"), HOSTS=scalar(g["group"]),
                            SERIAL="  any_errors_fatal: true\n", NAME=scalar(g["name"]), MODELS=_flow([g["name"]]),
-                           MAX_FAIL="0", VERIFY=verify, VERIFY_SCRIPT=verify_script, TASKS=TASKS_FILE))
+                           MAX_FAIL=scalar(0), VERIFY=verify, VERIFY_SCRIPT=verify_script, TASKS=TASKS_FILE))
     for i, wave in enumerate(plan.waves, 1):
         budget = wave.settings.max_fail_percentage
-        serial = (f"  serial: {_flow(list(wave.serial))}\n  max_fail_percentage: {budget}\n"
+        serial = (f"  serial: {_flow(list(wave.serial))}\n  max_fail_percentage: {scalar(budget)}\n"
                   # No failure allowed: the first one stops every host of the batch at once.
                   + ("  any_errors_fatal: true\n" if budget == 0 else ""))
         parts.append(_fill(ROLLOUT, TITLE=scalar(_wave_title(i, wave)), HOSTS=scalar(wave_group(i)), SERIAL=serial,
-                           NAME=scalar(""), MODELS=_flow(list(wave.models)), MAX_FAIL=str(budget), VERIFY=verify,
+                           NAME=scalar(""), MODELS=_flow(list(wave.models)), MAX_FAIL=scalar(budget), VERIFY=verify,
                            VERIFY_SCRIPT=verify_script, TASKS=TASKS_FILE))
     return "\n".join(parts)
