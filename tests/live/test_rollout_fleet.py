@@ -6,7 +6,7 @@ service's /health directly. The STAND-IN server (tests/live/standins) answers /h
 503 for ``T`` seconds after it starts, as a model load would. Model ``rep`` runs on h1
 and h2 (two replicas); h3..h6 each run a model of their own.
 
-In file order, each test leaving the fleet healthy on the current render:
+In file order (each later test works from whatever the one before left running):
 
 1. the wall time of one change over all six hosts with ``serial: 1`` and with a canary
    and batches (printed beside the ideal ``(1 + ceil((N-1)/batch)) x T``);
@@ -320,9 +320,6 @@ def test_a_failed_batch_stops_the_run_rolls_that_batch_back_and_leaves_the_rest(
     assert _last_rollout(fleet, "h4") == untouched_record  # the last rollout that reached it, unchanged
     text = gen(fleet, "status", "--host", "h3", "--ssh-config", str(fleet.ssh_config), ok=False).stdout
     assert "last rollout: rolled back at " in text and ": RuntimeError: stand-in crash" in text, text
-    converged = playbook(fleet)  # the fault gone: the same render rolls out everywhere
-    assert converged.returncode == 0, converged.stdout + converged.stderr
-    assert live_units(fleet) == rendered_units(fleet)
 
 
 def _last_rollout(fleet: Fleet, host: str) -> dict[str, str]:
@@ -342,7 +339,6 @@ def test_a_stale_ansible_folder_is_refused_before_any_host_is_touched(fleet: Fle
     assert "PLAY [Prepare" not in run.stdout and "UNREACHABLE" not in run.stdout, run.stdout
     assert (ids(fleet), live_units(fleet)) == (before_ids, before_units)
     gen(fleet, "render", "--all")  # output/ and ansible/ current again
-    assert playbook(fleet).returncode == 0
 
 
 def test_the_check_diff_preview_runs_the_preflight_that_needs_no_restart(fleet: Fleet) -> None:
@@ -361,8 +357,6 @@ def test_the_check_diff_preview_runs_the_preflight_that_needs_no_restart(fleet: 
                      bad.stdout), bad.stdout
     assert "preview: preflight would fail, nothing was changed" in bad.stdout
     assert (ids(fleet), live_units(fleet)) == (before_ids, before_units)
-    roll(fleet, "canary: 1\nbatch: 2\n")
-    assert playbook(fleet).returncode == 0
 
 
 def test_an_inventory_from_elsewhere_reaching_a_host_is_refused(fleet: Fleet, tmp_path: Path) -> None:
