@@ -20,6 +20,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ansible.parsing.dataloader import DataLoader
+
+from generator.emit.ansible.digest import tree_digest
+
 from .deploy import FIXTURE, PIN, VENV, push, sh
 from .standins.provision import NVIDIA_MAJOR, UVM_MAJOR, gpu_nodes_script, setup_script, standin_files
 from .host import TestHost
@@ -187,3 +191,20 @@ def live_files(fleet: Fleet) -> dict[str, str]:
         for path in ("/etc/systemd/system/sglang-mn.service", "/etc/sglang/mn.env"):
             out[f"{name}:{path}"] = sh(host, f"sha256sum {path} | cut -d' ' -f1; stat -c '%a %U %G' {path}").stdout
     return out
+
+
+def accept_hand_edit(repo: Path, host: str) -> None:
+    """Record HOST's hand-edited output/ tree as current in ansible/inventory.yml.
+
+    A test's stand-in for a unit gen would never render (an unknown flag, a setting this
+    systemd lacks): the playbook's first task refuses an output/ that changed since
+    `gen ansible`, and `gen ansible` refuses an output/ that is not the render, so the
+    test writes the new tree's digest where gen ansible records it.
+    """
+    inventory = repo / "ansible" / "inventory.yml"
+    hosts = DataLoader().load(inventory.read_text())["all"]["children"]["sglang_hosts"]["hosts"]
+    old = str(hosts[host]["gen_digest"])
+    text = inventory.read_text()
+    assert text.count(f'"{old}"') >= 1
+    new = tree_digest(str(repo / "output" / host))
+    inventory.write_text(text.replace(f'gen_digest: !unsafe "{old}"\n', f'gen_digest: !unsafe "{new}"\n'))

@@ -38,6 +38,7 @@ from .host import TestHost, boot_test_host, free_port, stop_test_host
 from .netns import delete_link, make_link
 from .rollout_fleet import (
     HOSTS,
+    accept_hand_edit,
     PER_SERVICE_NODES,
     Fleet,
     gen,
@@ -172,6 +173,7 @@ def _edit_rank1_unit(fleet: Fleet, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
+    accept_hand_edit(fleet.repo, "mn-b")
 
 
 def test_a_flag_the_server_refuses_is_stopped_by_preflight_or_rolled_back(fleet: Fleet) -> None:
@@ -284,6 +286,7 @@ def test_sandbox_device_acl_is_enforced_for_real(fleet: Fleet) -> None:
     files, ids = live_files(fleet), _ids(fleet)
     path = fleet.repo / "output" / "mn-b" / UNIT_REL
     path.write_text(re.sub(r"^DeviceAllow=.*\n", "", path.read_text(), flags=re.M))
+    accept_hand_edit(fleet.repo, "mn-b")
     gated = playbook(fleet)
     assert gated.returncode != 0
     assert "sglang-mn.service on mn-b sandbox: the sandbox hides /dev/nvidia0" in gated.stdout, gated.stdout
