@@ -201,8 +201,8 @@ _CODES: tuple[Code, ...] = (
     Code("O001", E, "a file of `output/` a render would change (a diagnostic in `--format json`/`sarif`)"),
     Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
-    Code("A001", E, "a rollout size (`batch`, `max_unavailable`) that is neither a number of hosts (at least 1) "
-                    "nor a percentage from '1%' to '100%'"),
+    Code("A001", E, "a rollout size (`batch`, `max_unavailable`) written as text that is not a percentage from "
+                    "'1%' to '100%' (a number of hosts is bounded by the schema)"),
     Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
     Code("A003", W, "`rollout:` in a multi-node model: its ranks always restart together, as one unit"),
     Code("A004", W, "services of one model on one host restart together, more than its `max_unavailable`"),

@@ -107,7 +107,7 @@ def test_settings_are_checked_with_positions(tmp_path: Path) -> None:
         "rollout.yaml:1:9: error[S005]: 'canary' must be at least 0, got -1",
         "rollout.yaml:2:8: error[A001]: 'batch' is neither a number of hosts nor a percentage like '25%' "
         "(write 10 or '10%'), got 'ten'",
-        "rollout.yaml:3:18: error[A001]: 'max_unavailable' must be at least 1 (0 would restart nothing, ever), got 0",
+        "rollout.yaml:3:18: error[S005]: 'max_unavailable' must be at least 1, got 0",
         "rollout.yaml:4:22: error[S005]: 'max_fail_percentage' must be at most 100, got 101",
         "rollout.yaml:5:1: error[S001]: unknown key 'maxunavailable' (did you mean 'max_unavailable'?)"]
     (tmp_path / "rollout.yaml").write_text("batch: 101%\n")

@@ -38,12 +38,8 @@ _PERCENT = re.compile(r"([0-9]{1,3})%")
 
 
 def rollout_size_problem(value: Any) -> str | None:
-    """Why VALUE is no rollout size (a whole number of hosts >= 1, or a percentage '1%'..'100%')."""
-    if isinstance(value, bool):
-        return "is neither a number of hosts nor a percentage like '25%'"
-    if isinstance(value, int):
-        return None if value >= 1 else "must be at least 1 (0 would restart nothing, ever)"
-    if isinstance(value, str):
+    """Why the string VALUE is no rollout size: a percentage '1%' to '100%' (a count has min/max)."""
+    if isinstance(value, str):  # a count is bounded by the schema's min and max
         match = _PERCENT.fullmatch(value.strip())
         if match is None:
             return "is neither a number of hosts nor a percentage like '25%' (write 10 or '10%')"

@@ -69,8 +69,8 @@ ENV = {
 }
 
 # Rollout strategy (generator/load/rollout.py): the whole of rollout.yaml, and a model's
-# `rollout:` overrides. A size is a count of hosts or a percentage ("25%"), checked as A001.
-ROLLOUT_SIZE = {"type": ["integer", "string"], "check_with": "rollout_size"}
+# `rollout:` overrides. A size is a count of hosts (min/max) or a percentage ("25%", A001).
+ROLLOUT_SIZE = {"type": ["integer", "string"], "min": 1, "max": 100_000, "check_with": "rollout_size"}
 ROLLOUT_SCHEMA: dict[str, Any] = {
     "canary": {"type": "integer", "min": 0, "max": 100_000},
     "batch": ROLLOUT_SIZE,

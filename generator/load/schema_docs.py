@@ -32,7 +32,7 @@ _ROLLOUT_KEYS: dict[str, KeyDoc] = {
     "canary": KeyDoc("Hosts rolled out first, on their own, before any batch (0: no canary). If the canary "
                      "fails, nothing else is touched.", default="1", example=1),
     "batch": KeyDoc("Hosts per batch after the canary: a number, or a percentage of the hosts the play "
-                    "rolls out (rounded down, at least 1). Ansible's `serial`; A001 when it is neither.",
+                    "rolls out (rounded down, at least 1). Ansible's `serial`; A001 when text is no percentage.",
                     default="25%", example="10%"),
     "max_fail_percentage": KeyDoc("The failure budget: the percentage of a batch's hosts that may fail "
                                   "(each rolled back) before the run stops. Past it the whole batch rolls "

@@ -49,7 +49,7 @@ _CHECK_WITH: dict[str, dict[str, Any]] = {
     "net_address": {},
     "cpu_list": {},
     # A count (the integer type) or a percentage; a pattern applies to the string form only.
-    "rollout_size": {"minimum": 1, "pattern": "^([1-9][0-9]?|100)%$"},
+    "rollout_size": {"pattern": "^([1-9][0-9]?|100)%$"},
 }
 # Cerberus rules met that have no translation (each "path: rule"); a test keeps it empty.
 UNTRANSLATED: set[str] = set()
