@@ -185,8 +185,8 @@ def test_a_flag_the_server_refuses_is_stopped_by_preflight_or_rolled_back(fleet:
     assert refused.returncode != 0
     assert "preflight failed, nothing running was touched" in refused.stdout, refused.stdout
     # The deciding line first: argparse's error line, not its usage text.
-    assert re.search(r"\"msg\": \"sglang-mn.service on mn-b sglang-preflight: exit status 2: \\S+: error: "
-                     r"unrecognized arguments: --standin-frobnicate 1\\n", refused.stdout), refused.stdout
+    assert re.search(r'"msg": "sglang-mn.service on mn-b sglang-preflight: exit status 2: \S+: error: '
+                     r'unrecognized arguments: --standin-frobnicate 1\\n', refused.stdout), refused.stdout
     assert "unrecognized arguments: --standin-frobnicate 1" in refused.stdout
     assert live_files(fleet) == files and _ids(fleet) == ids
 
