@@ -76,3 +76,14 @@ def test_applied_and_rolled_back_are_recorded_apart(tmp_path: Path) -> None:
     assert (rolled["outcome"], rolled["units"], rolled["reasons"]) == \
         ("rolled back", ["sglang-a.service"], {"sglang-a.service": "RuntimeError: boom"})
     assert rolled["reason"] == "rolled back with its batch: h1 failed" and rolled["down"] == []
+
+
+def test_the_outcome_line_is_one_printable_line_whatever_the_host_kept() -> None:
+    """The reason is a line of the service's journal (it may hold what a client sent): a newline
+    or ESC in it must not start a fake CI line or reach the terminal raw."""
+    doc = {"outcome": "rolled back\x1b[2J", "at": "2026-12-02T03:00:00Z",
+           "reason": "error: x\n::error::forged\x1b]8;;http://e\x07"}
+    line = outcome_line(doc)
+    assert "\n" not in line and "\x1b" not in line and "\x07" not in line
+    assert line == ("last rollout: rolled back\\x1b[2J at 2026-12-02T03:00:00Z: "
+                    "error: x\\n::error::forged\\x1b]8;;http://e\\x07")

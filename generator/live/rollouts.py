@@ -14,6 +14,8 @@ from typing import Any
 
 from testinfra.host import Host as InfraHost
 
+from generator.errors import printable
+
 OUTCOMES_DIR = "/var/lib/gen/rollouts"  # onhost_rollout.OUTCOMES: the same folder on the host
 
 
@@ -30,8 +32,12 @@ def last_rollout(host: InfraHost, unit: str) -> dict[str, Any] | None:
 
 
 def outcome_line(doc: dict[str, Any] | None) -> str:
-    """One line for ``gen status``: what the last rollout did to the service, when and why."""
+    """One line for ``gen status``: what the last rollout did to the service, when and why.
+
+    The file is the host's (its reason is a line of the service's journal, which may hold
+    what a client sent): every part is :func:`printable`, one line whatever it holds."""
     if doc is None:
         return "last rollout: none recorded (the playbook keeps one per service it rolls out)"
-    reason = str(doc.get("reason") or "")
-    return f"last rollout: {doc.get('outcome', '?')} at {doc.get('at', '?')}" + (f": {reason}" if reason else "")
+    reason = printable(str(doc.get("reason") or ""))
+    head = f"last rollout: {printable(str(doc.get('outcome', '?')))} at {printable(str(doc.get('at', '?')))}"
+    return head + (f": {reason}" if reason else "")
