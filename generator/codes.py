@@ -67,6 +67,7 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
     Family("D", "generated", "`gen check`: the files gen generates into the repository (`schemas/`, `docs/manifests.md`)"),
+    Family("A", "rollout", "the rollout strategy: `rollout.yaml` and a model's `rollout:` (`load/rollout.py`, `plan/rollout.py`)"),
 )}
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -213,9 +214,15 @@ _CODES: tuple[Code, ...] = (
     Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
          "ansible.cfg, ...): Ansible would read it too"),
+    Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
          "printed (new, gone, or its lines before and after)"),
+    Code("A001", E, "a rollout size (`batch`, `max_unavailable`) written as text that is not a percentage from "
+                    "'1%' to '100%' (a number of hosts is bounded by the schema)"),
+    Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
+    Code("A003", W, "`rollout:` in a multi-node model: its ranks always restart together, as one unit"),
+    Code("A004", W, "services of one model on one host restart together, more than its `max_unavailable`"),
 )
 
 REGISTRY: dict[str, Code] = {}

@@ -16,7 +16,7 @@ from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
 from generator.cli.generated import check_generated
 from generator.load.captured import check_captured
-from generator.errors import Diagnostic, ExitCode, Position
+from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import Action, Change, apply, unified_diff
 
@@ -112,10 +112,14 @@ def _counts(changes: list[Change]) -> dict[str, int]:
 def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None) -> int:
     """Validate, then write output/<host>/ atomically; list what changed and a summary line.
 
-    Unchanged files are listed too with -v.
+    Unchanged files are listed too with -v. When ROOT/ansible/ exists, --all rewrites it
+    from the same render (as `gen ansible` does); a render of some hosts that changed
+    files says that ansible/ is now stale.
     """
     out = output.current()
-    result = _render(root, _hosts(host, all_hosts, required=True), jobs)
+    ansible_dir = root / "ansible"
+    # The Ansible files need every host as loaded (placements, argv): a detail run.
+    result = _render(root, _hosts(host, all_hosts, required=True), jobs, detail=all_hosts and ansible_dir.is_dir())
     out.results.update(written=False, hosts=[], files=[], counts={})
     if not result.ok:
         out.say("gen: nothing written", err=True)
@@ -129,7 +133,38 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
             out.say(f"{change.action.value:9} output/{change.path}")
     counts = _counts(result.changes)
     out.say(f"gen: {len(result.trees)} host(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))
+    if ansible_dir.is_dir():
+        _refresh_ansible(root, result, all_hosts)
     return ExitCode.OK
+
+
+def _refresh_ansible(root: Path, result: RenderResult, all_hosts: bool) -> None:
+    """After a render: rewrite ansible/ (--all), or say that it is stale (some hosts changed)."""
+    out = output.current()
+    if all_hosts:
+        from generator.cli.ansible import rollout_for, write_ansible  # only a repo with ansible/ needs it
+
+        plan, diags = rollout_for(root, result)
+        report(diags)
+        if plan is None:
+            out.say("gen: ansible/ not rewritten (rollout.yaml has errors): it is now stale", err=True)
+            out.results["ansible"] = "stale"
+            return
+        done, strays = write_ansible(root, result, root / "ansible", plan)
+        if strays:
+            report(strays)
+            out.say("gen: ansible/ not rewritten (it holds entries gen does not write): it is now stale", err=True)
+            out.results["ansible"] = "stale"
+            return
+        for path, action in done:
+            if action != "unchanged" or out.verbose:
+                out.say(f"{action:9} {path.relative_to(root)}")
+        out.results["ansible"] = "refreshed"
+    elif any(c.action is not Action.UNCHANGED for c in result.changes):
+        # The playbook would refuse to run (its first task compares output/ with the digests).
+        out.say("gen: ansible/ is now stale (written from the previous output/): run `gen ansible`, "
+                "or `gen render --all`, which rewrites it", err=True)
+        out.results["ansible"] = "stale"
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -199,7 +234,12 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
     generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
     generated += check_captured(root)  # every catalogs/**/*.json proves its content (load/captured.py)
     report(generated)
-    if not result.ok:
+    from generator.load.rollout import load_rollout  # rollout.yaml: checked whether or not ansible/ exists
+
+    rollout_diags = Diagnostics()
+    settings = load_rollout(root, rollout_diags)
+    report(rollout_diags.sorted())
+    if not result.ok or rollout_diags.has_errors:
         return ExitCode.FINDINGS
     _explain(root, result)
     stale = _stale(result)
@@ -213,13 +253,21 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
         out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS
     if ansible_dir.is_dir():
-        from generator.cli.ansible import ansible_actions, ansible_strays  # only a repo with ansible/ needs it
+        from generator.cli.ansible import ansible_actions, ansible_strays, rollout_for  # only a repo with ansible/
 
-        actions = ansible_actions(root, result, ansible_dir)
+        plan, plan_diags = rollout_for(root, result, settings)
+        report(plan_diags)
+        if plan is None:
+            return ExitCode.FINDINGS
+        actions = ansible_actions(root, result, ansible_dir, plan)
         stale_ansible = [(path, action) for path, _, action in actions if action != "unchanged"]
         strays = ansible_strays(ansible_dir, {path.name for path, _, _ in actions})
         report(strays)  # a file beside gen's is read by Ansible too: O004
         out.results["current"] = out.results["current"] and not stale_ansible and not strays
+        if out.machine:  # as O001 for output/: a positioned finding for JSON and SARIF readers
+            out.diagnostics.extend(Diagnostic(Position(str(path.relative_to(root))), "O020",
+                                              f"{path.relative_to(root)} would be {action}", hint="run `gen ansible`")
+                                   for path, action in stale_ansible)
         if strays and not stale_ansible:
             return ExitCode.FINDINGS
         for path, action in stale_ansible:

@@ -68,6 +68,16 @@ ENV = {
     "valuesrules": {"type": ["string", "integer", "float"], "check_with": "not_bool"},
 }
 
+# Rollout strategy (generator/load/rollout.py): the whole of rollout.yaml, and a model's
+# `rollout:` overrides. A size is a count of hosts (min/max) or a percentage ("25%", A001).
+ROLLOUT_SIZE = {"type": ["integer", "string"], "min": 1, "max": 100_000, "check_with": "rollout_size"}
+ROLLOUT_SCHEMA: dict[str, Any] = {
+    "canary": {"type": "integer", "min": 0, "max": 100_000},
+    "batch": ROLLOUT_SIZE,
+    "max_fail_percentage": {"type": "integer", "min": 0, "max": 100},
+    "max_unavailable": ROLLOUT_SIZE,
+}
+
 MODEL_SCHEMA: dict[str, Any] = {
     "name": _name(),
     "description": {"type": "string"},
@@ -121,6 +131,7 @@ MODEL_SCHEMA: dict[str, Any] = {
     },
     "args": ARGS,
     "env": ENV,
+    "rollout": {"type": "dict", "schema": ROLLOUT_SCHEMA},
     # One replica over several hosts: the list order is the node rank (rank 0 first).
     "multinode": {
         "type": "dict",
