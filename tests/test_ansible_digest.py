@@ -108,6 +108,10 @@ def test_a_stale_ansible_folder_stops_the_playbook_before_any_host(repo: Path, t
         assert "ansible/ is stale: output/ of llm-two changed since `gen ansible` wrote this playbook; " \
                "nothing was touched. Run `gen ansible`" in out, out
         assert "UNREACHABLE" not in out and "PLAY [Prepare" not in out, out
+    if change == "add":  # a file gen does not render is O002: render writes nothing until it is gone
+        refused = _gen("render", "--all", "--root", str(repo))
+        assert refused.exit_code == 1 and "error[O002]" in refused.stderr, refused.output
+        (tree / "etc/sglang/new.env").unlink()
     # `gen render --all` puts output/ back and rewrites ansible/ from it.
     assert _gen("render", "--all", "--root", str(repo)).exit_code == 0
     again = _playbook(repo, tmp_path)
