@@ -131,7 +131,7 @@ _CODES: tuple[Code, ...] = (
     Code("R014", E, "two services of one host whose names differ only in case (their units and files)"),
     Code("R015", E, "two multi-node models whose Ansible groups are one (`-` and `.` become `_`)"),
     Code("R016", E, "a host named like an Ansible inventory group (`all`, `ungrouped`, `sglang_hosts`, "
-         "`gen_group_*`)"),
+         "`gen_group_*`, `gen_rollout_*`)"),
     Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
     Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),

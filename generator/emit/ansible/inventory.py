@@ -38,7 +38,7 @@ from generator.emit.render import (
 from generator.emit.secrets import credential_path
 from generator.emit.writer import MANAGED_LIST
 from generator.load.addresses import machine
-from generator.load.names import HOSTS_GROUP, ansible_group
+from generator.load.names import HOSTS_GROUP, WAVE_PREFIX, ansible_group
 from generator.load.resolve import default_timeout_start_min
 from generator.plan.rollout import RolloutPlan
 
@@ -184,7 +184,7 @@ def groups(renders: Sequence[HostRender]) -> list[dict[str, Any]]:
 
 def wave_group(index: int) -> str:
     """The inventory group of the I-th wave of single-node services (its hosts in rollout order)."""
-    return f"gen_rollout_{index}"
+    return f"{WAVE_PREFIX}{index}"
 
 
 def inventory(renders: Sequence[HostRender], output_rel: str, digests: dict[str, str] | None = None,
