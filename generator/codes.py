@@ -67,12 +67,14 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
     Family("D", "generated", "`gen check`: the files gen generates into the repository (`schemas/`, `docs/manifests.md`)"),
+    Family("A", "rollout", "the rollout strategy: `rollout.yaml` and a model's `rollout:` (`load/rollout.py`, `plan/rollout.py`)"),
 )}
 
 E, W = Severity.ERROR, Severity.WARNING
 
 _CODES: tuple[Code, ...] = (
-    Code("Y001", E, "malformed YAML (the parser's message, at its position), or a value Python cannot construct"),
+    Code("Y001", E, "malformed YAML that no code of Y020-Y028 names (the parser's message, at its position), "
+         "or a value Python cannot construct"),
     Code("Y002", E, "a key appears twice in one mapping"),
     Code("Y003", E, "nesting deeper than 64 levels (checked before composing; also an alias inside its own anchor)"),
     Code("Y004", E, "a YAML merge key (`<<`), which gen does not support"),
@@ -89,6 +91,16 @@ _CODES: tuple[Code, ...] = (
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
     Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
          "is circular, or nests deeper than 8"),
+    Code("Y020", E, "a tab in a line's indentation (YAML indents with spaces only)"),
+    Code("Y021", E, "a line whose indentation matches no level above it (a one-space dedent, a line indented "
+         "past the value above, a key at a list's `-` column, a list item among keys)"),
+    Code("Y022", E, "a quote that is not closed on its line (named where it opens)"),
+    Code("Y023", E, "no space after a key's colon (`path:/a` is one word to YAML)"),
+    Code("Y024", E, "a colon and a space inside an unquoted value (`a: b: c`)"),
+    Code("Y025", E, "a value that starts with a character YAML reserves (`@`, a backtick, `%`, `*`) unquoted"),
+    Code("Y026", E, "a `[` or `{` that is not closed, or flow items without a comma"),
+    Code("Y027", E, "a key without its colon"),
+    Code("Y028", E, "text after a complete value (after a closing quote or bracket)"),
     Code("S000", E, "a schema rule without a dedicated message (names the cerberus rule)"),
     Code("S001", E, "unknown key (with a did-you-mean)"),
     Code("S002", E, "wrong type, or null where a value is required"),
@@ -119,7 +131,7 @@ _CODES: tuple[Code, ...] = (
     Code("R014", E, "two services of one host whose names differ only in case (their units and files)"),
     Code("R015", E, "two multi-node models whose Ansible groups are one (`-` and `.` become `_`)"),
     Code("R016", E, "a host named like an Ansible inventory group (`all`, `ungrouped`, `sglang_hosts`, "
-         "`gen_group_*`)"),
+         "`gen_group_*`, `gen_rollout_*`)"),
     Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
     Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),
@@ -202,9 +214,15 @@ _CODES: tuple[Code, ...] = (
     Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
          "ansible.cfg, ...), or an `ansible.cfg` beside `ansible/`: Ansible would read it too"),
+    Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
          "printed (new, gone, or its lines before and after)"),
+    Code("A001", E, "a rollout size (`batch`, `max_unavailable`) written as text that is not a percentage from "
+                    "'1%' to '100%' (a number of hosts is bounded by the schema)"),
+    Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
+    Code("A003", W, "`rollout:` in a multi-node model: its ranks always restart together, as one unit"),
+    Code("A004", W, "services of one model on one host restart together, more than its `max_unavailable`"),
 )
 
 REGISTRY: dict[str, Code] = {}

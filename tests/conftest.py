@@ -25,7 +25,7 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output")
+REPO_PARTS = ("models", "hosts", "templates", "catalogs", "output", "rollout.yaml")
 
 # No deadline: timings on a shared 2-core machine vary too much to fail a test on.
 settings.register_profile("ci", deadline=None, print_blob=True, max_examples=100,
@@ -49,6 +49,8 @@ def repo_copy(tmp_path: Path) -> Path:
     dest.mkdir()
     for part in REPO_PARTS:
         src = ROOT / part
-        if src.exists():
+        if src.is_dir():
             shutil.copytree(src, dest / part)
+        elif src.is_file():
+            shutil.copy2(src, dest / part)
     return dest

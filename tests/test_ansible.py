@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from ansible.parsing.dataloader import DataLoader
 from click.testing import CliRunner, Result
-from ruamel.yaml import YAML
 
 from generator.emit.ansible import REMOVABLE_RE, SECRET_RE, VERIFY_UNIT
 from generator.cli.main import main
@@ -27,7 +27,8 @@ from generator.emit.writer import MARKER
 
 BIN = Path(sys.executable).parent
 UNIT = "etc/systemd/system/sglang-qwen.service"
-NAMES = ("inventory.yml", "site.yml", "rollout.yml", "gen-onhost.py", "gen-rollout.py", "gen-sandbox.py")
+NAMES = ("inventory.yml", "site.yml", "rollout.yml", "gen-onhost.py", "gen-rollout.py", "gen-sandbox.py",
+         "gen-digest.py")
 
 
 def _gen(*args: str) -> Result:
@@ -63,8 +64,9 @@ def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     assert _gen("render", "--all", "--root", str(repo)).exit_code == 0
     result = _gen("ansible", "--root", str(repo), "--out", str(repo / "deploy"))
     assert result.exit_code == 0, result.stderr
-    inv = YAML(typ="safe").load((repo / "deploy/inventory.yml").read_text())
-    assert inv["all"]["vars"]["gen_output_dir"] == "{{ inventory_dir }}/../output"
+    inv = DataLoader().load((repo / "deploy/inventory.yml").read_text())
+    assert inv["all"]["vars"]["gen_output_dir"] == "{{ inventory_dir }}/{{ gen_output_rel }}"
+    assert inv["all"]["vars"]["gen_output_rel"] == "../output"
     hosts = inv["all"]["children"]["sglang_hosts"]["hosts"]
     assert list(hosts) == sorted(p.stem for p in (repo / "hosts").glob("*.yaml"))
     two = hosts["llm-two"]
@@ -82,7 +84,9 @@ def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     unit_text = (repo / "output/llm-two" / UNIT).read_text()
     assert f"TimeoutStartSec={svc['timeout_start_s'] // 60}min" in unit_text
     pre = json.loads(base64.b64decode(svc["preflight"]))["services"][0]
-    assert pre["name"] == "qwen" and pre["argv"][:2] == ["--model-path", pre["model_path"]]
+    # Nothing of the service's flags: the host reads argv and environment from the staged files.
+    assert pre == {"name": "qwen", "unit_file": "/var/lib/gen/next/" + UNIT,
+                   "env_map": {"/etc/sglang/qwen.env": "/var/lib/gen/next/etc/sglang/qwen.env"}}
     box = json.loads(base64.b64decode(svc["sandbox"]))["services"][0]
     assert box["unit_file"] == "/var/lib/gen/next/" + UNIT
     assert box["env_map"] == {"/etc/sglang/qwen.env": "/var/lib/gen/next/etc/sglang/qwen.env"}
@@ -166,7 +170,7 @@ def test_secret_env_is_read_by_the_unit_listed_for_the_playbook_and_never_render
     assert "secrets/" not in (repo / "output/gpu-a/etc/systemd/system").joinpath(
         next(p.name for p in (repo / "output/gpu-a/etc/systemd/system").iterdir())).read_text()
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    hosts = YAML(typ="safe").load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
+    hosts = DataLoader().load((repo / "ansible/inventory.yml").read_text())["all"]["children"]["sglang_hosts"]["hosts"]
     assert hosts["llm-two"]["gen_secret_env"] == ["/etc/sglang/secrets/qwen.env"]
     assert hosts["gpu-a"]["gen_secret_env"] == []
     assert all("/secrets/" not in f["path"] for h in hosts.values() for f in h["gen_files"])
@@ -202,18 +206,25 @@ def test_only_paths_of_the_shapes_gen_writes_are_ever_removed(path: str, removab
     assert (re.match(REMOVABLE_RE, path) is not None and re.search(SECRET_RE, path) is None) is removable
 
 
-def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
+def test_playbook_order_guard_prepare_groups_then_waves(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    plays = YAML(typ="safe").load((repo / "ansible/site.yml").read_text())
+    plays = DataLoader().load((repo / "ansible/site.yml").read_text())
+    # kimi with the repository's rollout.yaml, qwen with its own batch: two waves.
     assert [p["hosts"] for p in plays] == ["sglang_hosts", "sglang_hosts", "gen_group_deepseek_v3_bf16",
-                                           "sglang_hosts"]
-    guard, prepare, group, singles = plays
+                                           "gen_rollout_1", "gen_rollout_2"]
+    guard, prepare, group, kimi, qwen = plays
     assert guard["tasks"][0]["run_once"] is True and guard["tasks"][0]["tags"] == ["always"]
-    assert prepare["serial"] == 1 and "gen_host_list" not in prepare["vars"]  # per host, in the inventory
-    # All ranks in one batch; singles one host at a time; both import the same steps.
+    # Prepare runs on every host at once (forks); any failure stops all.
+    assert "serial" not in prepare and prepare["any_errors_fatal"] is True
+    assert "gen_host_list" not in prepare["vars"]  # per host, in the inventory
+    # All ranks in one batch; each wave in its serial batches; all import the same steps.
     assert "serial" not in group and group["vars"]["gen_rollout_group"] == "deepseek-v3-bf16"
-    assert singles["serial"] == 1 and singles["vars"]["gen_rollout_group"] == ""
-    assert group["tasks"] == singles["tasks"] == [
+    assert group["vars"]["gen_rollout_models"] == ["deepseek-v3-bf16"]
+    assert (kimi["vars"]["gen_rollout_models"], kimi["serial"], kimi["max_fail_percentage"]) == \
+        (["kimi-k2.5-eagle3"], [1], 0)
+    assert (qwen["vars"]["gen_rollout_models"], qwen["serial"]) == (["qwen3.5-122b-a10b"], [1])
+    assert kimi["vars"]["gen_rollout_group"] == "" and kimi["any_errors_fatal"] is True
+    assert group["tasks"] == kimi["tasks"] == qwen["tasks"] == [
         {"name": "The rollout steps", "ansible.builtin.import_tasks": "rollout.yml"}]
     names = [t["name"] for t in prepare["tasks"]]
     # Secrets first (nothing changes on a host without them), dropped services before the list.
@@ -227,7 +238,7 @@ def test_playbook_order_guard_prepare_groups_then_singles(repo: Path) -> None:
 
 def test_rollout_steps_gate_before_touching_and_roll_back_before_failing(repo: Path) -> None:
     assert _gen("ansible", "--root", str(repo)).exit_code == 0
-    tasks = YAML(typ="safe").load((repo / "ansible/rollout.yml").read_text())
+    tasks = DataLoader().load((repo / "ansible/rollout.yml").read_text())
     names = [t["name"] for t in tasks]
     order = ["Preflight with the host's own SGLang (parse and validate the new argv)",
              "Preflight inside the new unit's own sandbox (devices, model folder, cache folders)",
@@ -238,7 +249,7 @@ def test_rollout_steps_gate_before_touching_and_roll_back_before_failing(repo: P
              "Wait until each restarted service is active and answers its own /health",
              "Roll back (previous set restored byte for byte, reloaded, restarted; a new service is disabled)",
              "Wait until each rolled-back service is healthy again",
-             "Fail with the service, the failed check and its journal since the failed start",
+             "Fail with the reason first, then the failed check, the rollback and the journal excerpt",
              "Verify that each enabled service answers /health with 200"]
     assert [n for n in names if n in order] == order
     by_name = {t["name"]: t for t in tasks}

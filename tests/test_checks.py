@@ -11,7 +11,7 @@ import pytest
 from generator.errors import Diagnostics
 from generator.load.checks import MAX_CPU, cpu_list_problem, ip_problem, path_problem
 from generator.load.manifests import load_text
-from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, validate
+from generator.load.schema import HOST_SCHEMA, MODEL_SCHEMA, ROLLOUT_SCHEMA, validate
 
 
 @pytest.mark.parametrize(("path", "fix"), [
@@ -76,7 +76,8 @@ FREE_FORM = {"args.[]", "args.[].[]", "env.[]", "services.[].args.[]", "services
 
 
 def test_every_number_in_the_schemas_has_a_min_and_a_max() -> None:
-    found = dict(_numeric_rules(MODEL_SCHEMA)) | {f"host.{k}": v for k, v in _numeric_rules(HOST_SCHEMA)}
+    found = dict(_numeric_rules(MODEL_SCHEMA)) | {f"host.{k}": v for k, v in _numeric_rules(HOST_SCHEMA)} \
+        | {f"rollout.{k}": v for k, v in _numeric_rules(ROLLOUT_SCHEMA)}
     assert len(found) > 20
     unbounded = sorted(k for k, rule in found.items()
                        if not ("min" in rule and "max" in rule) and k.removeprefix("host.") not in FREE_FORM)

@@ -122,7 +122,8 @@ def test_invalid_input_exits_1_and_writes_nothing(repo_copy: Path) -> None:
 
 def test_diff_and_check_on_a_current_tree_exit_0(repo_copy: Path) -> None:
     diff = _gen("diff", "--root", str(repo_copy))
-    assert (diff.exit_code, diff.stdout) == (0, ""), _explain(diff)
+    assert (diff.exit_code, diff.stdout) == (0, "No changes. output/ matches the sources: applying it restarts "
+                                                "nothing.\n"), _explain(diff)
     check = _gen("check", "--root", str(repo_copy))
     assert check.exit_code == 0, _explain(check)
     assert check.stdout == "gen: 4 host(s) checked, output/ is current\n"
@@ -134,7 +135,8 @@ def test_diff_shows_one_changed_flag_as_one_changed_line_and_writes_nothing(repo
     before = {p: p.read_bytes() for p in (repo_copy / "output").rglob("*") if p.is_file()}
     result = _gen("diff", "--host", "llm-two", "--root", str(repo_copy))
     assert result.exit_code == 1, _explain(result)
-    changed = [ln for ln in result.stdout.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+    patch, plan = result.stdout.split("\nPlan: what applying output/ does on the hosts\n")
+    changed = [ln for ln in patch.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
     assert changed == [
         "-  --port 30000 \\", "+  --port 30001 \\",
         "-ExecStartPost=/root/sglang-main/.venv/bin/python /usr/local/libexec/gen/sglang-wait-ready "
@@ -142,6 +144,9 @@ def test_diff_shows_one_changed_flag_as_one_changed_line_and_writes_nothing(repo
         "+ExecStartPost=/root/sglang-main/.venv/bin/python /usr/local/libexec/gen/sglang-wait-ready "
         "http://127.0.0.1:30001/health",
     ], result.stdout
+    assert plan.splitlines()[2:] == [
+        "llm-two:", "  ~ sglang-qwen.service  restart: unit: ExecStart (--port), ExecStartPost", "",
+        "Hosts affected: 1: llm-two (1 to restart)", "Plan: 0 to add, 1 to restart, 0 to remove."]
     assert {p: p.read_bytes() for p in (repo_copy / "output").rglob("*") if p.is_file()} == before
 
 

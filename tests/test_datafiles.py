@@ -70,12 +70,12 @@ def test_bad_version_range_in_params(tmp_path: Path) -> None:
     assert diag.pos.line == _line_of(bad.read_text(), '"=<0.5.4"')
 
 
-def test_malformed_rules_yaml_is_y001(tmp_path: Path) -> None:
+def test_malformed_rules_yaml_is_worded(tmp_path: Path) -> None:
     bad = tmp_path / "rules.yaml"
     bad.write_text("rules:\n  - id: [unclosed\n", encoding="utf-8")
     with pytest.raises(DataFileError) as info:
         load_rules(bad)
-    assert [d.code for d in info.value.diagnostics] == ["Y001"]
+    assert [(d.code, d.pos.line, d.pos.col) for d in info.value.diagnostics] == [("Y026", 2, 9)]
     assert info.value.diagnostics[0].pos.line >= 2
 
 

@@ -30,8 +30,8 @@ def test_positions_of_keys_and_values_are_one_based() -> None:
 def test_every_duplicate_key_is_reported_at_its_own_position() -> None:
     doc, errors = _load("a: 1\nb: {c: 2, c: 3}\na: 4\n")
     assert errors == [
-        "f.yaml:2:11: error[Y002]: duplicate key 'c' (first defined at line 2)",
-        "f.yaml:3:1: error[Y002]: duplicate key 'a' (first defined at line 1)",
+        "f.yaml:2:11: error[Y002]: duplicate key 'c' (first defined at line 2)"" (keep one of the two: gen never picks one for you)",
+        "f.yaml:3:1: error[Y002]: duplicate key 'a' (first defined at line 1)"" (keep one of the two: gen never picks one for you)",
     ]
     assert doc.data == {"a": 1, "b": {"c": 2}}  # the first definition wins, nothing silently replaced
 
@@ -39,10 +39,16 @@ def test_every_duplicate_key_is_reported_at_its_own_position() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("a: [1, 2\n", "f.yaml:2:1: error[Y001]: malformed YAML: did not find expected ',' or ']'"),
-        ("a: b: c\n", "f.yaml:1:5: error[Y001]: malformed YAML: mapping values are not allowed in this context"),
+        ("a: [1, 2\n", "f.yaml:1:4: error[Y026]: the '[' opened here is not closed: the list runs on into line 2; "
+         "the YAML parser says \"did not find expected ',' or ']'\" (close it with ']' after its last item)"),
+        ("a: b: c\n", "f.yaml:1:5: error[Y024]: a second ': ' on one line: a value that holds a colon and a space "
+         "must be quoted; the YAML parser says \"mapping values are not allowed in this context\" "
+         "(write 'a: \"b: c\"')"),
         ("", "f.yaml:1:1: error[Y006]: the file is empty"),
-        ("a: &x 1\nb: *y\n", "f.yaml:2:4: error[Y001]: malformed YAML: found undefined alias"),
+        ("a: &x 1\nb: *y\n", "f.yaml:2:4: error[Y025]: a value that starts with '*' must be quoted: YAML reads "
+         "'*' as an alias (a reference to an '&anchor'); the YAML parser says \"found undefined alias\" "
+         "(write 'b: \"*y\"')"),
+        ("a: \"\\q\"\n", "f.yaml:1:5: error[Y001]: malformed YAML: found unknown escape character"),
         ("base: &b {x: 1}\nc:\n  <<: *b\n", "f.yaml:3:3: error[Y004]: YAML merge keys ('<<') are not supported"),
         ("a: \x07\n", "f.yaml:1:4: error[Y001]: malformed YAML: character U+0007 is not allowed (control characters are not allowed)"),
     ],

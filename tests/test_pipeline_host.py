@@ -67,7 +67,7 @@ def test_render_host_with_a_yaml_error_and_a_wrong_name(repo_copy: Path) -> None
     broken.write_text(broken.read_text() + "  : [unclosed\n")
     renamed = repo_copy / "hosts/llm-two-full.yaml"
     renamed.write_text(renamed.read_text().replace("name: llm-two-full", "name: other", 1))
-    for name, code in (("llm-two", "Y001"), ("llm-two-full", "R003")):
+    for name, code in (("llm-two", "Y021"), ("llm-two-full", "R003")):
         r = CliRunner().invoke(main, ["render", "--host", name, "--root", str(repo_copy)])
         assert r.exit_code == 1 and f"error[{code}]" in r.stderr and "no host" not in r.stderr, r.stderr
 

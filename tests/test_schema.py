@@ -42,7 +42,9 @@ def test_minimal_model_is_valid() -> None:
         ("args: {num-speculative-tokens: 16}\n",
          "models/m.yaml:3:8: error[S009]: key 'num-speculative-tokens' at 'args' is not a flag: "
          "write SGLang flags in full, with the leading '--'"),
-        ("args: {--x: null}\n", "models/m.yaml:3:13: error[S002]: 'args.--x' must not be null"),
+        ("args: {--x: null}\n", "models/m.yaml:3:13: error[S002]: 'args.--x' has no value: it is null (nothing "
+         "after '--x:' and nothing indented below it, or null written) (write its value after '--x:', or remove "
+         "the key)"),
         ("env: {FLAG: true}\n", "models/m.yaml:3:13: error[S002]: 'env.FLAG' must be a string or a number, "
          "not a boolean (quote it), got True"),
         ("env: {1X: a}\n", "models/m.yaml:3:7: error[S009]: key '1X' at 'env' is not a valid environment "
@@ -51,7 +53,8 @@ def test_minimal_model_is_valid() -> None:
          "control or invisible character U+000A: 'a\\nb'"),
         ("description: \"nul\\0\"\n", "models/m.yaml:3:14: error[S008]: 'description' contains the "
          "control or invisible character U+0000: 'nul\\x00'"),
-        ("weights: []\n", "models/m.yaml:3:1: error[Y002]: duplicate key 'weights' (first defined at line 2)"),
+        ("weights: []\n", "models/m.yaml:3:1: error[Y002]: duplicate key 'weights' (first defined at line 2)"
+         " (keep one of the two: gen never picks one for you)"),
     ],
 )
 def test_model_errors(extra: str, expected: str) -> None:

@@ -13,7 +13,7 @@ ARGV_SOURCE = Path(argv.__file__).read_text(encoding="utf-8")
 
 
 def test_every_schema_key_has_a_description_and_no_entry_is_stale() -> None:
-    keys = schema_keys("model") + schema_keys("host")
+    keys = schema_keys("model") + schema_keys("host") + schema_keys("rollout")
     assert [k for k in keys if k not in DOCS] == [], "describe these keys in load/schema_docs.py"
     assert [k for k in DOCS if k not in keys] == [], "these entries name no schema key"
     assert all(DOCS[k].description.strip() for k in keys)

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from ansible.parsing.dataloader import DataLoader
 from click.testing import CliRunner, Result
 from repo_builder import host_yaml, model_yaml, write_repo
-from ruamel.yaml import YAML
 from systemd_unquote import analyze_verify, systemd_load
 
 from generator.cli.main import main
@@ -131,7 +131,7 @@ def test_secret_args_render_a_credential_and_config_and_no_value(repo_copy: Path
     # systemd keeps ${CREDENTIALS_DIRECTORY} for exec time (shown escaped as \$ in the dump)
     assert argv[-2:] == ["--config", "\\" + CONFIG_ARG] or argv[-2:] == ["--config", CONFIG_ARG], argv
     assert _gen("ansible", "--root", str(repo_copy)).exit_code == 0
-    hosts = YAML(typ="safe").load((repo_copy / "ansible/inventory.yml").read_text())["all"]["children"]
+    hosts = DataLoader().load((repo_copy / "ansible/inventory.yml").read_text())["all"]["children"]
     assert hosts["sglang_hosts"]["hosts"]["llm-two"]["gen_secret_env"] == ["/etc/credstore/sglang-qwen.yaml"]
     everything = "".join(p.read_text() for p in (repo_copy / "output").rglob("*") if p.is_file())
     assert "credstore/sglang-qwen.yaml" in everything and "api-key: " not in everything

@@ -164,6 +164,17 @@ def test_inventory_is_read_by_ansible_and_becomes_ssh_targets(tmp_path: Path, an
         inventory_target("x", {"ansible_host": "{{ lookup('env', 'H') }}"})
 
 
+def test_unsafe_values_of_a_generated_inventory_are_taken_as_written(tmp_path: Path, ansible_env: None) -> None:
+    """`gen ansible` tags every value !unsafe; ansible-inventory prints them wrapped, gen unwraps them."""
+    path = tmp_path / "inventory.yml"
+    path.write_text('all:\n  hosts:\n    gpu-a:\n      ansible_host: !unsafe "10.1.2.3"\n'
+                    '      ansible_user: !unsafe "deploy"\n      ansible_ssh_common_args: !unsafe "-o X={{ y }}"\n')
+    hosts = load_inventory(path)
+    target = inventory_target("gpu-a", hosts["gpu-a"])
+    assert (target.address, target.user) == ("10.1.2.3", "deploy")
+    assert target.ssh_args == ("-o", "X={{", "y", "}}")  # data, never evaluated nor refused
+
+
 def test_unparsable_inventory_is_an_environment_failure(tmp_path: Path, ansible_env: None) -> None:
     path = tmp_path / "inventory.yml"
     path.write_text("all: [this, is, not, an, inventory\n")

@@ -1,7 +1,8 @@
 """``gen ansible``: write the Ansible inventory and playbook for the rendered tree.
 
 The files go to ``ansible/`` beside ``output/`` (or ``--out``); they are written only when
-output/ is current, since the playbook copies exactly what is in output/. When
+output/ is current, since the playbook copies exactly what is in output/. The rollout
+strategy comes from ``ROOT/rollout.yaml`` and the models' ``rollout:`` (A codes). When
 ``ROOT/ansible/`` exists, ``gen check`` requires it to be current too
 (:func:`ansible_actions`, the same computation this command writes from).
 """
@@ -13,24 +14,42 @@ from pathlib import Path
 
 import click
 
-from generator.emit.ansible import generate
+from generator.emit.ansible import generate, rollout_plan
 from generator.cli import output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
 from generator.emit.safe_fs import OutputTree
-from generator.errors import Diagnostic, ExitCode, Position
+from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
+from generator.load.rollout import RolloutSettings, load_rollout
+from generator.plan.rollout import RolloutPlan
 from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
 from generator.emit.writer import WriteError, atomic_write, owns_header, read_existing
 
 DEFAULT_OUT = "ansible"
 
 
-def ansible_actions(root: Path, result: RenderResult, out: Path) -> list[tuple[Path, str, str]]:
+def rollout_for(root: Path, result: RenderResult,
+                settings: RolloutSettings | None = None) -> tuple[RolloutPlan | None, list[Diagnostic]]:
+    """The rollout plan of a detail run under ROOT/rollout.yaml (or SETTINGS, already loaded)
+    and the models' ``rollout:``, with its diagnostics (None when rollout.yaml has errors)."""
+    diags = Diagnostics()
+    if settings is None:
+        settings = load_rollout(root, diags)
+    if diags.has_errors:
+        return None, diags.sorted()
+    plan = rollout_plan(result.renders, settings)
+    for diagnostic in plan.diagnostics:
+        diags.add(diagnostic)
+    return plan, diags.sorted()
+
+
+def ansible_actions(root: Path, result: RenderResult, out: Path,
+                    plan: RolloutPlan | None = None) -> list[tuple[Path, str, str]]:
     """(path, text, action) of each file ``gen ansible`` writes into ``out``, from a detail run.
 
     The action is created, updated or unchanged; a file there that gen did not write
-    raises WriteError.
+    raises WriteError. PLAN: from :func:`rollout_for` (default: gen's default settings).
     """
-    files = generate(result.renders, out, root / OUTPUT_DIR)
+    files = generate(result.renders, out, root / OUTPUT_DIR, plan)
     actions = []
     for name, text in files.files:
         path = out / name
@@ -107,22 +126,39 @@ def ansible_command(out: Path | None, root: Path) -> int:
     """
     out = out if out is not None else root / DEFAULT_OUT
     result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
-    report(result.diagnostics)
-    if not result.ok:
+    plan, rollout_diags = rollout_for(root, result) if result.ok else (None, [])
+    report(list(result.diagnostics) + rollout_diags)
+    if not result.ok or plan is None:
         output.current().error_line("gen: nothing written")
         return ExitCode.FINDINGS
     if result.dirty:
         output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
                                     "(the playbook copies what is in output/)")
         return ExitCode.FINDINGS
-    actions = ansible_actions(root, result, out)
-    strays = ansible_strays(out, {path.name for path, _, _ in actions})
+    done, strays = write_ansible(root, result, out, plan)
     if strays:
         report(strays)
         output.current().error_line("gen: nothing written")
         return ExitCode.FINDINGS
+    for path, action in done:
+        output.current().say(f"{action:9} {path}")
+    return ExitCode.OK
+
+
+def write_ansible(root: Path, result: RenderResult, out: Path,
+                  plan: RolloutPlan) -> tuple[list[tuple[Path, str]], list[Diagnostic]]:
+    """Write the files of :func:`ansible_actions` that changed: (path, action) of each file.
+
+    Nothing is written while ``out`` holds an entry gen does not write (its O004 findings are
+    returned instead): the playbook must run with exactly what gen wrote.
+    """
+    actions = ansible_actions(root, result, out, plan)
+    strays = ansible_strays(out, {path.name for path, _, _ in actions})
+    if strays:
+        return [], strays
+    done = []
     for path, text, action in actions:
         if action != "unchanged":
             atomic_write(path, text)
-        output.current().say(f"{action:9} {path}")
-    return ExitCode.OK
+        done.append((path, action))
+    return done, []

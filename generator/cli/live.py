@@ -22,6 +22,7 @@ from generator.live.inventory import inventory_target, load_inventory
 from generator.live.journal import status_text, unit_state
 from generator.live.plan import HostPlan, host_plan
 from generator.live.preflight import preflight_host
+from generator.live.rollouts import last_rollout, outcome_line
 from generator.live.results import CheckResult
 from generator.live.target import HostUnreachableError, Target, shared_connection, target_for
 from generator.pipeline.fleet import run_fleet
@@ -144,7 +145,8 @@ def verify(host: tuple[str, ...], all_hosts: bool, inventory: Path | None, jobs:
 @output_options(output.JSON)
 @guard
 def status(host: str, service: str | None, ssh_config: Path | None, root: Path) -> int:
-    """systemd state of each service; a failing one's journal since its last start, in full."""
+    """systemd state of each service and its last rollout's outcome (kept on the host by the
+    playbook); a failing one's journal since its last start, in full."""
     plans = _plans(root, [host])
     if plans is None:
         return ExitCode.FINDINGS
@@ -160,9 +162,13 @@ def status(host: str, service: str | None, ssh_config: Path | None, root: Path) 
                     continue
                 state = unit_state(infra, svc.unit)
                 unhealthy = unhealthy or not state.healthy
+                outcome = last_rollout(infra, svc.unit)
                 text = status_text(infra, state, with_journal=service is not None)
+                # The last rollout's outcome, kept on the host by the playbook, under the summary.
+                first, _, rest = text.partition("\n")
+                text = f"{first}\n  {outcome_line(outcome)}" + (f"\n{rest}" if rest else "")
                 rows.append({"service": svc.name, "unit": svc.unit, "healthy": state.healthy,
-                             "state": dict(state.props), "text": text})
+                             "state": dict(state.props), "last_rollout": outcome, "text": text})
                 if state.healthy:
                     out.say(text)
                 else:

@@ -6,6 +6,7 @@ Exit codes: see ``generator.cli.common.EXIT_CODES_HELP`` (printed by ``gen --hel
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 import click
@@ -15,7 +16,7 @@ from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
 from generator.cli.generated import check_generated
 from generator.load.captured import check_captured
-from generator.errors import Diagnostic, ExitCode, Position
+from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.emit.writer import Action, Change, apply, unified_diff
 
@@ -111,10 +112,14 @@ def _counts(changes: list[Change]) -> dict[str, int]:
 def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None) -> int:
     """Validate, then write output/<host>/ atomically; list what changed and a summary line.
 
-    Unchanged files are listed too with -v.
+    Unchanged files are listed too with -v. When ROOT/ansible/ exists, --all rewrites it
+    from the same render (as `gen ansible` does); a render of some hosts that changed
+    files says that ansible/ is now stale.
     """
     out = output.current()
-    result = _render(root, _hosts(host, all_hosts, required=True), jobs)
+    ansible_dir = root / "ansible"
+    # The Ansible files need every host as loaded (placements, argv): a detail run.
+    result = _render(root, _hosts(host, all_hosts, required=True), jobs, detail=all_hosts and ansible_dir.is_dir())
     out.results.update(written=False, hosts=[], files=[], counts={})
     if not result.ok:
         out.say("gen: nothing written", err=True)
@@ -128,7 +133,38 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
             out.say(f"{change.action.value:9} output/{change.path}")
     counts = _counts(result.changes)
     out.say(f"gen: {len(result.trees)} host(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))
+    if ansible_dir.is_dir():
+        _refresh_ansible(root, result, all_hosts)
     return ExitCode.OK
+
+
+def _refresh_ansible(root: Path, result: RenderResult, all_hosts: bool) -> None:
+    """After a render: rewrite ansible/ (--all), or say that it is stale (some hosts changed)."""
+    out = output.current()
+    if all_hosts:
+        from generator.cli.ansible import rollout_for, write_ansible  # only a repo with ansible/ needs it
+
+        plan, diags = rollout_for(root, result)
+        report(diags)
+        if plan is None:
+            out.say("gen: ansible/ not rewritten (rollout.yaml has errors): it is now stale", err=True)
+            out.results["ansible"] = "stale"
+            return
+        done, strays = write_ansible(root, result, root / "ansible", plan)
+        if strays:
+            report(strays)
+            out.say("gen: ansible/ not rewritten (it holds entries gen does not write): it is now stale", err=True)
+            out.results["ansible"] = "stale"
+            return
+        for path, action in done:
+            if action != "unchanged" or out.verbose:
+                out.say(f"{action:9} {path.relative_to(root)}")
+        out.results["ansible"] = "refreshed"
+    elif any(c.action is not Action.UNCHANGED for c in result.changes):
+        # The playbook would refuse to run (its first task compares output/ with the digests).
+        out.say("gen: ansible/ is now stale (written from the previous output/): run `gen ansible`, "
+                "or `gen render --all`, which rewrites it", err=True)
+        out.results["ansible"] = "stale"
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -139,19 +175,36 @@ def render(host: tuple[str, ...], all_hosts: bool, root: Path, jobs: int | None)
 @output_options(output.JSON)
 @guard
 def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
-    """Show a unified diff between output/ and a fresh render; writes nothing."""
+    """Show a unified diff between output/ and a fresh render, then the plan; writes nothing.
+
+    The plan says which services applying it adds, restarts and removes on which hosts,
+    and why (the settings and variables that changed), and ends with a summary line.
+    """
+    from generator.cli.plan_output import plan_json, plan_text
+    from generator.pipeline.apply_plan import plan_apply
+
     out = output.current()
-    out.results.update(files=[], counts={})
-    result = _render(root, list(host) or None, jobs)
+    out.results.update(files=[], counts={}, plan=None)
+    # The plan needs each service's model and whether it is enabled: the full render (detail).
+    result = _render(root, list(host) or None, jobs, detail=True)
     if not result.ok:
         return ExitCode.FINDINGS
     _explain(root, result)
-    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes))
-    out.data(unified_diff(result.changes), nl=False)
+    plan = plan_apply(result.changes, result.renders, result.hosts, result.models)
+    out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes),
+                       plan=plan_json(plan))
+    # Colored only when stdout is a terminal (and NO_COLOR is unset): a diff piped to a file
+    # or a pager without -R stays plain text.
+    color = output.color_wanted(sys.stdout)
+    out.styled_data(output.diff_text(unified_diff(result.changes), color), nl=False)
+    out.styled_data(plan_text(plan, click.style if color else output.unstyled), nl=False)
     return ExitCode.FINDINGS if result.dirty else ExitCode.OK
 
 
 @main.command(epilog=EXIT_CODES_HELP)
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Only this host (repeatable): its sources and its output/ tree; the repository-wide "
+                   "checks (schemas, docs, catalogs, ansible/, removed hosts) run without --host.")
 @click.option("--sglang", "pin", metavar="PIN", shell_complete=complete.pins,
               help="Instead: check every service against SGLang PIN (upgrade impact); "
                    "lists each service that would break, with file, line and fix.")
@@ -159,29 +212,37 @@ def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
 @jobs_option
 @output_options(output.JSON, output.SARIF)
 @guard
-def check(root: Path, pin: str | None, jobs: int | None) -> int:
+def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) -> int:
     """Validate everything and fail when output/ or the generated schemas/docs are not current.
 
-    For CI and pre-commit; --format sarif gives code scanning the findings by line.
+    For CI and pre-commit; --format sarif gives code scanning the findings by line. With
+    --host, the hosts named (and the models they use) only, as render --host renders them.
     """
     out = output.current()
     if pin is not None:
         from generator.cli.sglang import check_pin  # only upgrade checks need it
 
+        if host:
+            raise click.UsageError("--sglang checks every service; give it without --host")
         return check_pin(root, pin)
-    out.results.update(hosts=[], stale=[], current=False)  # the keys are there when errors stop the check
+    out.results.update(hosts=[], stale=[], current=False, scope=list(host) or None)
+    if host:
+        return _check_hosts(root, list(host), jobs)
     ansible_dir = root / "ansible"
     # The Ansible files need every host as loaded: the full render (detail).
     result = _render(root, None, jobs, detail=ansible_dir.is_dir())
     generated = check_generated(root)  # schemas/ and docs/manifests.md: checked even when sources are bad
     generated += check_captured(root)  # every catalogs/**/*.json proves its content (load/captured.py)
     report(generated)
-    if not result.ok:
+    from generator.load.rollout import load_rollout  # rollout.yaml: checked whether or not ansible/ exists
+
+    rollout_diags = Diagnostics()
+    settings = load_rollout(root, rollout_diags)
+    report(rollout_diags.sorted())
+    if not result.ok or rollout_diags.has_errors:
         return ExitCode.FINDINGS
     _explain(root, result)
-    stale = [Diagnostic(Position(f"output/{c.path}"), "O001",
-                        f"output/{c.path} would be {c.action.value}", hint="run `gen render --all`")
-             for c in result.dirty]
+    stale = _stale(result)
     out.results.update(hosts=[t.host for t in result.trees], stale=_changes_json(result.dirty),
                        current=not result.dirty and not generated)
     if out.machine:
@@ -192,13 +253,21 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
         out.fail("gen: output/ is not current; run `gen render --all`")
         return ExitCode.FINDINGS
     if ansible_dir.is_dir():
-        from generator.cli.ansible import ansible_actions, ansible_strays  # only a repo with ansible/ needs it
+        from generator.cli.ansible import ansible_actions, ansible_strays, rollout_for  # only a repo with ansible/
 
-        actions = ansible_actions(root, result, ansible_dir)
+        plan, plan_diags = rollout_for(root, result, settings)
+        report(plan_diags)
+        if plan is None:
+            return ExitCode.FINDINGS
+        actions = ansible_actions(root, result, ansible_dir, plan)
         stale_ansible = [(path, action) for path, _, action in actions if action != "unchanged"]
         strays = ansible_strays(ansible_dir, {path.name for path, _, _ in actions})
         report(strays)  # a file beside gen's is read by Ansible too: O004
         out.results["current"] = out.results["current"] and not stale_ansible and not strays
+        if out.machine:  # as O001 for output/: a positioned finding for JSON and SARIF readers
+            out.diagnostics.extend(Diagnostic(Position(str(path.relative_to(root))), "O020",
+                                              f"{path.relative_to(root)} would be {action}", hint="run `gen ansible`")
+                                   for path, action in stale_ansible)
         if strays and not stale_ansible:
             return ExitCode.FINDINGS
         for path, action in stale_ansible:
@@ -209,4 +278,32 @@ def check(root: Path, pin: str | None, jobs: int | None) -> int:
     if generated:
         return ExitCode.FINDINGS
     out.say(f"gen: {len(result.trees)} host(s) checked, output/ is current")
+    return ExitCode.OK
+
+
+def _stale(result: RenderResult) -> list[Diagnostic]:
+    """O001 for each file of output/ a render would change."""
+    return [Diagnostic(Position(f"output/{c.path}"), "O001", f"output/{c.path} would be {c.action.value}",
+                       hint="run `gen render --all`") for c in result.dirty]
+
+
+def _check_hosts(root: Path, hosts: list[str], jobs: int | None) -> int:
+    """``gen check --host``: the hosts' sources and their output/ trees, nothing repository-wide."""
+    out = output.current()
+    result = _render(root, hosts, jobs)
+    if not result.ok:
+        return ExitCode.FINDINGS
+    _explain(root, result)
+    out.results.update(hosts=[t.host for t in result.trees], stale=_changes_json(result.dirty),
+                       current=not result.dirty)
+    if out.machine:
+        out.diagnostics.extend(_stale(result))
+    for change in result.dirty:
+        out.error_line(f"gen: output/{change.path} would be {change.action.value}")
+    names = " ".join(f"--host {h}" for h in hosts)
+    if result.dirty:
+        out.fail(f"gen: output/ of {', '.join(hosts)} is not current; run `gen render {names}`")
+        return ExitCode.FINDINGS
+    out.say(f"gen: {len(result.trees)} host(s) checked ({', '.join(t.host for t in result.trees)}), their output/ "
+            "is current; the repository-wide checks run without --host")
     return ExitCode.OK

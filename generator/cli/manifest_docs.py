@@ -25,8 +25,9 @@ _INTRO = """\
      generator/load/schema_docs.py and catalogs/sglang/*.json. Do not edit: `gen check`
      fails when this page is stale. -->
 
-Every key of a model manifest (`models/<name>.yaml`) and a host inventory
-(`hosts/<name>.yaml`). A key of a list's items is written `list[].key`. "SGLang flag"
+Every key of a model manifest (`models/<name>.yaml`), a host inventory
+(`hosts/<name>.yaml`) and the repository's rollout strategy (`rollout.yaml`, beside
+`models/` and `hosts/`; a model's `rollout:` overrides it for that model). A key of a list's items is written `list[].key`. "SGLang flag"
 is what the key renders in the unit's `ExecStart`: gen addresses SGLang by `dest`, so
 the option string is the one each pin's catalog names (it can change between pins).
 Keys without a flag render none, or act elsewhere (placement, unit settings, files).
@@ -133,4 +134,5 @@ def manifest_docs(root: Path) -> str:
     lines = [_INTRO]
     lines += _section("model", "Model manifests: `models/<name>.yaml`", catalogs)
     lines += _section("host", "Host inventories: `hosts/<name>.yaml`", catalogs)
+    lines += _section("rollout", "Rollout strategy: `rollout.yaml`", catalogs)
     return "\n".join(lines).rstrip("\n") + "\n"

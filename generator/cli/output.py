@@ -40,6 +40,26 @@ def color_wanted(stream: Any = None) -> bool:
     return bool(isatty and isatty())
 
 
+def unstyled(text: str, **_: Any) -> str:
+    """``click.style``'s signature, without the style (color off)."""
+    return text
+
+
+_DIFF_COLORS = (("+++", None), ("---", None), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def diff_text(text: str, color: bool) -> str:
+    """A unified diff, its added lines green and removed ones red when ``color`` (as git shows it)."""
+    if not color or not text:
+        return printable_lines(text)
+    lines = []
+    for line in printable_lines(text).split("\n"):
+        fg = next((c for prefix, c in _DIFF_COLORS if line.startswith(prefix)), None)
+        bold = line.startswith(("+++", "---"))
+        lines.append(click.style(line, fg=fg, bold=True if bold else None) if fg or bold else line)
+    return "\n".join(lines)
+
+
 def error_text(text: str) -> str:
     """An error message as gen prints it: its first line :func:`printable`, any further line
     (a probe's stderr, a path or value that held a newline) :func:`quoted` behind the gutter,
@@ -102,6 +122,12 @@ class Output:
         """The command's product on stdout (a diff, a manifest): shown in text mode even with -q."""
         if not self.machine:
             click.echo(printable_lines(text), nl=nl)
+
+    def styled_data(self, text: str, nl: bool = True) -> None:
+        """Like :meth:`data`, for text styled after each of its parts was escaped (the escape
+        codes of the style are gen's own; escaping them again would print them as text)."""
+        if not self.machine:
+            click.echo(text, nl=nl)
 
     def detail(self, text: str) -> None:
         """What a stage decided: on stderr with -v only."""

@@ -20,14 +20,14 @@ from generator.load.schema_json import schema_text
 
 
 @click.command("schema", epilog=EXIT_CODES_HELP)
-@click.argument("kind", required=False, type=click.Choice(["model", "host"]))
+@click.argument("kind", required=False, type=click.Choice(["model", "host", "rollout"]))
 @click.option("--write", is_flag=True,
-              help="Write schemas/model.schema.json, schemas/host.schema.json, docs/manifests.md and docs/rules.md.")
+              help="Write schemas/model.schema.json, host.schema.json, rollout.schema.json, docs/manifests.md and docs/rules.md.")
 @root_option
 @output_options()
 @guard
 def schema_command(kind: str | None, write: bool, root: Path) -> int:
-    """Print the JSON Schema of a model manifest or a host inventory (for editors)."""
+    """Print the JSON Schema of a model manifest, a host inventory or rollout.yaml (for editors)."""
     out = output.current()
     if bool(kind) == write:
         raise click.UsageError("give KIND (model or host), or --write")

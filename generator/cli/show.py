@@ -122,22 +122,8 @@ def explain(result: RenderResult) -> None:
             out.detail(line)
 
 
-@click.command("show", epilog=EXIT_CODES_HELP)
-@click.option("--host", required=True, metavar="NAME", shell_complete=complete.host_names, help="The host to show.")
-@root_option
-@output_options(output.JSON)
-@guard
-def show(host: str, root: Path) -> int:
-    """The host at a glance: GPU map (owner: service, VM or free) and per service port, TP,
-    weights, estimated KV cache and CPU binding. Nothing is written, no host is reached."""
+def _show_one(view: dict[str, Any]) -> None:
     out = output.current()
-    result = run_fleet(root, [host], detail=True)
-    report(result.diagnostics)
-    if not result.ok:
-        return ExitCode.FINDINGS
-    [render] = result.renders
-    view = host_view(render)
-    out.results.update(view)
     out.data(f"host {view['host']} ({view['address']}), SGLang {view['sglang_pin']}")
     for line in _gpu_lines(view):
         out.data("  " + line)
@@ -146,4 +132,33 @@ def show(host: str, root: Path) -> int:
         out.data("  " + _service_line(s))
     for line in decisions(view):
         out.detail(line)
-    return ExitCode.OK
+
+
+@click.command("show", epilog=EXIT_CODES_HELP)
+@click.option("--host", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="The host to show (repeatable).")
+@click.option("--all", "all_hosts", is_flag=True, help="Show every host in hosts/, one after the other.")
+@root_option
+@output_options(output.JSON)
+@guard
+def show(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
+    """The host at a glance: GPU map (owner: service, VM or free) and per service port, TP,
+    weights, estimated KV cache and CPU binding. Nothing is written, no host is reached.
+
+    With --all (or several --host), every host that renders is shown, in name order; the
+    findings of the others are reported, and the exit code is 1 when there are any.
+    """
+    if bool(host) == all_hosts:
+        raise click.UsageError("give --host NAME or --all" if not host else "give --host or --all, not both")
+    out = output.current()
+    result = run_fleet(root, list(host) or None, detail=True)
+    report(result.diagnostics)
+    views = [host_view(render) for render in result.renders]
+    out.results["hosts"] = views
+    if len(views) == 1 and len(host) == 1:
+        out.results.update(views[0])  # one host: its keys at the top, as before --all existed
+    for i, view in enumerate(views):
+        if i:
+            out.data("")
+        _show_one(view)
+    return ExitCode.OK if result.ok else ExitCode.FINDINGS

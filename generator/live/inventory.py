@@ -15,7 +15,8 @@ Host variables win; the environment variables Ansible reads for the same setting
 ``ANSIBLE_SSH_COMMON_ARGS``, ``ANSIBLE_SSH_EXTRA_ARGS``, ``ANSIBLE_HOST_KEY_CHECKING``)
 fill the gaps, so the shell that ran the playbook can verify with the same settings.
 ansible.cfg is not read, and a value is taken as written (a ``{{ }}`` template is an error:
-gen does not template).
+gen does not template); a value tagged ``!unsafe`` (as ``gen ansible`` writes every value)
+is data, taken as written whatever it holds.
 """
 
 from __future__ import annotations
@@ -64,12 +65,29 @@ def _group_hosts(data: Mapping[str, Any], group: str, seen: set[str]) -> list[st
     return hosts
 
 
+class UnsafeText(str):
+    """A value the inventory tagged ``!unsafe``: data Ansible never templates."""
+
+    __slots__ = ()
+
+
+def _unwrap(value: Any) -> Any:
+    """ansible-inventory prints a ``!unsafe`` string as ``{"__ansible_unsafe": "..."}``."""
+    if isinstance(value, dict):
+        if set(value) == {"__ansible_unsafe"} and isinstance(value["__ansible_unsafe"], str):
+            return UnsafeText(value["__ansible_unsafe"])
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
 def parse_inventory_list(text: str) -> dict[str, dict[str, Any]]:
     """``ansible-inventory --list`` JSON -> host name -> its variables (empty when it has none)."""
     data = json_text.loads(text)
     hostvars = (data.get("_meta") or {}).get("hostvars") or {}
     names = _group_hosts(data, "all", set()) + list(hostvars)
-    return {name: dict(hostvars.get(name) or {}) for name in dict.fromkeys(names)}
+    return {name: _unwrap(dict(hostvars.get(name) or {})) for name in dict.fromkeys(names)}
 
 
 def load_inventory(path: Path) -> dict[str, dict[str, Any]]:
@@ -98,7 +116,7 @@ def _setting(name: str, hostvars: Mapping[str, Any], env_var: str | None,
     if value is None or value == "":
         return None
     text = str(value)
-    if "{{" in text or "{%" in text:
+    if not isinstance(value, UnsafeText) and ("{{" in text or "{%" in text):
         raise InventoryError(f"{name} is a template ({text!r}); gen reads inventory values as written")
     return text
 

@@ -18,9 +18,11 @@ Modes:
 * ``pids CGROUP``: every PID of the unit's cgroup (v2, or the v1/hybrid layouts).
 * ``paths CGROUP PREFIX...``: for every process of the unit's cgroup, files it has
   open, mapped or as cwd/exe under a retired PREFIX.
-* ``preflight PAYLOAD`` (base64 JSON): parse and validate each service's argv (or, with
-  ``unit_file``, the argv of that staged unit) with the installed SGLang without
-  starting a server, plus the checkpoint checks.
+* ``preflight PAYLOAD`` (base64 JSON): parse and validate each service's argv with the
+  installed SGLang without starting a server, plus the checkpoint checks. With
+  ``unit_file`` (the playbook's staged unit) and ``env_map`` (live env file -> staged
+  copy), argv, environment and checkpoint paths are read from the staged files
+  themselves, and SGLang validates with that environment.
 """
 
 from __future__ import annotations
@@ -244,14 +246,17 @@ def http_get(url: str) -> dict:
 
 
 def _capture(fn, *args):
-    """Call FN; return (value, None) or (None, error text): a summary line, then all output."""
+    """Call FN; return (value, None) or (None, error text): the deciding line first, then detail."""
     err = io.StringIO()
     old = sys.stderr
     sys.stderr = err
     try:
         return fn(*args), None
     except SystemExit as exc:  # argparse: usage text on stderr, exit status 2
-        return None, f"exit status {exc.code}:\n{err.getvalue().rstrip()}"
+        # The reason is argparse's "prog: error: ..." line; its usage text says nothing more.
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        reason = next((ln for ln in lines if ": error: " in ln), lines[-1] if lines else "(no message)")
+        return None, f"exit status {exc.code}: {reason}"
     except Exception as exc:  # noqa: BLE001  (SGLang's own validation: the traceback is the message)
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         summary = (f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__} (no message)")
@@ -330,6 +335,13 @@ def _no_accelerator() -> bool:
         return True
 
 
+def _unit_lines(path: str) -> list:
+    """A unit file's lines with backslash continuations joined (comments dropped)."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read().replace("\\\n", " ")
+    return [ln for ln in text.splitlines() if not ln.lstrip().startswith(("#", ";"))]
+
+
 def argv_from_unit(path: str) -> list:
     """The SGLang flags of a unit file's ExecStart (continuations joined; program words dropped).
 
@@ -338,13 +350,102 @@ def argv_from_unit(path: str) -> list:
     """
     import shlex
 
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read().replace("\\\n", " ")
-    for line in text.splitlines():
+    for line in _unit_lines(path):
         if line.startswith("ExecStart="):
             words = shlex.split(line.split("=", 1)[1])
             return words[3:] if words[1:3] == ["-m", "sglang.launch_server"] else words[1:]
     raise ValueError(f"{path} has no ExecStart=")
+
+
+# The specifiers gen writes into Environment= (systemd.unit(5), system manager).
+SPECIFIERS = {"%S": "/var/lib", "%C": "/var/cache", "%L": "/var/log", "%t": "/run", "%%": "%"}
+
+
+def expand_specifiers(value: str) -> str:
+    """VALUE with the system manager's directory specifiers expanded (others kept)."""
+    out, i = [], 0
+    while i < len(value):
+        pair = value[i:i + 2]
+        if pair in SPECIFIERS:
+            out.append(SPECIFIERS[pair])
+            i += 2
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
+
+
+def unit_environment(path: str) -> tuple:
+    """(Environment= assignments in order, EnvironmentFile= paths in order) of a unit file.
+
+    An assignment is ``(name, value)`` as systemd reads the quoted words (specifiers not yet
+    expanded); a path keeps a leading ``-`` (a missing file is then not an error).
+    """
+    import shlex
+
+    assignments, files = [], []
+    for line in _unit_lines(path):
+        if line.startswith("Environment="):
+            for word in shlex.split(line.split("=", 1)[1]):
+                name, sep, value = word.partition("=")
+                if sep:
+                    assignments.append((name, value))
+        elif line.startswith("EnvironmentFile="):
+            files.append(line.split("=", 1)[1].strip())
+    return assignments, files
+
+
+def read_env_file(path: str) -> dict:
+    """NAME=VALUE lines as systemd's EnvironmentFile= reads them (env-file.c, the subset gen writes).
+
+    Inside double quotes a backslash escapes ``"``, ``\\``, `` ` `` and ``$`` and is kept
+    before any other character; a bare value ends at trailing blanks; ``#``/``;`` lines
+    are comments.
+    """
+    out = {}
+    with open(path, encoding="utf-8") as handle:
+        for raw in handle.read().split("\n"):
+            line = raw.strip()
+            if not line or line.startswith(("#", ";")) or "=" not in line:
+                continue
+            name, value = line.split("=", 1)
+            name, value = name.strip(), value.lstrip()
+            if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+                inner, chars, i = value[1:-1], [], 0
+                while i < len(inner):
+                    if inner[i] == "\\" and i + 1 < len(inner) and inner[i + 1] in '"\\`$':
+                        chars.append(inner[i + 1])
+                        i += 2
+                    else:
+                        chars.append(inner[i])
+                        i += 1
+                value = "".join(chars)
+            out[name] = value
+    return out
+
+
+def environment_from_unit(path: str, env_map: dict) -> tuple:
+    """(environment, notes): what the unit at PATH gives its process, read from the staged files.
+
+    Environment= first, then each EnvironmentFile= in order (systemd: the files win). A
+    file gen stages is read at its staged path (ENV_MAP: live path -> staged path); any
+    other file (the operator's secret environment) is not read, and a note says so.
+    """
+    assignments, files = unit_environment(path)
+    env = {name: expand_specifiers(value) for name, value in assignments}
+    notes = []
+    for spec in files:
+        live = spec.lstrip("-")
+        if live not in env_map:
+            notes.append(f"{live}: not read by preflight (not a file gen renders)")
+            continue
+        staged = env_map[live]
+        if not os.path.isfile(staged):
+            if not spec.startswith("-"):
+                raise ValueError(f"{staged} (staged {live}) is missing")
+            continue
+        env.update(read_env_file(staged))
+    return env, notes
 
 
 def preflight(payload_b64: str) -> dict:
@@ -363,17 +464,33 @@ def preflight(payload_b64: str) -> dict:
         out["notes"].append(f"cannot read the sglang version: {exc}")
     add_cpu = _no_accelerator()
     for svc in payload["services"]:
-        argv = argv_from_unit(svc["unit_file"]) if svc.get("unit_file") else list(svc["argv"])
+        env: dict = {}
+        if svc.get("unit_file"):
+            # The staged files themselves, exactly what would be installed: argv, environment
+            # and the checkpoints the argv names.
+            argv = argv_from_unit(svc["unit_file"])
+            env, env_notes = environment_from_unit(svc["unit_file"], svc.get("env_map") or {})
+            out["notes"] += [f"{svc['name']}: {n}" for n in env_notes]
+            svc = dict(svc, model_path=_flag_value(argv, "--model-path"),
+                       draft_path=_flag_value(argv, "--speculative-draft-model-path"),
+                       algorithm=_flag_value(argv, "--speculative-algorithm"))
+        else:
+            argv = list(svc["argv"])
         results = _checkpoint_results(svc)
         if add_cpu and _flag_value(argv, "--device") is None:
             # Without a GPU SGLang cannot pick a device; CPU keeps every other rule in force.
             argv.append("--device")
             argv.append("cpu")
             out["notes"].append(f"{svc['name']}: no CUDA device visible, validated with --device cpu")
+        saved = dict(os.environ)
+        os.environ.update(env)  # SGLang reads its variables while it validates
         try:
             results += _sglang_results(svc, argv)
         except Exception:  # noqa: BLE001  (SGLang that does not import is the finding, with its traceback)
             results.append({"check": "sglang-import", "ok": False, "detail": traceback.format_exc().rstrip()})
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
         out["services"][svc["name"]] = results
     return out
 

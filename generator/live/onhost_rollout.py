@@ -15,7 +15,11 @@ exit status, so the playbook can roll a whole group back before it fails the run
   each is active/running and its own /health answers 200 (rank >= 1: SGLang's small
   health server). Failure: ``failed``, ``auto-restart``, Result != success, NRestarts
   above the value before the start, or the deadline (TimeoutStartSec + a margin); then
-  the unit's whole journal since the cursor.
+  the unit's journal since the cursor as ``reason`` (:func:`deciding_line`) and a bounded,
+  de-duplicated ``journal`` excerpt (:func:`excerpt`).
+* ``record {outcome, units, reasons, ...}``: keep each unit's last rollout outcome
+  (applied, refused by preflight, rolled back, failed) with its reason in
+  ``/var/lib/gen/rollouts/<unit>.json``.
 * ``rollback [service]``: stop; restore the previous set byte for byte (mode,
   owner), remove files the new set added; a unit with no previous set (new) is
   disabled and its files removed. Then daemon-reload and start what was active before.
@@ -27,6 +31,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +42,7 @@ from typing import Any
 
 RESULT_MARKER = "=== gen on-host result ==="
 PREVIOUS = "/var/lib/gen/previous"
+OUTCOMES = "/var/lib/gen/rollouts"  # each unit's last rollout outcome (gen status reads it)
 MARGIN_S = 60  # beyond TimeoutStartSec: systemd gives up first and says why
 POLL_S = 1.0
 PROPS = "ActiveState,SubState,Result,NRestarts,ExecMainStatus,ExecMainCode"
@@ -71,6 +77,79 @@ def journal(unit: str, after: str) -> str:
     cmd += [f"--after-cursor={after}"] if after else ["-b"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     return (proc.stdout + proc.stderr).strip()
+
+
+# A journal line in journalctl's short-iso form: "<time> <host> <identifier>[<pid>]: <message>".
+_PREFIX = re.compile(r"^\S+ \S+ ([^:\s]+?)(?:\[\d+\])?: ")
+_ARGPARSE_ERROR = re.compile(r"^\S+: error: ")
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b(: |$)")
+_ENDED = re.compile(r"exited|[Ff]ailed|[Kk]illed|[Tt]imed out|timeout")
+EXCERPT_LINES = 40  # a journal excerpt in a failure message: head and tail of what is left
+EXCERPT_HEAD = 10
+
+
+def _message(line: str) -> tuple:
+    """(identifier, message) of a journal line; ("", line) when it has no journal prefix."""
+    match = _PREFIX.match(line)
+    return (match.group(1), line[match.end():]) if match else ("", line)
+
+
+def _usage_flags(messages: list) -> list:
+    """For each message: does it belong to argparse's usage text (``usage:`` and its indented lines)?"""
+    flags, inside = [], False
+    for message in messages:
+        inside = message.startswith("usage: ") or (inside and (message[:1] in (" ", "\t") or message == ""))
+        flags.append(inside)
+    return flags
+
+
+def deciding_line(text: str) -> str:
+    """The one line that says why a server failed: argparse's ``error:`` line, else the last
+    exception's line (after its traceback), else the first line that is not usage text
+    (systemd's own lines count last). Empty when the text has none."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("-- ")]
+    service = [m for ident, m in map(_message, lines) if ident != "systemd"]
+    for message in service:
+        if _ARGPARSE_ERROR.match(message):
+            return message
+    last_traceback = max((i for i, m in enumerate(service) if m.startswith("Traceback (most recent call last)")),
+                         default=-1)
+    exceptions = [m for i, m in enumerate(service) if i > last_traceback and _EXCEPTION.match(m)]
+    if exceptions:
+        return exceptions[0] if last_traceback >= 0 else exceptions[-1]
+    for message, usage in zip(service, _usage_flags(service)):  # noqa: B905 (the same length; 3.8+ hosts)
+        if not usage and not message.startswith("Traceback"):
+            return message
+    # Nothing from the server itself: systemd's first line about how it ended.
+    ended = [m for ident, m in map(_message, lines) if ident == "systemd" and _ENDED.search(m)]
+    return ended[0] if ended else (_message(lines[-1])[1] if lines else "")
+
+
+def excerpt(text: str, limit: int = EXCERPT_LINES) -> str:
+    """TEXT for a failure message: usage text collapsed, repeated lines dropped (counted), at
+    most LIMIT lines (the first EXCERPT_HEAD and the last ones, the middle counted)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    messages = [_message(ln)[1] for ln in lines]
+    kept, seen, repeats = [], set(), 0
+    usage = _usage_flags(messages)
+    for i, line in enumerate(lines):
+        message = messages[i]
+        if usage[i]:
+            if message.startswith("usage: ") and message not in seen:
+                seen.add(message)
+                kept.append(line.split("usage: ", 1)[0] + "usage: ... (argparse's usage text, left out)")
+            continue
+        if message in seen:
+            repeats += 1
+            continue
+        seen.add(message)
+        kept.append(line)
+    if len(kept) > limit:
+        tail = limit - EXCERPT_HEAD
+        kept = kept[:EXCERPT_HEAD] + [f"... {len(kept) - limit} line(s) left out ..."] + kept[-tail:]
+    if repeats:
+        kept.append(f"({repeats} repeated line(s) left out; the whole journal: journalctl -u UNIT)")
+    return "\n".join(kept)
 
 
 def _sha256(path: str) -> str:
@@ -170,9 +249,12 @@ def wait(spec: dict) -> dict:
                     check, detail = "readiness-timeout", f"{item['url']} did not answer 200 within " \
                                                          f"{int(item['timeout_s']) + MARGIN_S} s"
                 seconds = round(time.monotonic() - started, 1)
+                text = "" if ok else journal(unit, item.get("cursor", ""))
                 out[unit] = {"unit": unit, "ok": ok, "check": check,
                              "detail": f"{detail} after {seconds} s" if ok else detail, "seconds": seconds,
-                             "journal": "" if ok else journal(unit, item.get("cursor", ""))}
+                             # The reason first, then a bounded excerpt: never the whole journal.
+                             "reason": "" if ok else (deciding_line(text) or detail),
+                             "journal": "" if ok else excerpt(text)}
                 del pending[unit]
         if pending:
             time.sleep(POLL_S)
@@ -221,8 +303,36 @@ def rollback(items: list) -> dict:
     return out
 
 
+def record(spec: dict) -> dict:
+    """Keep each unit's last rollout outcome in ``OUTCOMES/<unit>.json`` (what ``gen status`` shows).
+
+    SPEC: ``{"outcome", "units", "reasons": {unit: reason}, "reason" (the others'),
+    "down": [units whose rollback did not come back], "inventory", "digest"}``; the host's
+    clock adds ``at`` (UTC). Written to a temporary file and renamed: never half a file.
+    """
+    os.makedirs(OUTCOMES, mode=0o755, exist_ok=True)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    reasons, down = spec.get("reasons") or {}, set(spec.get("down") or ())
+    out = {}
+    for unit in sorted(set(spec.get("units") or ())):
+        if "/" in unit or unit.startswith("."):
+            continue  # a unit name, never a path
+        outcome = "failed, and the rollback did not come back healthy" if unit in down else spec["outcome"]
+        doc = {"unit": unit, "at": at, "outcome": outcome, "reason": str(reasons.get(unit, spec.get("reason", ""))),
+               "inventory": str(spec.get("inventory", "")), "digest": str(spec.get("digest", ""))}
+        final = os.path.join(OUTCOMES, f"{unit}.json")
+        tmp = f"{final}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, final)
+        out[unit] = doc
+    return out
+
+
 # Each takes the decoded JSON spec (a list or a mapping, per mode) and returns the result to emit.
-MODES: dict[str, Callable[[Any], dict]] = {"save": save, "start": start, "wait": wait, "rollback": rollback}
+MODES: dict[str, Callable[[Any], dict]] = {"save": save, "start": start, "wait": wait, "rollback": rollback,
+                                           "record": record}
 
 
 def main(argv: list) -> int:

@@ -32,7 +32,21 @@ CUSTOM: dict[str, tuple[str, str]] = {
     "not_bool": ("S002", "must be a string or a number, not a boolean (quote it)"),
     "ip_address": ("S012", "{detail}"),
     "cpu_list": ("S012", "{detail}"),
+    "rollout_size": ("A001", "{detail}"),
 }
+_PERCENT = re.compile(r"([0-9]{1,3})%")
+
+
+def rollout_size_problem(value: Any) -> str | None:
+    """Why the string VALUE is no rollout size: a percentage '1%' to '100%' (a count has min/max)."""
+    if isinstance(value, str):  # a count is bounded by the schema's min and max
+        match = _PERCENT.fullmatch(value.strip())
+        if match is None:
+            return "is neither a number of hosts nor a percentage like '25%' (write 10 or '10%')"
+        if not 1 <= int(match.group(1)) <= 100:
+            return "must be a percentage from '1%' to '100%'"
+        return None
+    return None  # the type rule reports other types
 
 
 def path_problem(value: str) -> str | None:
@@ -127,6 +141,11 @@ class GenValidator(Validator):
                 raise ValueError(f"path contains '$': {value!r}")
         except ValueError as exc:
             self._error(field, "unit_path:" + str(exc))
+
+    def _check_with_rollout_size(self, field: str, value: Any) -> None:
+        problem = rollout_size_problem(value)
+        if problem:
+            self._error(field, "rollout_size:" + problem)
 
     def _check_with_ip_address(self, field: str, value: Any) -> None:
         if isinstance(value, str) and ip_problem(value):

@@ -23,7 +23,7 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from generator.errors import Diagnostics, GenError, Position
-from generator.load import libyaml, limits
+from generator.load import libyaml, limits, yaml_errors
 from generator.load.files import SourceFile, read_file
 
 DocPath = tuple[Any, ...]
@@ -147,7 +147,8 @@ def _mapping(node: MappingNode, path: DocPath, doc: Document, diags: Diagnostics
         if key in result:
             first = doc.key_pos[kpath]
             diags.error(Position(doc.path, *_mark(key_node)), "Y002",
-                        f"duplicate key '{key}' (first defined at line {first[0]})")
+                        f"duplicate key '{key}' (first defined at line {first[0]})",
+                        "keep one of the two: gen never picks one for you")
             continue
         doc.key_pos[kpath] = _mark(key_node)
         result[key] = _build(value_node, kpath, doc, diags, depth + 1, budget)
@@ -163,11 +164,9 @@ def load_text(text: str, display_path: str, diags: Diagnostics,
         if not limits.prescan(text, display_path, diags, max_nodes):
             return None
         root = libyaml.compose(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        problem = exc.problem or exc.context or "malformed YAML"
-        diags.error(Position(display_path, line, col), "Y001", f"malformed YAML: {problem}")
+    except MarkedYAMLError as exc:  # in plain words where the mistake is a known one (Y020-Y028)
+        found = yaml_errors.explain(text, exc)
+        diags.error(Position(display_path, found.line, found.col), found.code, found.message, found.fix)
         return None
     except ReaderError as exc:  # a character YAML does not allow (control characters)
         before = text[: exc.position]

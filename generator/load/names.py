@@ -14,7 +14,7 @@ collision is an error at both names:
 * R014: two services of one host whose names differ only in case (their unit and files);
 * R015: two multi-node models whose Ansible groups are one (:func:`ansible_group`);
 * R016: a host named like an inventory group (Ansible's ``all``/``ungrouped``, gen's
-  ``sglang_hosts`` and ``gen_group_*``): ``hosts: gen_group_x`` would take it in too.
+  ``sglang_hosts``, ``gen_group_*`` and ``gen_rollout_*``): ``hosts: gen_group_x`` would take it in too.
 
 A name a YAML reader takes for a boolean, number or date (``on``, ``1_000``) is refused by
 the name check itself (``systemd.name_problem``, S007): Ansible read the hosts ``yes`` and
@@ -31,6 +31,8 @@ from generator.errors import Diagnostic, Position
 # The inventory group of every rendered host, and the one of each multi-node deployment.
 HOSTS_GROUP = "sglang_hosts"
 GROUP_PREFIX = "gen_group_"
+# The inventory group of each rollout wave of single-node services (emit/ansible/inventory.py).
+WAVE_PREFIX = "gen_rollout_"
 # Group names Ansible itself defines: a host of that name is matched by every play of it.
 ANSIBLE_GROUPS = frozenset({"all", "ungrouped"})
 _NOT_IN_GROUP = re.compile(r"[^A-Za-z0-9_]")
@@ -99,4 +101,6 @@ def host_group_problem(host: str, groups: Iterable[str]) -> str | None:
         return f"'{host}' is the name of an inventory group ({'Ansible' if host in ANSIBLE_GROUPS else 'gen'}'s)"
     if host in groups or host.startswith(GROUP_PREFIX):
         return f"'{host}' is named like a multi-node group ({GROUP_PREFIX}<model>) of the Ansible inventory"
+    if host.startswith(WAVE_PREFIX):
+        return f"'{host}' is named like a rollout wave's group ({WAVE_PREFIX}<n>) of the Ansible inventory"
     return None

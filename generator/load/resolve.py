@@ -95,6 +95,7 @@ class Model(Sourced):
     args: tuple[tuple[str, Any], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     multinode: Multinode | None = None
+    rollout: tuple[tuple[str, Any], ...] = ()  # `rollout:` overrides (generator/load/rollout.py)
 
     @property
     def gpu_count(self) -> int:
@@ -203,6 +204,7 @@ class Host(Sourced):
     ssh_user: str = SSH_DEFAULT_USER
     ssh_port: int = SSH_DEFAULT_PORT
     ssh_written: tuple[str, ...] = ()  # which of "user", "port" the inventory writes
+    shared_with: tuple[str, ...] = ()  # ssh.shared_with: other inventories of the same machine
     gpus: tuple[Gpu, ...] = ()
     numa: tuple[tuple[int, str], ...] = ()  # (node, cpu list)
     vm_gpus: tuple[tuple[int, str], ...] = ()  # (gpu index, vm name)
@@ -270,6 +272,7 @@ def model_from_doc(doc: Document) -> Model:
         args=tuple((d.get("args") or {}).items()), env=_env(d.get("env")),
         multinode=Multinode(tuple(d["multinode"]["hosts"]), d["multinode"]["port"])
         if d.get("multinode") else None,
+        rollout=tuple(sorted((d.get("rollout") or {}).items())),
     )
 
 
@@ -306,6 +309,7 @@ def host_from_doc(doc: Document) -> Host:
         name=d["name"], description=d.get("description", ""), address=d["address"],
         ssh_user=ssh.get("user") or SSH_DEFAULT_USER, ssh_port=ssh.get("port") or SSH_DEFAULT_PORT,
         ssh_written=tuple(k for k in ("user", "port") if ssh.get(k)),
+        shared_with=tuple(ssh.get("shared_with") or ()),
         gpus=tuple(_gpu(g) for g in d["gpus"]),
         numa=tuple((n["node"], n["cpus"]) for n in d["numa"]),
         vm_gpus=tuple((gi, vm["vm"]) for vm in d.get("vm_passthrough") or [] for gi in vm["gpus"]),

@@ -9,6 +9,7 @@ over the whole document, so no field can forget them.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any, Iterable
 
 from cerberus import errors as cerrors
@@ -67,6 +68,16 @@ ENV = {
     "valuesrules": {"type": ["string", "integer", "float"], "check_with": "not_bool"},
 }
 
+# Rollout strategy (generator/load/rollout.py): the whole of rollout.yaml, and a model's
+# `rollout:` overrides. A size is a count of hosts (min/max) or a percentage ("25%", A001).
+ROLLOUT_SIZE = {"type": ["integer", "string"], "min": 1, "max": 100_000, "check_with": "rollout_size"}
+ROLLOUT_SCHEMA: dict[str, Any] = {
+    "canary": {"type": "integer", "min": 0, "max": 100_000},
+    "batch": ROLLOUT_SIZE,
+    "max_fail_percentage": {"type": "integer", "min": 0, "max": 100},
+    "max_unavailable": ROLLOUT_SIZE,
+}
+
 MODEL_SCHEMA: dict[str, Any] = {
     "name": _name(),
     "description": {"type": "string"},
@@ -120,6 +131,7 @@ MODEL_SCHEMA: dict[str, Any] = {
     },
     "args": ARGS,
     "env": ENV,
+    "rollout": {"type": "dict", "schema": ROLLOUT_SCHEMA},
     # One replica over several hosts: the list order is the node rank (rank 0 first).
     "multinode": {
         "type": "dict",
@@ -280,6 +292,64 @@ def _known_keys(schema: dict[str, Any], schema_path: DocPath) -> list[str]:
     return sorted(k for k in node if isinstance(k, str)) if isinstance(node, dict) else []
 
 
+# A string where a mapping or a list was meant: YAML's reading of a missing space.
+_KEY_NO_SPACE = re.compile(r"^(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*):(?P<value>(?!//)\S.*)$")
+_DASH_NO_SPACE = re.compile(r"^-(?P<item>[^\s-].*)$")
+
+
+def _one_word_hint(wanted: list[Any], value: Any) -> str | None:
+    """The fix for a string that YAML read from a mapping or list written without its space:
+    ``path:/a`` (one word, not a key and a value), ``-0`` (not a list item)."""
+    if not isinstance(value, str):
+        return None
+    first = value.split(" ", 1)[0]
+    found = _KEY_NO_SPACE.match(first)
+    if "dict" in wanted and found:
+        return (f"write '{found.group('key')}: {found.group('value')}': without a space after the colon "
+                "YAML reads one word, not a key and its value")
+    item = _DASH_NO_SPACE.match(first)
+    if "list" in wanted and item:
+        return f"write '- {item.group('item')}': a list item needs a space after its '-'"
+    return None
+
+
+def _child_keys(rules: Any) -> set[str]:
+    """The keys a mapping (or the mappings of a list) under ``rules`` may hold."""
+    if not isinstance(rules, dict):
+        return set()
+    if rules.get("type") == "list":
+        rules = rules.get("schema")
+        if not isinstance(rules, dict):
+            return set()
+    inner = rules.get("schema")
+    return {k for k in inner if isinstance(k, str)} if rules.get("type") == "dict" and isinstance(inner, dict) else set()
+
+
+def _home_of(doc: Document, schema: dict[str, Any], schema_path: DocPath, path: DocPath) -> str | None:
+    """For a key unknown where it was written: the sibling key it belongs under, when one
+    holds it (a key indented too little, or a section whose lines lost their indentation)."""
+    node: Any = schema
+    for step in schema_path:
+        node = node.get(step) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return None
+    key, parent = path[-1], path[:-1]
+    line = doc.key_pos.get(path, (0, 0))[0]
+    homes = [s for s, rules in node.items() if isinstance(s, str) and key in _child_keys(rules)]
+    listed = {s for s in homes if isinstance(node[s], dict) and node[s].get("type") == "list"}
+    written = [(doc.key_pos[parent + (s,)][0], s) for s in homes if parent + (s,) in doc.key_pos]
+    above = [w for w in written if w[0] < line]
+    if above:
+        at, home = max(above)
+        into = f"into an item of '{home}'" if home in listed else f"under '{home}'"
+        return f"'{key}' is a key of {'an item of ' if home in listed else ''}'{home}' (line {at}): indent it {into}"
+    if written or homes:
+        at, home = min(written) if written else (0, sorted(homes)[0])
+        return (f"'{key}' is a key of {'an item of ' if home in listed else ''}'{home}'"
+                + (f" (line {at})" if at else "") + f": write it under '{home}:'")
+    return None
+
+
 def suggest(word: str, candidates: Iterable[str]) -> str | None:
     """The closest spelling among candidates, or None (difflib, as git and argparse do)."""
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
@@ -340,9 +410,10 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         if err.code == cerrors.UNKNOWN_FIELD.code:
             key = path[-1]
             hints_left -= 1
+            home = _home_of(doc, schema, tuple(err.schema_path), path)
             hint = suggest(str(key), _known_keys(schema, tuple(err.schema_path))) if hints_left >= 0 else None
             diags.error(doc.pos(path, key=True), "S001", f"unknown key '{where}'",
-                        f"did you mean '{hint}'?" if hint else None)
+                        home if home else f"did you mean '{hint}'?" if hint else None)
         elif err.code == cerrors.REQUIRED_FIELD.code:
             parent = path[:-1]
             diags.error(doc.pos(parent, key=bool(parent)), "S003", f"required key '{where}' is missing")
@@ -352,7 +423,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
             # YAML reads an unquoted 12.0 or 6000 as a number: a text field wants it quoted.
             quote = wanted == ["string"] and isinstance(err.value, (int, float)) and not isinstance(err.value, bool)
             diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}",
-                        "write it in quotes" if quote else None)
+                        "write it in quotes" if quote else _one_word_hint(wanted, err.value))
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
             diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}")
@@ -371,7 +442,10 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
             diags.error(doc.pos(path, key=is_key), "S009", f"{'key' if is_key else 'value'} "
                         f"{err.value!r} at '{_dotted(path[:-1]) if is_key else where}' {text}")
         elif err.code == cerrors.NOT_NULLABLE.code:
-            diags.error(doc.pos(path), "S002", f"'{where}' must not be null")
+            # `key:` with nothing after it (and nothing indented below it) is YAML's null.
+            diags.error(doc.pos(path), "S002", f"'{where}' has no value: it is null (nothing after '{path[-1]}:' "
+                        "and nothing indented below it, or null written)",
+                        f"write its value after '{path[-1]}:', or remove the key")
         elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).startswith("unit_path:"):
             diags.error(doc.pos(path), "S010", f"'{where}' cannot be written into a unit file: "
                         f"{str(err.info[0]).split(':', 1)[1]}")

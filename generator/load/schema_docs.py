@@ -27,6 +27,24 @@ class KeyDoc:
 
 _SVC = "host.services"
 
+# The keys of rollout.yaml, also a model's `rollout:` (generator/load/rollout.py).
+_ROLLOUT_KEYS: dict[str, KeyDoc] = {
+    "canary": KeyDoc("Hosts rolled out first, on their own, before any batch (0: no canary). If the canary "
+                     "fails, nothing else is touched.", default="1", example=1),
+    "batch": KeyDoc("Hosts per batch after the canary: a number, or a percentage of the hosts the play "
+                    "rolls out (rounded down, at least 1). Ansible's `serial`; A001 when text is no percentage.",
+                    default="25%", example="10%"),
+    "max_fail_percentage": KeyDoc("The failure budget: the percentage of a batch's hosts that may fail "
+                                  "(each rolled back) before the run stops. Past it the whole batch rolls "
+                                  "back and the hosts after it are not touched. 0: the first failure stops "
+                                  "the run. Ansible's own `max_fail_percentage`.", default="0", example=10),
+    "max_unavailable": KeyDoc("Replicas of one model (its services on different hosts) that may restart "
+                              "at once: a number, or a percentage of the model's hosts (at least 1). The "
+                              "default keeps two replicas of a model from ever being down together; "
+                              "batches are made so, and each batch checks it before it touches anything.",
+                              default="1", example=2),
+}
+
 DOCS: dict[str, KeyDoc] = {
     # --- model manifests (models/<name>.yaml) -------------------------------------------
     "model.name": KeyDoc("The model's name; services refer to it with `model:`. Must equal the file "
@@ -112,6 +130,12 @@ DOCS: dict[str, KeyDoc] = {
                                     flag="node_rank"),
     "model.multinode.port": KeyDoc("The port of rank 0 that the other nodes dial.", example=5000,
                                    flag="dist_init_addr"),
+    "model.rollout": KeyDoc("This model's own rollout strategy: any key of `rollout.yaml` (the repository's "
+                            "settings), in force for this model's services only. Models that agree on "
+                            "`canary`, `batch` and `max_fail_percentage` roll out in one play; a multi-node "
+                            "model ignores it (A003: its ranks restart together).",
+                            example={"canary": 2, "batch": "10%"}),
+    **{f"model.rollout.{key}": doc for key, doc in _ROLLOUT_KEYS.items()},
     # --- host inventories (hosts/<name>.yaml) --------------------------------------------
     "host.name": KeyDoc("The host's name; must equal the file name without `.yaml`. `output/<name>/` "
                         "holds its tree.", example="llm-two"),
@@ -195,6 +219,8 @@ DOCS: dict[str, KeyDoc] = {
                                    example="10.0.0.11"),
     "host.network.interface": KeyDoc("The NIC for NCCL and Gloo (`NCCL_SOCKET_IFNAME`, `GLOO_SOCKET_IFNAME`).",
                                      example="enp65s0f0"),
+    # --- the repository's rollout strategy (rollout.yaml) ----------------------------------
+    **{f"rollout.{key}": doc for key, doc in _ROLLOUT_KEYS.items()},
 }
 
 

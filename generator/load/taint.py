@@ -33,6 +33,11 @@ TAINTABLE: dict[str, frozenset[DocPath]] = {
         ("weights", "active_params_b"),
         ("weights", "quantization"),  # informational (F105 only)
         ("memory", "mem_fraction_static"),  # the memory check is skipped; no flag is rendered
+        # Read only by gen ansible's rollout plan (never rendered into a unit).
+        ("rollout", "canary"),
+        ("rollout", "batch"),
+        ("rollout", "max_fail_percentage"),
+        ("rollout", "max_unavailable"),
     }),
     "host": frozenset({
         ("description",),

@@ -8,18 +8,16 @@ this machine cannot have: SGLang with a GPU (``standin_sglang_server.py`` as
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 
 from generator.live.plan import HostPlan, host_plan
 from generator.pipeline.fleet import run
 
 from .host import TestHost
-from .standins.fake_model import write_eagle3_draft, write_model
+from .standins.provision import (DRAFT_DIR, GPUS_CSV, MODEL_DIR, PYTHON_MINOR, VENV, dist_info, model_files,
+                                 setup_script, standin_files, tar_stream)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -27,14 +25,9 @@ FIXTURE = HERE / "fixtures" / "repo"
 STANDINS = HERE / "standins"
 HOST = "live-test"
 ALIAS = "gen-live-test"  # the fixture inventory's address: an alias in the test ssh config
-VENV = "/opt/standin-sglang"
 FIXTURE_PORT_LINE = "    port: 30000\n"
-MODEL_DIR = "/shared/models/standin-llama"
-DRAFT_DIR = "/shared/models/standin-llama-eagle3"
-GPUS_CSV = "/etc/standin-nvidia-smi/gpus.csv"
 FAULT = "/etc/standin-sglang/fault"
 PIN = "0.5.9"  # the fixture inventory's sglang.pin: the stand-in parses with its catalog
-PYTHON_MINOR = "3.11"  # Debian bookworm's python3, the test image's
 RETIRED_FILE = "/data/old-weights.bin"
 
 
@@ -70,44 +63,10 @@ def write_ssh_config(test_host: TestHost, path: Path) -> Path:
 
 def push(test_host: TestHost, files: dict[str, tuple[bytes, int]]) -> None:
     """Copy FILES (absolute path -> content, mode) to the host over ssh as one tar stream."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, (data, mode) in sorted(files.items()):
-            info = tarfile.TarInfo(path.lstrip("/"))
-            info.size, info.mode = len(data), mode
-            tar.addfile(info, io.BytesIO(data))
     proc = subprocess.run(["ssh", "-F", str(test_host.ssh_config), test_host.name,
-                           "tar -x --no-same-owner -C /"], input=buf.getvalue(), capture_output=True,
+                           "tar -x --no-same-owner -C /"], input=tar_stream(files), capture_output=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
-
-
-def _tree(folder: Path, dest: str) -> dict[str, tuple[bytes, int]]:
-    """Every file under FOLDER, mapped to DEST on the host, mode 0644."""
-    return {f"{dest}/{p.relative_to(folder)}": (p.read_bytes(), 0o644) for p in folder.rglob("*") if p.is_file()}
-
-
-def standin_files(pin: str, version: str, gpus_csv: str) -> dict[str, tuple[bytes, int]]:
-    """The stand-in venv, stand-in nvidia-smi, its GPU list and the fake model folders."""
-    site = f"{VENV}/lib/python{PYTHON_MINOR}/site-packages"
-    files: dict[str, tuple[bytes, int]] = {
-        f"{VENV}/pyvenv.cfg": (b"home = /usr/bin\ninclude-system-site-packages = false\n", 0o644),
-        f"{site}/sglang/__init__.py": (b'"""STAND-IN sglang package for the live tests."""\n', 0o644),
-        f"{site}/sglang/launch_server.py": ((STANDINS / "standin_sglang_server.py").read_bytes(), 0o644),
-        f"{site}/sglang/srt/__init__.py": (b'"""STAND-IN sglang.srt for the live tests."""\n', 0o644),
-        f"{site}/sglang/srt/server_args.py": ((STANDINS / "standin_server_args.py").read_bytes(), 0o644),
-        f"{site}/standin_catalog.json": ((ROOT / "catalogs" / "sglang" / f"{pin}.json").read_bytes(), 0o644),
-        "/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
-        GPUS_CSV: (gpus_csv.encode(), 0o644),
-    }
-    return files | dist_info(version) | standin_model_files()
-
-
-def dist_info(version: str) -> dict[str, tuple[bytes, int]]:
-    """A stand-in ``sglang-<version>.dist-info`` so importlib.metadata reports VERSION."""
-    site = f"{VENV}/lib/python{PYTHON_MINOR}/site-packages"
-    meta = f"Metadata-Version: 2.1\nName: sglang\nVersion: {version}\nSummary: STAND-IN\n"
-    return {f"{site}/sglang-{version}.dist-info/METADATA": (meta.encode(), 0o644)}
 
 
 def gpus_csv(plan: HostPlan) -> str:
@@ -129,9 +88,7 @@ def provision(test_host: TestHost, plan: HostPlan) -> None:
     minor = sh(test_host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip()
     assert minor == PYTHON_MINOR, f"test image python is {minor}, the stand-in venv layout says {PYTHON_MINOR}"
     push(test_host, standin_files(PIN, plan.sglang_version, gpus_csv(plan)))
-    sh(test_host, f"id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin sglang;"
-                  f" mkdir -p {VENV}/bin; ln -sfn /usr/bin/python3 {VENV}/bin/python; mkdir -p /data;"
-                  f" head -c 4096 /dev/zero > {RETIRED_FILE}")
+    sh(test_host, f"{setup_script()}; head -c 4096 /dev/zero > {RETIRED_FILE}")
 
 
 def deploy(test_host: TestHost, plan: HostPlan, files: dict[str, tuple[bytes, int]]) -> None:
@@ -154,7 +111,5 @@ def deploy(test_host: TestHost, plan: HostPlan, files: dict[str, tuple[bytes, in
         raise AssertionError(f"start failed: {started.stderr}\n{journal.stdout}")
 
 
-def standin_model_files() -> dict[str, tuple[bytes, int]]:
-    """The fake model folders alone (restored after a shard is removed)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return _tree(write_model(Path(tmp) / "m"), MODEL_DIR) | _tree(write_eagle3_draft(Path(tmp) / "d"), DRAFT_DIR)
+# The fake model folders alone (restored after a shard is removed).
+standin_model_files = model_files

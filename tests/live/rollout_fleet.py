@@ -20,7 +20,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .deploy import FIXTURE, PIN, VENV, push, sh, standin_files, standin_model_files
+from ansible.parsing.dataloader import DataLoader
+
+from generator.emit.ansible.digest import tree_digest
+
+from .deploy import FIXTURE, PIN, VENV, push, sh
+from .standins.provision import NVIDIA_MAJOR, UVM_MAJOR, gpu_nodes_script, setup_script, standin_files
 from .host import TestHost
 from .netns import Link
 
@@ -30,10 +35,7 @@ MODEL = "standin-mn"
 SINGLE_MODEL = "standin-llama-eagle3"
 HOSTS = ("mn-a", "mn-b")
 DIST_PORT = 50123
-NVIDIA_MAJOR, UVM_MAJOR = 195, 511
 STANDIN_PROC_DEVICES = "/run/standin-proc-devices"
-NODES = {"/dev/nvidia0": (NVIDIA_MAJOR, 0), "/dev/nvidiactl": (NVIDIA_MAJOR, 255),
-         "/dev/nvidia-uvm": (UVM_MAJOR, 0), "/dev/nvidia1": (NVIDIA_MAJOR, 1)}
 PER_SERVICE_NODES = 3  # nvidiactl, nvidia-uvm and the one placed GPU's node
 
 
@@ -57,16 +59,14 @@ def majors_free_here() -> list[str]:
 
 def make_nodes(host: TestHost) -> None:
     """Character devices with NVIDIA's majors (no driver behind them: an allowed open is ENXIO)."""
-    nodes = "; ".join(f"mknod -m 666 {p} c {ma} {mi}" for p, (ma, mi) in NODES.items())
-    sh(host, f"rm -f /dev/nvidia*; {nodes}")
+    sh(host, gpu_nodes_script())
 
 
 def provision(host: TestHost) -> None:
     """Stand-ins, service user, device nodes and the stand-in /proc/devices."""
-    push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n") | standin_model_files())
+    push(host, standin_files(PIN, PIN, "0, 00000000:01:00.0\n1, 00000000:21:00.0\n"))
     make_nodes(host)
-    sh(host, "id sglang >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin sglang;"
-             f" mkdir -p {VENV}/bin /data; ln -sfn /usr/bin/python3 {VENV}/bin/python;"
+    sh(host, f"{setup_script()};"
              # STAND-IN for the NVIDIA driver's /proc/devices entries (container mount namespace only).
              f" awk '{{print}} /^Character devices:/{{print \"{NVIDIA_MAJOR} nvidia-frontend\";"
              f" print \"{UVM_MAJOR} nvidia-uvm\"}}' /proc/devices > {STANDIN_PROC_DEVICES};"
@@ -191,3 +191,20 @@ def live_files(fleet: Fleet) -> dict[str, str]:
         for path in ("/etc/systemd/system/sglang-mn.service", "/etc/sglang/mn.env"):
             out[f"{name}:{path}"] = sh(host, f"sha256sum {path} | cut -d' ' -f1; stat -c '%a %U %G' {path}").stdout
     return out
+
+
+def accept_hand_edit(repo: Path, host: str) -> None:
+    """Record HOST's hand-edited output/ tree as current in ansible/inventory.yml.
+
+    A test's stand-in for a unit gen would never render (an unknown flag, a setting this
+    systemd lacks): the playbook's first task refuses an output/ that changed since
+    `gen ansible`, and `gen ansible` refuses an output/ that is not the render, so the
+    test writes the new tree's digest where gen ansible records it.
+    """
+    inventory = repo / "ansible" / "inventory.yml"
+    hosts = DataLoader().load(inventory.read_text())["all"]["children"]["sglang_hosts"]["hosts"]
+    old = str(hosts[host]["gen_digest"])
+    text = inventory.read_text()
+    assert text.count(f'"{old}"') >= 1
+    new = tree_digest(str(repo / "output" / host))
+    inventory.write_text(text.replace(f'gen_digest: !unsafe "{old}"\n', f'gen_digest: !unsafe "{new}"\n'))

@@ -29,7 +29,7 @@ import pytest
 
 from .deploy import FIXTURE, PIN, VENV, push, sh, standin_files, standin_model_files
 from .host import TestHost, boot_test_host, free_port, stop_test_host
-from .rollout_fleet import make_nodes
+from .rollout_fleet import accept_hand_edit, make_nodes
 
 pytestmark = pytest.mark.live
 
@@ -231,7 +231,8 @@ def test_rollout_through_ansible(fleet: Fleet) -> None:
     # 3. One flag on one service: --check --diff shows it and changes nothing ...
     write_hosts(fleet, {"alpha": "--max-running-requests: 16"})
     changed = gen(fleet.repo, "render", "--all")
-    assert [ln for ln in changed.splitlines() if not ln.startswith(("unchanged", "gen: "))] == \
+    # (render --all rewrites the existing ansible/ too: those lines name ansible/.)
+    assert [ln for ln in changed.splitlines() if not ln.startswith(("unchanged", "gen: ", "updated   ansible/"))] == \
         [f"updated   output/ansible-a/{UNIT_DIR}/sglang-alpha.service"], changed
     gen(fleet.repo, "ansible")
     preview = playbook(fleet, "--check", "--diff")
@@ -266,6 +267,7 @@ def test_rollout_through_ansible(fleet: Fleet) -> None:
     gamma_old = remote_text(b, f"/{UNIT_DIR}/sglang-gamma.service")
     # What a newer systemd would accept and this one does not: an unknown setting.
     beta_out.write_text(beta_out.read_text().replace("[Service]\n", "[Service]\nFrobnicateGPU=yes\n", 1))
+    accept_hand_edit(fleet.repo, "ansible-a")
     failed = playbook(fleet)
     assert failed.returncode != 0, failed.stdout
     assert "FrobnicateGPU" in failed.stdout + failed.stderr, failed.stdout  # systemd-analyze's complaint
@@ -350,8 +352,9 @@ def test_dropped_service_is_stopped_disabled_and_removed(fleet: Fleet) -> None:
         assert sh(a, f"test -f {kept}", check=False).returncode == 0, kept
     assert sh(a, "systemctl list-unit-files ssh.service --no-legend").stdout.strip(), "ssh.service was touched"
     # The host's list is gen's again; alpha and host b kept running the same processes.
-    assert remote_text(a, "/etc/sglang/.gen-managed") == (fleet.repo / "output/ansible-a/.gen-managed").read_text() \
-        + "var/lib/gen/previous/sglang-alpha.service\n"
+    # First the inventory that wrote it (the prepare play refuses a list another inventory wrote).
+    assert remote_text(a, "/etc/sglang/.gen-managed") == "# gen: written by inventory ansible-a\n" \
+        + (fleet.repo / "output/ansible-a/.gen-managed").read_text() + "var/lib/gen/previous/sglang-alpha.service\n"
     assert sh(a, "ls /var/lib/gen/previous/sglang-beta.service", check=False).returncode != 0  # its previous set too
     after = invocations(fleet)
     # beta is gone (not-found, inactive: above); systemd may keep its last InvocationID in memory.

@@ -1,16 +1,20 @@
 """The Ansible inventory: every rendered host, its files, services and rollout groups.
 
 Per host: how to reach it (``ansible_host``/``ansible_user``/``ansible_port``), the
-interpreter of its SGLang (``gen_python``), every rendered file with its mode and the
-service it belongs to (the playbook compares the live file's sha1 with the one in
-``output/`` before it touches anything), and per service what the rollout needs: its unit and files, its
-health URL, TimeoutStartSec in seconds, ``enabled``, its multi-node group and rank, the
-preflight payload (argv for the host's SGLang) and the sandbox spec (placed GPUs,
-model folder, the staged unit to translate).
+interpreter of its SGLang (``gen_python``), the digest of its ``output/`` tree
+(``gen_digest``, checked by the playbook's first task), every rendered file with its mode
+and the service it belongs to (the playbook compares the live file's sha1 with the one in
+``output/`` before it touches anything), and per service what the rollout needs: its
+unit and files, its health URL, TimeoutStartSec in seconds, ``enabled``, its multi-node
+group and rank, the preflight payload (where its staged unit and environment file are:
+the host reads argv and environment from them) and the sandbox spec (placed GPUs, model
+folder, the staged unit to translate).
 
 Every multi-node deployment becomes one inventory group ``gen_group_<model>`` (under
 ``sglang_hosts``), listed in ``gen_groups`` with its hosts in rank order, so
-``--limit gen_group_<model>`` rolls out exactly that group.
+``--limit gen_group_<model>`` rolls out exactly that group. Every wave of single-node
+services (:mod:`generator.plan.rollout`) becomes a group ``gen_rollout_<n>`` listing its
+hosts in rollout order, the order Ansible's ``serial`` batches take them in.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from generator.emit.ansible.yamltext import GenJinja
 from generator.emit.render import (
     ENV_DIR,
     WAIT_READY,
@@ -33,8 +38,9 @@ from generator.emit.render import (
 from generator.emit.secrets import credential_path
 from generator.emit.writer import MANAGED_LIST
 from generator.load.addresses import machine
-from generator.load.names import HOSTS_GROUP, ansible_group
+from generator.load.names import HOSTS_GROUP, WAVE_PREFIX, ansible_group
 from generator.load.resolve import default_timeout_start_min
+from generator.plan.rollout import RolloutPlan
 
 GROUP = HOSTS_GROUP
 # Where a machine keeps the list of what gen put there (output/<host>/.gen-managed + previous sets).
@@ -61,17 +67,15 @@ def _b64(doc: Any) -> str:
 
 
 def preflight_payload(services: Sequence[dict[str, Any]]) -> str:
-    """The on-host ``preflight`` mode's argument: per service its flags and checkpoints."""
+    """The on-host ``preflight`` mode's argument (base64 JSON of the services)."""
     return _b64({"services": list(services)})
 
 
-def preflight_entry(rs: RenderedService) -> dict[str, Any]:
-    """One service's part of the preflight payload."""
-    model = rs.placement.model
-    return {"name": rs.placement.service.name, "argv": list(rs.argv.argv[PROGRAM_WORDS:]),
-            "model_path": model.weights.path,
-            "draft_path": model.speculative.draft_model_path if model.speculative else None,
-            "algorithm": model.speculative.algorithm if model.speculative else None}
+def staged_preflight_entry(rs: RenderedService) -> dict[str, Any]:
+    """The playbook's preflight of one service: only where its staged files are."""
+    name = rs.placement.service.name
+    return {"name": name, "unit_file": f"{STAGE_DIR}/{unit_path(name)}",
+            "env_map": {f"/{env_path(name)}": f"{STAGE_DIR}/{env_path(name)}"}}
 
 
 def sandbox_entry(rs: RenderedService, staged: bool) -> dict[str, Any]:
@@ -95,11 +99,13 @@ def _service(rs: RenderedService) -> dict[str, Any]:
         "health_url": f"http://{health_address(spec.listen)}:{spec.port}/health",
         "timeout_start_s": minutes * 60,
         "enabled": spec.enabled,
+        "model": model.name,
         "group": model.name if node is not None else "",
         "rank": node.rank if node is not None else 0,
         "paths": [f"/{unit_path(spec.name)}", f"/{env_path(spec.name)}"],
-        # The argv checked on the host is the staged unit's, exactly what would be installed.
-        "preflight": preflight_payload([preflight_entry(rs) | {"unit_file": f"{STAGE_DIR}/{unit_path(spec.name)}"}]),
+        # Argv, environment and checkpoint paths are read on the host from the staged files,
+        # exactly what would be installed (never from this inventory).
+        "preflight": preflight_payload([staged_preflight_entry(rs)]),
         "sandbox": _b64({"services": [sandbox_entry(rs, staged=True)]}),
     }
 
@@ -125,10 +131,11 @@ def partner_paths(partners: Sequence[HostRender]) -> list[str]:
     return sorted(paths)
 
 
-def host_vars(render: HostRender, partners: Sequence[HostRender] = ()) -> dict[str, Any]:
+def host_vars(render: HostRender, partners: Sequence[HostRender] = (), digest: str = "") -> dict[str, Any]:
     """One host's inventory entry: how to reach it, its files and its services.
 
-    PARTNERS: the other inventories reaching the same machine (declared with ssh.shared_with).
+    PARTNERS: the other inventories reaching the same machine (declared with ssh.shared_with);
+    DIGEST: of its output/ tree, as gen ansible saw it (:mod:`.digest`).
     """
     host = render.host
     rendered = {f.relpath: f for f in render.tree.files if f.relpath != MANAGED_LIST}
@@ -147,7 +154,10 @@ def host_vars(render: HostRender, partners: Sequence[HostRender] = ()) -> dict[s
         "ansible_user": host.ssh_user,
         "ansible_port": host.ssh_port,
         "gen_python": host.sglang.python,
+        "gen_digest": digest,
         "gen_host_list": host_list_path(host.name, bool(partners)),
+        # The inventories whose host lists may be on this machine beside this one's own.
+        "gen_shared_with": sorted(host.shared_with),
         "gen_keep": partner_paths(partners),
         "gen_files": files,
         "gen_services": [_service(rs) for rs in owned],
@@ -172,15 +182,35 @@ def groups(renders: Sequence[HostRender]) -> list[dict[str, Any]]:
             for model, by_rank in sorted(ranks.items())]
 
 
-def inventory(renders: Sequence[HostRender], output_rel: str) -> dict[str, Any]:
-    """The inventory: every rendered host in name order, one child group per multi-node deployment."""
+def wave_group(index: int) -> str:
+    """The inventory group of the I-th wave of single-node services (its hosts in rollout order)."""
+    return f"{WAVE_PREFIX}{index}"
+
+
+def inventory(renders: Sequence[HostRender], output_rel: str, digests: dict[str, str] | None = None,
+              plan: RolloutPlan | None = None) -> dict[str, Any]:
+    """The inventory: every rendered host in name order, one child group per multi-node deployment
+    and one per wave of PLAN (its hosts in rollout order: Ansible's serial batches follow it).
+
+    DIGESTS: host -> the digest of its output/ tree (checked by the playbook's first task).
+    """
     ordered = sorted(renders, key=lambda r: r.host.name)
     found = groups(ordered)
     children = {g["group"]: {"hosts": {h: None for h in g["hosts"]}} for g in found}
+    waves = plan.waves if plan is not None else ()
+    for i, wave in enumerate(waves, 1):
+        children[wave_group(i)] = {"hosts": {h: None for h in wave.hosts}}
     def partners(r: HostRender) -> list[HostRender]:
         return [o for o in ordered if o is not r and _target(o) == _target(r)]
-    top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r, partners(r)) for r in ordered}}
+    top: dict[str, Any] = {"hosts": {r.host.name: host_vars(r, partners(r), (digests or {}).get(r.host.name, ""))
+                                     for r in ordered}}
     if children:
         top["children"] = children
-    return {"all": {"vars": {"gen_output_dir": "{{ inventory_dir }}/" + output_rel, "gen_groups": found},
+    # The output folder's name is data (a checkout path may hold braces); only gen's own join is Jinja.
+    return {"all": {"vars": {"gen_output_rel": output_rel,
+                             "gen_output_dir": GenJinja("{{ inventory_dir }}/{{ gen_output_rel }}"),
+                             "gen_groups": found,
+                             # Replicas of each single-node model that may restart at once (checked per batch).
+                             "gen_max_unavailable": dict(plan.max_unavailable) if plan is not None else {},
+                             "gen_largest_batch": plan.largest_batch if plan is not None else 1},
                     "children": {GROUP: top}}}

@@ -9,8 +9,11 @@ of a real SGLang server, and nothing more:
   unknown flag or a bad choice exits 2 with argparse's usage text, as SGLang does;
 * refuses to start (exit 1, a traceback-like message) without ``config.json`` in
   ``--model-path``, or when the fault file ``/etc/standin-sglang/fault`` says ``crash``
-  (how the tests make a restart loop); ``hold PATH`` there makes it keep PATH open;
-* serves ``/health`` (503 while "loading" for ``LOAD_SECONDS``, then 200) and
+  (how the tests make a restart loop), or ``crash-if WORDS`` and its argv holds WORDS (a
+  new version that crashes while the previous one starts); ``hold PATH`` there makes it
+  keep PATH open;
+* serves ``/health`` (503 while "loading" for ``LOAD_SECONDS``, or the seconds written in
+  ``/etc/standin-sglang/load-seconds``: how long a real model takes to load; then 200) and
   ``/v1/models`` (naming ``--served-model-name``, else ``--model-path``, like SGLang)
   on ``--host``/``--port``;
 * multi-node (``--nnodes`` > 1), like SGLang's distributed init: rank 0 listens on the
@@ -36,7 +39,16 @@ from pathlib import Path
 
 CATALOG = Path(__file__).resolve().parent.parent / "standin_catalog.json"
 FAULT_FILE = Path("/etc/standin-sglang/fault")
+LOAD_SECONDS_FILE = Path("/etc/standin-sglang/load-seconds")
 LOAD_SECONDS = 1.0
+
+
+def load_seconds() -> float:
+    """How long /health says 503 after the start: the file's number when there is one."""
+    try:
+        return float(LOAD_SECONDS_FILE.read_text().strip())
+    except (OSError, ValueError):
+        return LOAD_SECONDS
 TYPES = {"int": int, "float": float, "str": str, None: None}
 
 
@@ -133,13 +145,15 @@ def join_rank0(addr: str, rank: int) -> socket.socket:
             time.sleep(1)
 
 
-def make_handler(name: str, started: float, peers: Peers | None = None) -> type[BaseHTTPRequestHandler]:
-    """A request handler answering /health and /v1/models for model NAME (rank 0: once PEERS joined)."""
+def make_handler(name: str, started: float, peers: Peers | None = None,
+                 loading: float = LOAD_SECONDS) -> type[BaseHTTPRequestHandler]:
+    """A request handler answering /health and /v1/models for model NAME (rank 0: once PEERS
+    joined), healthy LOADING seconds after STARTED."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/health":
-                ready = time.monotonic() - started >= LOAD_SECONDS and (peers is None or peers.complete)
+                ready = time.monotonic() - started >= loading and (peers is None or peers.complete)
                 self._send(200 if ready else 503, b"" if ready else b"loading")
             elif self.path == "/v1/models":
                 body = {"object": "list", "data": [
@@ -176,7 +190,7 @@ def main(argv: list[str]) -> int:
         # Keep a file open the way a server reading old weights would (retired-path test).
         held = open(fault.split(" ", 1)[1], "rb")  # noqa: SIM115 (held for the process's life)
         print(f"stand-in sglang: holding {held.name} open", flush=True)
-    if fault == "crash":
+    if fault == "crash" or (fault.startswith("crash-if ") and fault.split(" ", 1)[1] in " ".join(argv)):
         print("Traceback (most recent call last):\n  stand-in fault injected by the live tests\n"
               "RuntimeError: stand-in crash (restart-loop test)", file=sys.stderr, flush=True)
         return 1
@@ -191,7 +205,8 @@ def main(argv: list[str]) -> int:
         listen_for_ranks(args.dist_init_addr, peers)
     elif nnodes > 1:
         held = join_rank0(args.dist_init_addr, rank)  # noqa: F841 (kept open while serving)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(served_name(args), time.monotonic(), peers))
+    server = ThreadingHTTPServer((args.host, args.port),
+                                 make_handler(served_name(args), time.monotonic(), peers, load_seconds()))
     print(f"stand-in sglang: serving {served_name(args)} on {args.host}:{args.port}", flush=True)
     server.serve_forever()
     return 0
