@@ -9,12 +9,12 @@ inventory that ran it and the digest of the output/ tree it rolled out.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from testinfra.host import Host as InfraHost
 
 from generator.errors import printable
+from generator.load import json_text
 
 OUTCOMES_DIR = "/var/lib/gen/rollouts"  # onhost_rollout.OUTCOMES: the same folder on the host
 
@@ -25,7 +25,7 @@ def last_rollout(host: InfraHost, unit: str) -> dict[str, Any] | None:
     if not found.is_file:
         return None
     try:
-        doc = json.loads(found.content_string)
+        doc = json_text.loads(found.content_string)  # the host's file: any nesting is no crash
     except ValueError:
         return {"outcome": "unreadable", "reason": f"{found.path} is not JSON", "at": ""}
     return doc if isinstance(doc, dict) else None
