@@ -44,24 +44,20 @@ RULES = load_rules(ROOT / "catalogs" / "rules.yaml")
 # Modules and rules whose prose has not moved to rules.yaml yet: these lists only shrink
 # (a test fails when an entry no longer needs to be here).
 PROSE_MODULES: set[str] = {
-    "attention.py", "disaggregation.py", "elastic_ep.py", "hicache.py", "kv_cache.py", "serving.py",
-    "speculative.py"}
+    "disaggregation.py", "elastic_ep.py", "hicache.py", "kv_cache.py", "speculative.py"}
 PROSE_RULES: set[str] = {
-    "deprecated-choice-alias", "deterministic-attn-backend", "elastic-ep-graph-recapture", "elastic-ep-setup",
-    "hicache-needs-radix", "ib-devices-value", "load-publish-endpoint", "lora-args", "mis-flashinfer",
-    "mm-process-config", "pd-disagg-args", "prefill-complete", "spec-adaptive-steps", "spec-algo-unknown",
-    "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args", "trtllm-mla-kv-dtype",
+    "elastic-ep-graph-recapture", "elastic-ep-setup", "hicache-needs-radix", "ib-devices-value",
+    "load-publish-endpoint", "lora-args", "pd-disagg-args", "prefill-complete", "spec-adaptive-steps",
+    "spec-algo-unknown", "spec-decoding-args", "spec-steps-all-or-none", "spec-uno-args",
     "unified-memory-pool"}
 # rules whose checks or placeholders are still numbered
 NUMBERED_RULES: set[str] = {
-    "asr-positive", "aux-hidden-state-capture", "cutedsl-mla", "elastic-ep-graph-recapture",
-    "elastic-ep-scale-up", "elastic-ep-setup", "encoder-disagg", "grpc-sidecar-args", "hicache-config",
-    "hicache-needs-radix", "hisparse-args", "kv-cache-compat", "kv-cache-sharding", "linear-replayssm",
-    "lmcache-compat", "lora-args", "mamba-state-args", "mm-feature-transport", "mm-process-config",
-    "nvfp4-prefill-dequant", "pd-decode-tp-dp", "pd-disagg-args", "prefill-complete",
-    "prefill-only-no-kv-cache", "quant-communications", "serving-json-values", "spec-decoding-args",
-    "spec-dflash-args", "spec-dspark-args", "spec-ngram-corpus", "spec-rejection-sampling", "spec-uno-args",
-    "ssl-http2-args", "unified-memory-pool"}
+    "aux-hidden-state-capture", "elastic-ep-graph-recapture", "elastic-ep-scale-up", "elastic-ep-setup",
+    "encoder-disagg", "hicache-config", "hicache-needs-radix", "hisparse-args", "kv-cache-compat",
+    "kv-cache-sharding", "lmcache-compat", "lora-args", "mamba-state-args", "nvfp4-prefill-dequant",
+    "pd-decode-tp-dp", "pd-disagg-args", "prefill-complete", "prefill-only-no-kv-cache",
+    "quant-communications", "spec-decoding-args", "spec-dflash-args", "spec-dspark-args", "spec-ngram-corpus",
+    "spec-rejection-sampling", "spec-uno-args", "unified-memory-pool"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
