@@ -10,11 +10,13 @@ ansible-core's own Templar; the order of a wave's hosts by ansible-playbook itse
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
@@ -226,3 +228,27 @@ def test_rollout_settings_of_a_multi_node_model_are_a_warning(repo_copy: Path) -
         assert result.exit_code == 0, result.stderr
     assert f"models/deepseek-v3-bf16.yaml:{line}:1: warning[A003]: model 'deepseek-v3-bf16' is multi-node: its ranks " \
            "always restart together" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("written", ["1%", "25%", "100%", "5", " 5%", "05%", "5 %", "0%", "101%", "%", "5%%", "5.5%",
+                                     "٥%", "25％", "1e3", ""])
+def test_gen_and_the_editor_schema_agree_on_every_spelling_of_a_size(tmp_path: Path, written: str) -> None:
+    """The editor's schema (schemas/rollout.schema.json, as committed) and gen check accept the
+    same strings: ' 5%' and '05%' passed gen while the editor flagged them."""
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas/rollout.schema.json").read_text())
+    editor_ok = jsonschema.Draft202012Validator(schema).is_valid({"batch": written})
+    (tmp_path / "rollout.yaml").write_text(f"batch: {json.dumps(written)}\n")
+    diags = Diagnostics()
+    load_rollout(tmp_path, diags)
+    assert (not diags.sorted()) == editor_ok, (written, [str(d) for d in diags.sorted()])
+    if not editor_ok:
+        assert [d.code for d in diags.sorted()] == ["A001"], [str(d) for d in diags.sorted()]
+
+
+def test_a_percentage_with_blanks_or_zeros_says_how_to_write_it(tmp_path: Path) -> None:
+    (tmp_path / "rollout.yaml").write_text('batch: " 05 %"\n')
+    diags = Diagnostics()
+    load_rollout(tmp_path, diags)
+    assert [str(d) for d in diags.sorted()] == [
+        "rollout.yaml:1:8: error[A001]: 'batch' is a percentage written with blanks or leading zeros: "
+        "write '5%', got ' 05 %'"]

@@ -232,19 +232,20 @@ def test_model_card_flags_of_incident_2_warn_and_still_render(repo_copy: Path) -
 
 
 
-def test_versioned_params_parse_each_range_once_and_answer_as_before() -> None:
-    """RuleSpec.param keeps parsed ranges: the same answer, a bad range refused every time."""
-    from generator.sglang.rules.spec import RuleSpec, _parse_range
+def test_versioned_params_answer_by_range() -> None:
+    """RuleSpec.param: the last range that holds the version wins; a bad range is refused when the rule is made."""
+    from generator.sglang.rules.spec import RuleSpec
 
     spec = RuleSpec(id="x", code="X100", versions=VersionRange.parse("all"), severity=Severity.WARNING,
                     enforced="none", message="", fix="", evidence="",
                     params={"p": {">=0.5.15": "new", "<0.5.15": "old", "all": None}, "q": {1: "one"}})
-    for _ in range(2):
-        assert spec.param("p", (0, 5, 23)) is None  # the last entry that holds wins
-        assert spec.param("q", (1,)) == "one" and spec.param("q", (2,)) is None
-    bad = RuleSpec(id="y", code="X101", versions=VersionRange.parse("all"), severity=Severity.WARNING,
-                   enforced="none", message="", fix="", evidence="", params={"p": {True: "x"}})
-    for _ in range(2):  # True == 1 as a key, but "True" is not a range
-        with pytest.raises(RulesFormatError):
-            bad.param("p", (1,))
-    assert _parse_range(1) is _parse_range(1) and _parse_range(1) == VersionRange.parse("1")
+    assert spec.param("p", (0, 5, 23)) is None  # the last entry that holds wins
+    assert spec.param("p", (0, 5, 9)) is None and spec.param("missing", (0, 5, 9)) is None
+    assert spec.param("q", (1,)) == "one" and spec.param("q", (2,)) is None
+    ordered = RuleSpec(id="z", code="X102", versions=VersionRange.parse("all"), severity=Severity.WARNING,
+                       enforced="none", message="", fix="", evidence="",
+                       params={"p": {"all": "any", ">=0.5.15": "new"}})
+    assert ordered.param("p", (0, 5, 23)) == "new" and ordered.param("p", (0, 5, 9)) == "any"
+    with pytest.raises(RulesFormatError):  # True == 1 as a key, but "True" is not a range
+        RuleSpec(id="y", code="X101", versions=VersionRange.parse("all"), severity=Severity.WARNING,
+                 enforced="none", message="", fix="", evidence="", params={"p": {True: "x"}})

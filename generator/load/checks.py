@@ -34,19 +34,25 @@ CUSTOM: dict[str, tuple[str, str]] = {
     "cpu_list": ("S012", "{detail}"),
     "rollout_size": ("A001", "{detail}"),
 }
-_PERCENT = re.compile(r"([0-9]{1,3})%")
+# The one spelling of a rollout percentage, '1%' to '100%': gen's check and the editor schema's
+# pattern (load/schema_json.py), so an editor never accepts what gen refuses, or the reverse.
+ROLLOUT_PERCENT = r"([1-9][0-9]?|100)%"
+_PERCENT = re.compile(ROLLOUT_PERCENT)
+_NUMBER_PERCENT = re.compile(r"\s*0*([0-9]+)\s*%\s*")
 
 
 def rollout_size_problem(value: Any) -> str | None:
     """Why the string VALUE is no rollout size: a percentage '1%' to '100%' (a count has min/max)."""
-    if isinstance(value, str):  # a count is bounded by the schema's min and max
-        match = _PERCENT.fullmatch(value.strip())
-        if match is None:
-            return "is neither a number of hosts nor a percentage like '25%' (write 10 or '10%')"
-        if not 1 <= int(match.group(1)) <= 100:
-            return "must be a percentage from '1%' to '100%'"
+    if not isinstance(value, str):  # a count is bounded by the schema's min and max
+        return None  # the type rule reports other types
+    if _PERCENT.fullmatch(value):
         return None
-    return None  # the type rule reports other types
+    near = _NUMBER_PERCENT.fullmatch(value)
+    if near is None:
+        return "is neither a number of hosts nor a percentage like '25%' (write 10 or '10%')"
+    if not 1 <= int(near.group(1)) <= 100:
+        return "must be a percentage from '1%' to '100%'"
+    return f"is a percentage written with blanks or leading zeros: write '{int(near.group(1))}%'"
 
 
 def path_problem(value: str) -> str | None:

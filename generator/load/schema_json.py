@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from generator.load import schema as cerberus_schema
+from generator.load.checks import ROLLOUT_PERCENT
 from generator.load.schema_docs import DOCS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -49,7 +50,7 @@ _CHECK_WITH: dict[str, dict[str, Any]] = {
     "net_address": {},
     "cpu_list": {},
     # A count (the integer type) or a percentage; a pattern applies to the string form only.
-    "rollout_size": {"pattern": "^([1-9][0-9]?|100)%$"},
+    "rollout_size": {"pattern": f"^{ROLLOUT_PERCENT}$"},
 }
 # Cerberus rules met that have no translation (each "path: rule"); a test keeps it empty.
 UNTRANSLATED: set[str] = set()

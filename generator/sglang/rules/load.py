@@ -65,9 +65,8 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         at = ("rules", i)
         rid, code, severity = item["id"], item["code"], _SEVERITIES[item["severity"]]
         versions = _range(doc, at + ("versions",), item["versions"], diags)
-        for name, table in (item.get("params") or {}).items():
-            for text in table:
-                _range(doc, at + ("params", name, text), str(text), diags, key=True)
+        params_ok = all([_range(doc, at + ("params", name, text), str(text), diags, key=True) is not None
+                         for name, table in (item.get("params") or {}).items() for text in table])
         if rule_code_severity(code) is not severity:
             family = "X0xx or X2xx" if severity is Severity.ERROR else "X1xx"
             diags.error(doc.pos(at + ("code",)), "C013",
@@ -89,7 +88,7 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         _templates(doc, at, item, diags)
         first_id.setdefault(rid, i)
         first_code.setdefault(code, rid)
-        if versions is not None:
+        if versions is not None and params_ok:  # a bad range is C014, above
             out.append(RuleSpec(id=rid, code=code, versions=versions, severity=severity,
                                 enforced=item["enforced"], message=item["message"],
                                 fix=item["fix"], evidence=item["evidence"],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -55,11 +54,6 @@ _OPS: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
 }
 
 
-# Versioned parameters are looked up by every service a rule runs on: each range text is
-# parsed once. typed: True and 1 are equal keys but different texts ("True" is refused).
-_parse_range = functools.lru_cache(maxsize=1024, typed=True)(VersionRange.parse)
-
-
 @dataclass(frozen=True)
 class RuleSpec:
     """One entry of catalogs/rules.yaml."""
@@ -78,12 +72,20 @@ class RuleSpec:
     # item name -> template: the texts of the entries of a list a predicate passes (item(...))
     items: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     when: "When | None" = field(default=None, hash=False, compare=False)  # a declarative rule's condition
+    # params with their range texts parsed once, here: param() runs for every service
+    _ranges: Mapping[str, tuple[tuple[VersionRange, Any], ...]] = field(
+        init=False, repr=False, hash=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Parse the params' version ranges (RulesFormatError on a bad one; the loader reports C014 first)."""
+        ranges = {name: tuple((VersionRange.parse(text), value) for text, value in (table or {}).items())
+                  for name, table in self.params.items()}
+        object.__setattr__(self, "_ranges", ranges)  # frozen: set once, at construction
 
     def param(self, name: str, version: tuple[int, ...] | None) -> Any:
         """A versioned parameter: the last entry whose range holds ``version`` (None if none)."""
-        table = self.params.get(name) or {}
         found = None
-        for text, value in table.items():
-            if _parse_range(text).contains(version):
+        for versions, value in self._ranges.get(name, ()):
+            if versions.contains(version):
                 found = value
         return found

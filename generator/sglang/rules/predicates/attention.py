@@ -6,7 +6,7 @@ Each predicate reports the first of SGLang's own checks the settings break, in S
 
 from __future__ import annotations
 
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -44,18 +44,16 @@ def _linear_replayssm(s: Settings, rule: RuleSpec) -> Hit | None:
     extra = radix and s.get("mamba_radix_cache_strategy") in ("extra_buffer", "extra_buffer_lazy")
     length = s.get("linear_replayssm_cache_len", 16)
     topk = s.get("speculative_eagle_topk")
-    f, r, rs = s.flag, s.flag("enable_linear_replayssm"), s.flag("enable_linear_replayssm_spec")
-    dec = f("linear_attn_decode_backend")
     return first_broken([
-        check(explicit == "flashkda", "linear-replayssm-1", ("linear_attn_decode_backend",), dec=dec),
-        check(replay and decode not in ("triton", "helion"), "linear-replayssm-2", ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), r=r, decode=decode, dec=dec),
-        check(replay and extra, "linear-replayssm-3", ("enable_linear_replayssm", "mamba_radix_cache_strategy"), r=r, v0=f('mamba_radix_cache_strategy')),
-        check(replay and mode != "null", "linear-replayssm-4", ("enable_linear_replayssm", "disaggregation_mode"), r=r, v0=f('disaggregation_mode'), mode=mode),
-        check(replay and isinstance(length, int) and length < 1, "linear-replayssm-5", ("linear_replayssm_cache_len",), v0=f('linear_replayssm_cache_len'), length=length),
-        check(spec and topk not in (None, 1), "linear-replayssm-6", ("enable_linear_replayssm_spec", "speculative_eagle_topk"), rs=rs, v0=f('speculative_eagle_topk'), topk=topk),
-        check(spec and decode not in ("triton", "flashinfer"), "linear-replayssm-7", ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), rs=rs, decode=decode, dec=dec),
-        check(spec and mode == "prefill", "linear-replayssm-8", ("enable_linear_replayssm_spec", "disaggregation_mode"), rs=rs),
-        check(spec and replay, "linear-replayssm-9", ("enable_linear_replayssm_spec", "enable_linear_replayssm"), rs=rs, r=r),
+        check(explicit == "flashkda", "flashkda-decode", ("linear_attn_decode_backend",)),
+        check(replay and decode not in ("triton", "helion"), "replayssm-decode-backend", ("enable_linear_replayssm", "linear_attn_decode_backend", "linear_attn_backend"), decode=decode),
+        check(replay and extra, "replayssm-extra-buffer", ("enable_linear_replayssm", "mamba_radix_cache_strategy")),
+        check(replay and mode != "null", "replayssm-with-pd", ("enable_linear_replayssm", "disaggregation_mode"), mode=mode),
+        check(replay and isinstance(length, int) and length < 1, "cache-len-below-one", ("linear_replayssm_cache_len",), length=length),
+        check(spec and topk not in (None, 1), "spec-topk-not-one", ("enable_linear_replayssm_spec", "speculative_eagle_topk"), topk=topk),
+        check(spec and decode not in ("triton", "flashinfer"), "spec-decode-backend", ("enable_linear_replayssm_spec", "linear_attn_decode_backend", "linear_attn_backend"), decode=decode),
+        check(spec and mode == "prefill", "spec-on-pd-prefill", ("enable_linear_replayssm_spec", "disaggregation_mode")),
+        check(spec and replay, "spec-with-replayssm", ("enable_linear_replayssm_spec", "enable_linear_replayssm")),
     ])
 
 
@@ -69,8 +67,7 @@ def _mis_flashinfer(s: Settings, rule: RuleSpec) -> Hit | None:
     if not wrong:
         return None  # flashinfer, or left to SGLang's choice by GPU and model
     return Hit(("enable_mis", "attention_backend", "prefill_attention_backend", "decode_attention_backend"), {
-        "mis": s.flag("enable_mis"), "backend": s.flag("attention_backend"),
-        "got": ", ".join(f"{k}={v}" for k, v in sorted(wrong.items()))})
+        "got": [item("phase", phase=k, backend=v) for k, v in sorted(wrong.items())]})
 
 
 @predicate("deterministic-attn-backend")
@@ -81,8 +78,7 @@ def _deterministic_backend(s: Settings, rule: RuleSpec) -> Hit | None:
     if not on or base is None or base in allowed:
         return None  # unset: SGLang picks fa3, flashinfer or triton by GPU
     return Hit(("attention_backend", "enable_deterministic_inference", "rl_on_policy_target"), {
-        "backend": s.flag("attention_backend"), "value": base, "allowed": ", ".join(allowed),
-        "det": s.flag("enable_deterministic_inference")})
+        "backend": base, "allowed": list(allowed)})
 
 
 @predicate("trtllm-mla-kv-dtype")
@@ -96,8 +92,7 @@ def _trtllm_mla_kv(s: Settings, rule: RuleSpec) -> Hit | None:
         kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
     if kv in allowed:
         return None
-    return Hit(("kv_cache_dtype", "attention_backend", "decode_attention_backend"), {
-        "kv": s.flag("kv_cache_dtype"), "value": kv, "allowed": ", ".join(allowed)})
+    return Hit(("kv_cache_dtype", "attention_backend", "decode_attention_backend"), {"kv": kv, "allowed": list(allowed)})
 
 
 @predicate("cutedsl-mla")
@@ -110,11 +105,10 @@ def _cutedsl_mla(s: Settings, rule: RuleSpec) -> Hit | None:
     kv = s.get("kv_cache_dtype", "auto")
     if "tokenspeed_mla" in (s.get("attention_backend"), s.get("decode_attention_backend")):
         kv = "fp8_e4m3"  # the alias implied an FP8 KV cache; SGLang sets it
-    name = s.flag("prefill_attention_backend")
-    return (first_broken([
-        check(prefill == "cutedsl_mla", "cutedsl-mla-1", ("prefill_attention_backend",), name=name),
-        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), "cutedsl-mla-2", ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), kv=kv),
-    ]))
+    return first_broken([
+        check(prefill == "cutedsl_mla", "prefill-backend", ("prefill_attention_backend",)),
+        check(kv not in ("fp8_e4m3", "bf16", "bfloat16", "auto"), "kv-cache-dtype", ("kv_cache_dtype", "attention_backend", "decode_attention_backend"), kv=kv),
+    ])
 
 
 @predicate("deprecated-choice-alias")
@@ -129,9 +123,8 @@ def _deprecated_alias(s: Settings, rule: RuleSpec) -> Hit | None:
             found.append((dest, value, table[value]))
     if not found:
         return None
-    said = "; ".join(f"{s.flag(d)} {old} is read as {new}" for d, old, new in found)
-    return Hit(tuple(d for d, _o, _n in found), {"detail": said, "first": s.flag(found[0][0]),
-                                                 "new": found[0][2]})
+    renamed = [item("renamed", option=s.flag(d), old=old, new=new) for d, old, new in found]
+    return Hit(tuple(d for d, _o, _n in found), {"renamed": renamed, "first": s.flag(found[0][0]), "new": found[0][2]})
 
 
 @predicate("mis-backend-auto")
@@ -141,4 +134,4 @@ def _mis_backend_auto(s: Settings, rule: RuleSpec) -> Hit | None:
     base, decode, prefill = backends(s)
     if (prefill or base) is not None and (decode or base) is not None:
         return None  # both phases written: the error rule decides
-    return Hit(("enable_mis",), {"mis": s.flag("enable_mis"), "backend": s.flag("attention_backend")})
+    return Hit(("enable_mis",))

@@ -9,32 +9,32 @@ from __future__ import annotations
 from typing import Any
 
 from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Hit, Item, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 from generator.load import json_text
 
 
-def _ib_device_problem(value: str) -> str | None:
-    """What SGLang's validate_ib_devices refuses in the value itself (not on the host)."""
+def _ib_device_problem(value: str) -> tuple[str, dict[str, Any]] | None:
+    """What SGLang's validate_ib_devices refuses in the value itself (not on the host): the check and its fields."""
     text = value.strip()
     if not text:
-        return "is empty"
+        return "empty", {}
     if text.endswith(".json"):
         return None  # a file on the host: read there
     if not text.startswith("{"):
-        return None if any(d.strip() for d in text.split(",")) else "names no device"
+        return None if any(d.strip() for d in text.split(",")) else ("no-device", {})
     try:
         mapping = json_text.loads(text)
     except ValueError:
-        return "is not a valid JSON mapping"
+        return "json-invalid", {}
     if not isinstance(mapping, dict) or not mapping:
-        return "maps no GPU to devices"
+        return "json-maps-nothing", {}
     for key, devices in mapping.items():
         if not isinstance(devices, str):
-            return f"maps GPU {key} to a {type(devices).__name__}, not a comma-separated string"
+            return "gpu-devices-not-text", {"gpu": key, "type": type(devices).__name__}
         if not any(d.strip() for d in devices.split(",")):
-            return f"names no device for GPU {key}"
+            return "gpu-without-device", {"gpu": key}
     return None
 
 
@@ -53,7 +53,7 @@ def _ib_devices_value(s: Settings, rule: RuleSpec) -> Hit | None:
         value = s.get(name)
         problem = _ib_device_problem(value) if reached and isinstance(value, str) else None
         if problem is not None:
-            return Hit((name,), {"detail": f"{s.flag(name)} {problem}"})
+            return Hit((name,), {"option": s.flag(name), **problem[1]}, problem[0])
     return None
 
 
@@ -113,28 +113,31 @@ def _overlaps(a: int, b: int, width: int) -> bool:
     return a < b + width and b < a + width
 
 
-def _range_problem(mode: str, kv: Any, replay: Any, dp: int) -> str | None:
+Problem = tuple[str, dict[str, Any]]  # a check of load-publish-endpoint and its fields
+
+
+def _range_problem(mode: str, kv: Any, replay: Any, dp: int) -> Problem | None:
     """resolve_load_pub_range's reason, or None when the range resolves."""
     if mode.lower() == "auto":
         found = _bindable(kv)
         if found is None:
-            return f"=auto needs a bindable wildcard-host tcp:// --kv-events-config endpoint, got {kv!r}"
+            return "auto-endpoint-not-bindable", {"kv": kv}
         base = found[1] + dp
         replay_base = _port(replay)
         if replay_base is not None and _overlaps(base, replay_base, dp):
             base = replay_base + dp
     else:
         if _port(kv) is None:
-            return f"={mode!r} needs a routable tcp:// --kv-events-config endpoint, got {kv!r}"
+            return "kv-endpoint-not-routable", {"mode": mode, "kv": kv}
         found = _bindable(mode)
         if found is None:
-            return f"={mode!r} is not a bindable tcp:// address (a wildcard host and a port)"
+            return "not-bindable", {"mode": mode}
         base = found[1]
         for port in (_port(kv), _port(replay)):
             if port is not None and _overlaps(base, port, dp):
-                return f" range [{base}, {base + dp}) overlaps the kv-events range [{port}, {port + dp})"
+                return "range-overlaps", {"base": base, "end": base + dp, "port": port, "port_end": port + dp}
     if base + dp - 1 > 65535:
-        return f" range from {base} would run past port 65535"
+        return "range-past-last-port", {"base": base}
     return None
 
 
@@ -150,17 +153,17 @@ def _fields_ok(config: dict[str, Any]) -> bool:
                for k in _FIELDS_INT if k in config)
 
 
-def _config_problem(raw: Any) -> tuple[str | None, dict[str, Any]]:
+def _config_problem(raw: Any) -> tuple[Problem | None, dict[str, Any]]:
     if not raw:
-        return "requires --kv-events-config (routers find the load range through it)", {}
+        return ("config-missing", {}), {}
     try:
         config = json_text.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         config = None
     if not isinstance(config, dict) or not _fields_ok(config):
-        return "needs a --kv-events-config SGLang can parse (a JSON object of KVEventsConfig fields)", {}
+        return ("config-unparsable", {}), {}
     if config.get("publisher", "null") == "null" or not config.get("endpoint", "tcp://*:5557"):
-        return "needs an active --kv-events-config publisher; got publisher 'null' or an empty endpoint", {}
+        return ("publisher-inactive", {}), {}
     return None, config
 
 
@@ -178,9 +181,7 @@ def _load_publish_endpoint(s: Settings, rule: RuleSpec) -> Hit | None:
         problem = _range_problem(mode, config.get("endpoint", "tcp://*:5557"), config.get("replay_endpoint"), dp)
     if problem is None:
         return None
-    flag = s.flag("load_publish_endpoint")
-    sep = "" if problem.startswith(("=", " ")) else " "
-    return Hit(("load_publish_endpoint", "kv_events_config"), {"detail": f"{flag}{sep}{problem}", "flag": flag})
+    return Hit(("load_publish_endpoint", "kv_events_config"), problem[1], problem[0])
 
 
 def _backend(s: Settings) -> str:
@@ -194,43 +195,42 @@ def _encoder_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("encoder_only"):
         return None
     enc, lang = bool(s.get("encoder_only", False)), bool(s.get("language_only", False))
-    f = s.flag
     urls = s.get("encoder_urls") or []
-    return (first_broken([
-        check(bool(s.get("enable_prefix_mm_cache", False)) and not enc, "encoder-disagg-1", ("enable_prefix_mm_cache",), v0=f('enable_prefix_mm_cache'), v1=f('encoder_only')),
-        check(enc and lang, "encoder-disagg-2", ("encoder_only", "language_only"), v0=f('encoder_only'), v1=f('language_only')),
-        check(enc and s.get("disaggregation_mode", "null") != "null", "encoder-disagg-3", ("encoder_only", "disaggregation_mode"), v0=f('encoder_only'), v1=f('disaggregation_mode')),
+    return first_broken([
+        check(bool(s.get("enable_prefix_mm_cache", False)) and not enc, "prefix-mm-cache-without-encoder-only", ("enable_prefix_mm_cache",)),
+        check(enc and lang, "encoder-only-with-language-only", ("encoder_only", "language_only")),
+        check(enc and s.get("disaggregation_mode", "null") != "null", "encoder-only-with-pd", ("encoder_only", "disaggregation_mode")),
         # 0.5.23 only logs that encoders are expected to register dynamically.
-        check(not s.at_least(0, 5, 23) and lang and len(urls) == 0, "encoder-disagg-4", ("language_only",), v0=f('language_only'), v1=f('encoder_urls')),
-    ]))
+        check(not s.at_least(0, 5, 23) and lang and len(urls) == 0, "language-only-without-encoder-urls", ("language_only",)),
+    ])
 
 
 @predicate("pd-decode-tp-dp")
 def _pd_decode_tp_dp(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("disaggregation_mode", "null") != "decode":
         return None
-    return (first_broken([
-        check(s.get(name) is not None, "pd-decode-tp-dp-1", (name,), v0=s.flag(name))
+    return first_broken([
+        check(s.get(name) is not None, "set-on-decode", (name,), option=s.flag(name))
         for name in ("disaggregation_decode_tp", "disaggregation_decode_dp") if s.has(name)
-    ]))
+    ])
 
 
-def _role_switch_unsupported(s: Settings) -> list[str]:
+def _role_switch_unsupported(s: Settings) -> list[Item]:
     """The features --enable-pd-role-switch does not rebuild (handle_pd_disaggregation's list)."""
     ep, a2a = s.integer("ep_size", 1), s.get("moe_a2a_backend", "none")
     out = []
     if ep > 1:
-        out.append(f"expert parallelism ({s.flag('ep_size')} {ep})")
+        out.append(item("expert-parallelism", ep=ep))
     if a2a not in (None, "none"):
-        out.append(f"MoE all-to-all ({s.flag('moe_a2a_backend')} {a2a})")
+        out.append(item("moe-all-to-all", a2a=a2a))
     if s.integer("pp_size", 1) > 1:
-        out.append(f"pipeline parallelism ({s.flag('pp_size')} {s.integer('pp_size', 1)})")
+        out.append(item("pipeline-parallelism", pp=s.integer("pp_size", 1)))
     if dp_attention(s)[0] and s.get("enable_dp_attention_local_control_broadcast", False):
-        out.append("DP attention local control broadcast")
+        out.append(item("dp-local-control-broadcast"))
     if s.integer("dcp_size", 1) > 1:
-        out.append(f"decode context parallelism ({s.flag('dcp_size')} {s.integer('dcp_size', 1)})")
+        out.append(item("decode-context-parallelism", dcp=s.integer("dcp_size", 1)))
     if s.get("speculative_algorithm") is not None:
-        out.append(f"speculative decoding ({s.flag('speculative_algorithm')} {s.get('speculative_algorithm')})")
+        out.append(item("speculative-decoding", algo=s.get("speculative_algorithm")))
     return out
 
 
@@ -243,48 +243,47 @@ def _pd_disagg(s: Settings, rule: RuleSpec) -> Hit | None:
     threshold = threshold if isinstance(threshold, (int, float)) else 1.0
     hisparse, switch = bool(s.get("enable_hisparse", False)), bool(s.get("enable_pd_role_switch", False))
     radix = bool(s.get("disaggregation_decode_enable_radix_cache", False))
-    f, tname = s.flag, s.flag("disaggregation_decode_host_receive_threshold")
     unsupported = _role_switch_unsupported(s) if switch and mode in ("prefill", "decode") else []
-    radix_flag, transfer = f("disaggregation_decode_enable_radix_cache"), f("disaggregation_transfer_backend")
     return first_broken([
-        check(not 0 <= threshold <= 1, "pd-disagg-1", ("disaggregation_decode_host_receive_threshold",), tname=tname),
-        check(threshold < 1 and (hisparse or switch), "pd-disagg-2", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"), tname=tname, threshold=threshold, v0=f('enable_hisparse'), v1=f('enable_pd_role_switch'), v2=f('enable_hisparse') if hisparse else f('enable_pd_role_switch')),
-        check(threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor", "pd-disagg-3", ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"), tname=tname, threshold=threshold, v0=f('disaggregation_decode_retraction_backup')),
-        check(mode == "decode" and radix and hisparse, "pd-disagg-4", ("disaggregation_decode_enable_radix_cache", "enable_hisparse"), radix_flag=radix_flag, v0=f('enable_hisparse')),
-        check(mode == "decode" and radix and backend == "fake", "pd-disagg-5", ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend"), radix_flag=radix_flag, transfer=transfer),
-        check(mode == "prefill" and backend == "fake", "pd-disagg-6", ("disaggregation_transfer_backend", "disaggregation_mode"), transfer=transfer),
-        check(bool(unsupported), "pd-disagg-7", ("enable_pd_role_switch",), v0=f('enable_pd_role_switch'), v1=', '.join(unsupported)),
+        check(not 0 <= threshold <= 1, "threshold-out-of-range", ("disaggregation_decode_host_receive_threshold",)),
+        check(threshold < 1 and (hisparse or switch), "host-receive-with-feature", ("disaggregation_decode_host_receive_threshold", "enable_hisparse", "enable_pd_role_switch"),
+              threshold=threshold, feature=s.flag("enable_hisparse") if hisparse else s.flag("enable_pd_role_switch")),
+        check(threshold < 1 and s.get("disaggregation_decode_retraction_backup") == "cpu_tensor", "host-buffering-cpu-tensor", ("disaggregation_decode_host_receive_threshold", "disaggregation_decode_retraction_backup"), threshold=threshold),
+        check(mode == "decode" and radix and hisparse, "decode-radix-with-hisparse", ("disaggregation_decode_enable_radix_cache", "enable_hisparse")),
+        check(mode == "decode" and radix and backend == "fake", "decode-radix-with-fake-transfer", ("disaggregation_decode_enable_radix_cache", "disaggregation_transfer_backend")),
+        check(mode == "prefill" and backend == "fake", "prefill-fake-transfer", ("disaggregation_transfer_backend", "disaggregation_mode")),
+        check(bool(unsupported), "role-switch-unsupported", ("enable_pd_role_switch",), unsupported=unsupported),
     ])
 
 
-def _prefill_complete_unsupported(s: Settings) -> list[str]:
-    """_validate_prefill_complete's list, in its order and words."""
+def _prefill_complete_unsupported(s: Settings) -> list[Item]:
+    """_validate_prefill_complete's list, in its order (its words are the rule's items)."""
     mode = s.get("disaggregation_mode", "null")
-    out: list[str] = []
+    out: list[Item] = []
     hicache = bool(s.get("enable_hierarchical_cache", False))
     pairs = [
-        (mode not in ("prefill", "decode"), "aggregated serving"),
-        (_backend(s) != "mooncake", "transfer backends other than Mooncake"),
+        (mode not in ("prefill", "decode"), "aggregated-serving"),
+        (_backend(s) != "mooncake", "not-mooncake"),
         (s.integer("pp_size", 1) != 1 or s.integer("attn_cp_size", 1) != 1
-         or s.integer("dcp_size", 1) != 1, "pipeline or attention context parallelism"),
+         or s.integer("dcp_size", 1) != 1, "pp-or-cp"),
         # 0.5.23 reads dp_size x enable_dp_attention after handle_deprecated_dp_attention has
         # turned enable_dp_attention off (moved to attn_dp_size): any TP > 1 counts.
-        (s.integer("tp_size", 1) != 1, "attention tensor parallelism greater than one"),
+        (s.integer("tp_size", 1) != 1, "attention-tp"),
         (bool(s.get("enable_pdmux", False)) or s.get("decoupled_spec_role", "null") != "null",
-         "PD multiplexing or decoupled speculation"),
-        (bool(s.get("enable_pd_role_switch", False)), "runtime PD role switching"),
-        (bool(s.get("encoder_only", False) or s.get("language_only", False)), "encoder disaggregation"),
-        (bool(s.get("enable_hisparse", False)), "HiSparse"),
-        (_threshold(s) < 1, "decode host KV buffering"),
+         "pdmux-or-decoupled-spec"),
+        (bool(s.get("enable_pd_role_switch", False)), "role-switch"),
+        (bool(s.get("encoder_only", False) or s.get("language_only", False)), "encoder-disaggregation"),
+        (bool(s.get("enable_hisparse", False)), "hisparse"),
+        (_threshold(s) < 1, "host-kv-buffering"),
         (mode == "decode" and (bool(s.get("disaggregation_decode_enable_radix_cache", False)) or hicache),
-         "decode radix cache or decode HiCache"),
+         "decode-radix-or-hicache"),
         (mode == "prefill" and hicache and (s.get("hicache_storage_backend") is not None
                                             or s.get("hicache_write_policy", "write_through") != "write_back"),
-         "prefill HiCache other than L2 write_back"),
-        (s.env_true("SGLANG_DISAGG_STAGING_BUFFER"), "staging buffers"),
-        (s.env_true("SGLANG_RUST_SERVER"), "the Rust bootstrap registry"),
+         "prefill-hicache-not-write-back"),
+        (s.env_true("SGLANG_DISAGG_STAGING_BUFFER"), "staging-buffers"),
+        (s.env_true("SGLANG_RUST_SERVER"), "rust-bootstrap-registry"),
     ]
-    out.extend(text for broken, text in pairs if broken)
+    out.extend(item(name) for broken, name in pairs if broken)
     return out
 
 
@@ -299,12 +298,11 @@ def _prefill_complete(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if s.get("disaggregation_decode_allocation_policy") != "prefill_complete":
         return None
-    name = s.flag("disaggregation_decode_allocation_policy")
     unsupported = _prefill_complete_unsupported(s)
     attempts = s.integer("optimistic_prefill_attempts", 0)
     # handle_pd_disaggregation turns 0 attempts into 1 on a prefill server; a negative
     # count stays, and handle_other_validations refuses it later.
-    return (first_broken([
-        check(bool(unsupported), "prefill-complete-1", ("disaggregation_decode_allocation_policy",), name=name, v0=', '.join(unsupported)),
-        check(s.get("disaggregation_mode") == "prefill" and attempts < 0, "prefill-complete-2", ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy"), name=name, attempts=attempts),
-    ]))
+    return first_broken([
+        check(bool(unsupported), "unsupported-features", ("disaggregation_decode_allocation_policy",), unsupported=unsupported),
+        check(s.get("disaggregation_mode") == "prefill" and attempts < 0, "attempts-negative", ("optimistic_prefill_attempts", "disaggregation_decode_allocation_policy"), attempts=attempts),
+    ])

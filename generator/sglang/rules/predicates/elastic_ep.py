@@ -51,38 +51,38 @@ def scaling_active(s: Settings) -> bool:
 
 
 def _eplb_algorithm(s: Settings) -> Check:
-    allowed = ["elasticity_aware", "elasticity_aware_hierarchical"] if s.has("max_ep_size") else ["elasticity_aware"]
+    hierarchical = s.has("max_ep_size")  # 0.5.23 also allows elasticity_aware_hierarchical
+    allowed = ("elasticity_aware", "elasticity_aware_hierarchical") if hierarchical else ("elasticity_aware",)
     algo = s.get("eplb_algorithm", "auto")
     algo = "elasticity_aware" if algo == "auto" else algo
-    text = (f"elastic EP with {s.flag('enable_eplb')} requires {s.flag('eplb_algorithm')} 'auto' or "
-            f"{' / '.join(repr(a) for a in allowed)} (got {algo!r})")
-    return check(elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed, None, ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"), detail=text, fix=f"set {s.flag('eplb_algorithm')} auto or {' or '.join(allowed)}, or drop {s.flag('enable_eplb')}")
+    return check(elastic_on(s) and bool(s.get("enable_eplb", False)) and algo not in allowed,
+                 "eplb-algorithm-or-hierarchical" if hierarchical else "eplb-algorithm",
+                 ("eplb_algorithm", "enable_eplb", "elastic_ep_backend"), algo=algo)
 
 
 def _setup_checks(s: Settings) -> list[Callable[[], Check]]:
     """0.5.23's checks before the scale-up block, in its order."""
     on, mode = elastic_on(s), s.get("ep_join_mode")
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.opt_int("max_ep_size")
-    backend = s.flag("elastic_ep_backend")
     return [
-        lambda: check(on and s.integer("pp_size", 1) != 1, "setup-1", ("pp_size", "elastic_ep_backend"), backend=backend),
-        lambda: check(mode is not None and not on, "setup-2", ("ep_join_mode",), backend=backend),
-        lambda: check(mode == "scale" and s.integer("node_rank", 0) != 1, "setup-3", ("ep_join_mode", "node_rank"), v0=s.integer('node_rank', 0)),
-        lambda: check(mode == "scale" and offset <= 0, "setup-4", ("ep_join_mode", "ep_join_rank_offset"), offset=offset),
-        lambda: check(offset != 0 and mode != "scale", "setup-5", ("ep_join_rank_offset",)),
-        lambda: check(offset < 0, "setup-6", ("ep_join_rank_offset",)),
-        lambda: check(max_ep is not None and not on, "setup-7", ("max_ep_size",), backend=backend),
-        lambda: check(max_ep is not None and max_ep <= 0, "setup-8", ("max_ep_size",)),
-        lambda: check(s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s), "setup-9", ("elastic_ep_initial_size",), backend=backend),
+        lambda: check(on and s.integer("pp_size", 1) != 1, "pp-not-one", ("pp_size", "elastic_ep_backend")),
+        lambda: check(mode is not None and not on, "join-mode-without-backend", ("ep_join_mode",)),
+        lambda: check(mode == "scale" and s.integer("node_rank", 0) != 1, "joiner-node-rank-not-one", ("ep_join_mode", "node_rank"), rank=s.integer("node_rank", 0)),
+        lambda: check(mode == "scale" and offset <= 0, "joiner-offset-not-positive", ("ep_join_mode", "ep_join_rank_offset"), offset=offset),
+        lambda: check(offset != 0 and mode != "scale", "offset-without-scale-join", ("ep_join_rank_offset",)),
+        lambda: check(offset < 0, "offset-negative", ("ep_join_rank_offset",)),
+        lambda: check(max_ep is not None and not on, "max-ep-without-backend", ("max_ep_size",)),
+        lambda: check(max_ep is not None and max_ep <= 0, "max-ep-not-positive", ("max_ep_size",)),
+        lambda: check(s.opt_int("elastic_ep_initial_size") is not None and not scaling_active(s), "initial-size-without-scale-up", ("elastic_ep_initial_size",)),
     ]
 
 
 @predicate("elastic-ep-setup")
 def _elastic_ep_setup(s: Settings, rule: RuleSpec) -> Hit | None:
-    first = first_broken([lambda: _eplb_algorithm(s)], max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
+    first = first_broken([lambda: _eplb_algorithm(s)])
     if first is not None or not s.has("max_ep_size"):
         return first  # 0.5.9's handler has the EPLB check only
-    return first_broken(_setup_checks(s), max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
+    return first_broken(_setup_checks(s))
 
 
 def attn_tp_size(s: Settings) -> int | None:
@@ -99,7 +99,7 @@ def _topology(s: Settings) -> Check:
     attn_tp = attn_tp_size(s)
     blame = ("tp_size", "attn_dp_size", "max_ep_size")
     if attn_tp is None:
-        return check(True, "topology-1", blame, tp_=tp, v0=attn_dp_of(s), cp=cp)
+        return check(True, "attention-topology-invalid", blame, tp=tp, attn_dp=attn_dp_of(s), cp=cp)
     replica = attn_tp * cp
     sizes = [(s.flag("max_ep_size"), s.integer("max_ep_size", 0)),
              (s.flag("elastic_ep_initial_size"), s.opt_int("elastic_ep_initial_size") or tp)]
@@ -107,7 +107,7 @@ def _topology(s: Settings) -> Check:
         sizes.append((s.flag("ep_join_rank_offset"), s.integer("ep_join_rank_offset", 0)))
     for name, size in sizes:
         if size <= 0 or size % replica:
-            return check(True, "topology-2", blame, size=size, name=name, replica=replica)
+            return check(True, "size-not-replica-multiple", blame, size=size, option=name, replica=replica)
     return check(False, None, blame, detail="", fix="")
 
 
@@ -115,15 +115,14 @@ def _join_checks(s: Settings) -> list[Callable[[], Check]]:
     """The scale joiner's checks, or the primary's (initial size equals the TP size)."""
     tp, initial = s.integer("tp_size", 1), s.opt_int("elastic_ep_initial_size")
     offset, max_ep = s.integer("ep_join_rank_offset", 0), s.integer("max_ep_size", 0)
-    init_flag = s.flag("elastic_ep_initial_size")
     if s.get("ep_join_mode") != "scale":
-        return [lambda: check(initial is not None and initial != tp, "join-6", ("elastic_ep_initial_size", "tp_size"), init_flag=init_flag, tp_=tp, initial=initial)]
+        return [lambda: check(initial is not None and initial != tp, "primary-initial-size-not-tp", ("elastic_ep_initial_size", "tp_size"), tp=tp, initial=initial)]
     return [
-        lambda: check(initial is None, "join-1", ("ep_join_mode",), init_flag=init_flag),
-        lambda: check(initial is not None and initial > offset, "join-2", ("elastic_ep_initial_size", "ep_join_rank_offset"), init_flag=init_flag, initial=initial, offset=offset),
-        lambda: check(offset + tp > max_ep, "join-3", ("ep_join_rank_offset", "max_ep_size"), v0=offset + tp, max_ep_=max_ep),
-        lambda: check(tp == 1 and s.get("moe_dense_tp_size") != 1, "join-4", ("moe_dense_tp_size",)),
-        lambda: check(initial is not None and initial <= 0, "join-5", ("elastic_ep_initial_size",), init_flag=init_flag, initial=initial),
+        lambda: check(initial is None, "joiner-without-initial-size", ("ep_join_mode",)),
+        lambda: check(initial is not None and initial > offset, "initial-size-above-offset", ("elastic_ep_initial_size", "ep_join_rank_offset"), initial=initial, offset=offset),
+        lambda: check(offset + tp > max_ep, "joiner-above-max-ep", ("ep_join_rank_offset", "max_ep_size"), join_target=offset + tp, max_ep=max_ep),
+        lambda: check(tp == 1 and s.get("moe_dense_tp_size") != 1, "single-rank-joiner-dense-tp", ("moe_dense_tp_size",)),
+        lambda: check(initial is not None and initial <= 0, "initial-size-not-positive", ("elastic_ep_initial_size",), initial=initial),
     ]
 
 
@@ -133,6 +132,11 @@ def _load_balance(s: Settings) -> str:
     if method == "auto":
         return "follow_bootstrap_room" if s.get("disaggregation_mode") == "prefill" else "round_robin"
     return str(method)
+
+
+# phase -> (its CUDA-graph backend setting, its disable switch)
+_GRAPH_SETTINGS = {"decode": ("cuda_graph_backend_decode", "disable_decode_cuda_graph"),
+                   "prefill": ("cuda_graph_backend_prefill", "disable_prefill_cuda_graph")}
 
 
 def graph_backend(s: Settings, phase: str) -> str | None:
@@ -145,10 +149,11 @@ def graph_backend(s: Settings, phase: str) -> str | None:
     """
     if s.get("cuda_graph_config") is not None:
         return None
-    explicit = s.get(f"cuda_graph_backend_{phase}")
+    backend, disable = _GRAPH_SETTINGS[phase]
+    explicit = s.get(backend)
     if explicit is not None:
         return str(explicit)
-    if s.get("disable_cuda_graph", False) or s.get(f"disable_{phase}_cuda_graph", False):
+    if s.get("disable_cuda_graph", False) or s.get(disable, False):
         return "disabled"
     other = "prefill" if phase == "decode" else "decode"
     if s.get("disaggregation_mode") == other:
@@ -164,17 +169,17 @@ def _scale_checks(s: Settings) -> list[Callable[[], Check]]:
     decode, prefill = graph_backend(s, "decode"), graph_backend(s, "prefill")
     return [
         lambda: _topology(s),
-        lambda: check(attn_tp > 1 and dense != 1, "scale-1", ("moe_dense_tp_size",), dense=dense),
-        lambda: check(isinstance(timeout, (int, float)) and timeout <= 0, "scale-2", ("elastic_ep_scale_timeout",)),
-        lambda: check(s.integer("tokenizer_worker_num", 1) != 1, "scale-3", ("tokenizer_worker_num",)),
-        lambda: check(bool(s.get("use_ray", False)), "scale-4", ("use_ray",)),
-        lambda: check(bool(s.get("enable_elastic_expert_backup", False)), "scale-5", ("enable_elastic_expert_backup",)),
+        lambda: check(attn_tp > 1 and dense != 1, "dense-tp-not-one", ("moe_dense_tp_size",), dense=dense),
+        lambda: check(isinstance(timeout, (int, float)) and timeout <= 0, "scale-timeout-not-positive", ("elastic_ep_scale_timeout",)),
+        lambda: check(s.integer("tokenizer_worker_num", 1) != 1, "tokenizer-workers", ("tokenizer_worker_num",)),
+        lambda: check(bool(s.get("use_ray", False)), "ray", ("use_ray",)),
+        lambda: check(bool(s.get("enable_elastic_expert_backup", False)), "elastic-expert-backup", ("enable_elastic_expert_backup",)),
         *_join_checks(s),
-        lambda: check(_load_balance(s) != "round_robin", "scale-6", ("load_balance_method",), v0=_load_balance(s)),
-        lambda: check(backend != "mooncake", "scale-7", ("elastic_ep_backend",), backend=backend),
-        lambda: check(attn_tp % max(dcp, 1) != 0, "scale-8", ("dcp_size",), dcp=dcp, attn_tp=attn_tp),
-        lambda: check(decode not in (None, "disabled", "full"), "scale-9", ("cuda_graph_backend_decode",), decode=decode),
-        lambda: check(prefill not in (None, "disabled"), "scale-10", ("cuda_graph_backend_prefill",), prefill=prefill),
+        lambda: check(_load_balance(s) != "round_robin", "load-balance-not-round-robin", ("load_balance_method",), method=_load_balance(s)),
+        lambda: check(backend != "mooncake", "backend-not-mooncake", ("elastic_ep_backend",), backend=backend),
+        lambda: check(attn_tp % max(dcp, 1) != 0, "dcp-not-dividing-attention-tp", ("dcp_size",), dcp=dcp, attn_tp=attn_tp),
+        lambda: check(decode not in (None, "disabled", "full"), "decode-graph-backend", ("cuda_graph_backend_decode",), decode=decode),
+        lambda: check(prefill not in (None, "disabled"), "prefill-graph-enabled", ("cuda_graph_backend_prefill",), prefill=prefill),
     ]
 
 
@@ -189,12 +194,12 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
     cp, moe_dp = s.integer("attn_cp_size", 1), 1 if dwdp else s.integer("moe_dp_size", 1)
     lm_head = dwdp or bool(s.get("enable_dp_lm_head", False))
     return [
-        lambda: check(not attn_dp, "layout-1", ("attn_dp_size", "max_ep_size")),
-        lambda: check(not lm_head, "layout-2", ("enable_dp_lm_head", "max_ep_size")),
-        lambda: check(cp != 1, "layout-3", ("attn_cp_size",), cp=cp),
-        lambda: check(moe_dp != 1, "layout-4", ("moe_dp_size",), moe_dp=moe_dp),
-        lambda: check(ep != tp, "layout-5", ("ep_size", "tp_size"), ep=ep, tp_=tp),
-        lambda: check(a2a != "nixl", "layout-6", ("moe_a2a_backend",), a2a=a2a),
+        lambda: check(not attn_dp, "no-attention-dp", ("attn_dp_size", "max_ep_size")),
+        lambda: check(not lm_head, "no-dp-lm-head", ("enable_dp_lm_head", "max_ep_size")),
+        lambda: check(cp != 1, "cp-not-one", ("attn_cp_size",), cp=cp),
+        lambda: check(moe_dp != 1, "moe-dp-not-one", ("moe_dp_size",), moe_dp=moe_dp),
+        lambda: check(ep != tp, "ep-not-tp", ("ep_size", "tp_size"), ep=ep, tp=tp),
+        lambda: check(a2a != "nixl", "a2a-not-nixl", ("moe_a2a_backend",), a2a=a2a),
     ]
 
 
@@ -202,13 +207,13 @@ def _layout_checks(s: Settings) -> list[Callable[[], Check]]:
 def _elastic_ep_scale_up(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.has("max_ep_size") or not scaling_active(s) or _elastic_ep_setup(s, rule) is not None:
         return None  # the setup rule reports what SGLang stops at first
-    return first_broken(_scale_checks(s) + _layout_checks(s), max_ep=s.flag("max_ep_size"), tp=s.flag("tp_size"))
+    return first_broken(_scale_checks(s) + _layout_checks(s))
 
 
-# What SGLang's CUDA-graph recapture refuses when the decode graph is 'full' (SGLang's message words).
-_RECAPTURE = (("speculative_algorithm", "speculative decoding"), ("is_embedding", "embedding models"),
-              ("dllm_algorithm", "diffusion models"), ("encoder_only", "encoder-only models"),
-              ("forward_hooks", "forward hooks"), ("enable_pdmux", "PDMux"))
+# What SGLang's CUDA-graph recapture refuses when the decode graph is 'full': setting -> check.
+_RECAPTURE = (("speculative_algorithm", "speculative-decoding"), ("is_embedding", "embedding-model"),
+              ("dllm_algorithm", "diffusion-model"), ("encoder_only", "encoder-only-model"),
+              ("forward_hooks", "forward-hooks"), ("enable_pdmux", "pdmux"))
 
 
 @predicate("elastic-ep-graph-recapture")
@@ -217,7 +222,7 @@ def _elastic_ep_graph_recapture(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if _elastic_ep_setup(s, rule) is not None:
         return None  # the setup rule reports what SGLang stops at first
-    for name, what in _RECAPTURE:
+    for name, refused in _RECAPTURE:
         if s.get(name) not in (None, False, []):
-            return Hit((name, "max_ep_size"), {"decode": s.flag("disable_decode_cuda_graph"), "flag": s.flag(name), "what": what, "v0": s.flag(name)}, "elastic-ep-graph-recapture-1")
+            return Hit((name, "max_ep_size"), {"option": s.flag(name)}, refused)
     return None

@@ -16,14 +16,13 @@ from generator.sglang.rules.spec import RuleSpec
 def _linker_checks(s: Settings) -> list[Check]:
     config = s.get("unified_cache_external_linker_config")
     linker = s.on("enable_unified_cache_external_linker")
-    name = s.flag("enable_unified_cache_external_linker")
     return [
-        check(config is not None and not isinstance(config, dict), "linker-1", ("unified_cache_external_linker_config",)),
+        check(config is not None and not isinstance(config, dict), "linker-config-not-object", ("unified_cache_external_linker_config",)),
         check(s.on("enable_linker_mla_dedup") and (
-            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"), "linker-2", ("enable_linker_mla_dedup", "enable_unified_cache_external_linker"), name=name),
-        check(linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None), "linker-3", ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend"), name=name),
-        check(linker and s.on("enable_hierarchical_cache"), "linker-4", ("enable_unified_cache_external_linker", "enable_hierarchical_cache"), name=name),
-        check(linker and s.get("hicache_storage_backend") is not None, "linker-5", ("enable_unified_cache_external_linker", "hicache_storage_backend"), name=name),
+            not linker or s.get("unified_cache_external_linker_backend") != "mooncake"), "mla-dedup-without-mooncake", ("enable_linker_mla_dedup", "enable_unified_cache_external_linker")),
+        check(linker and (s.on("disable_radix_cache") or s.get("radix_cache_backend") is not None), "linker-without-radix-cache", ("enable_unified_cache_external_linker", "disable_radix_cache", "radix_cache_backend")),
+        check(linker and s.on("enable_hierarchical_cache"), "linker-with-hicache", ("enable_unified_cache_external_linker", "enable_hierarchical_cache")),
+        check(linker and s.get("hicache_storage_backend") is not None, "linker-with-storage", ("enable_unified_cache_external_linker", "hicache_storage_backend")),
     ]
 
 
@@ -46,17 +45,15 @@ def _hicache_checks(s: Settings) -> list[Check]:
     layout = _resolved_layout(s) if isinstance(threshold, (int, float)) and threshold < 1 else None
     hicache = s.on("enable_hierarchical_cache")
     dcp = hicache and s.integer("dcp_size", 1) > 1
-    mode_flag, storage_flag, dcp_flag = s.flag("hicache_host_memory_mode"), s.flag("hicache_storage_backend"), \
-        s.flag("dcp_size")
     return [
-        check(mode == "buffer_only" and storage is None, "hicache-1", ("hicache_host_memory_mode", "hicache_storage_backend"), mode_flag=mode_flag, storage_flag=storage_flag),
-        check(mode == "buffer_only" and decode, "hicache-2", ("hicache_host_memory_mode", "disaggregation_mode"), mode_flag=mode_flag),
-        check(layout not in (None, "layer_first"), "hicache-3", ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"), layout=layout, storage=storage),
-        check(dcp and storage is not None and mode == "buffer_only", "hicache-4", ("enable_hierarchical_cache", "dcp_size"), mode_flag=mode_flag, dcp_flag=dcp_flag),
-        check(dcp and algorithm(s) not in (None, "DSPARK"), "hicache-5", ("enable_hierarchical_cache", "dcp_size",
-                                                         "speculative_algorithm"), dcp_flag=dcp_flag),
-        check(dcp and s.on("enable_lmcache"), "hicache-6", ("enable_lmcache", "dcp_size"), dcp_flag=dcp_flag),
-        check(dcp and s.on("enable_hisparse"), "hicache-7", ("enable_hisparse", "dcp_size"), dcp_flag=dcp_flag),
+        check(mode == "buffer_only" and storage is None, "buffer-only-without-storage", ("hicache_host_memory_mode", "hicache_storage_backend")),
+        check(mode == "buffer_only" and decode, "buffer-only-on-decode", ("hicache_host_memory_mode", "disaggregation_mode")),
+        check(layout not in (None, "layer_first"), "layout-not-layer-first", ("disaggregation_decode_host_receive_threshold", "hicache_storage_backend"), layout=layout, storage=storage),
+        check(dcp and storage is not None and mode == "buffer_only", "dcp-buffer-only", ("enable_hierarchical_cache", "dcp_size")),
+        check(dcp and algorithm(s) not in (None, "DSPARK"), "dcp-spec-not-dspark", ("enable_hierarchical_cache", "dcp_size",
+                                                         "speculative_algorithm")),
+        check(dcp and s.on("enable_lmcache"), "dcp-lmcache", ("enable_lmcache", "dcp_size")),
+        check(dcp and s.on("enable_hisparse"), "dcp-hisparse", ("enable_hisparse", "dcp_size")),
     ]
 
 
@@ -66,7 +63,7 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     fraction = s.get("hicache_host_memory_fraction")
     checks: list[Check] = [
-        check(isinstance(fraction, (int, float)) and not 0 < fraction <= 1, "hicache-config-1", ("hicache_host_memory_fraction",), fraction=fraction),
+        check(isinstance(fraction, (int, float)) and not 0 < fraction <= 1, "fraction-out-of-range", ("hicache_host_memory_fraction",), fraction=fraction),
         *_linker_checks(s),
         quiet(s.on("enable_unified_cache_external_linker")),  # SGLang returns here
     ]
@@ -82,32 +79,29 @@ def _hicache_config(s: Settings, rule: RuleSpec) -> Hit | None:
 def _hisparse_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.on("enable_hisparse"):
         return None
-    name, algo = s.flag("enable_hisparse"), algorithm(s)
+    algo = algorithm(s)
     spec = algo is not None and algo.upper() != "NONE"
     topk = s.get("speculative_eagle_topk") or 1
     return first_broken([
-        check(not s.on("disable_radix_cache"), "hisparse-args-1", ("enable_hisparse", "disable_radix_cache"), name=name),
-        check(s.on("enable_mixed_chunk"), "hisparse-args-2", ("enable_hisparse", "enable_mixed_chunk"), name=name),
-        check(spec and topk != 1, "hisparse-args-3", ("enable_hisparse", "speculative_eagle_topk")),
-        check(spec and s.on("speculative_adaptive"), "hisparse-args-4", ("enable_hisparse", "speculative_adaptive")),
-    ], hisparse=name)
+        check(not s.on("disable_radix_cache"), "radix-cache-on", ("enable_hisparse", "disable_radix_cache")),
+        check(s.on("enable_mixed_chunk"), "mixed-chunk", ("enable_hisparse", "enable_mixed_chunk")),
+        check(spec and topk != 1, "spec-topk-not-one", ("enable_hisparse", "speculative_eagle_topk")),
+        check(spec and s.on("speculative_adaptive"), "spec-adaptive", ("enable_hisparse", "speculative_adaptive")),
+    ])
 
 
 @predicate("hicache-needs-radix")
 def _hicache_needs_radix(s: Settings, rule: RuleSpec) -> Hit | None:
     if not s.get("enable_hierarchical_cache", False):
         return None
-    hicache, no_radix = s.flag("enable_hierarchical_cache"), s.flag("disable_radix_cache")
     if s.get("disable_radix_cache", False):
-        return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {"hicache": hicache, "no_radix": no_radix}, "hicache-needs-radix-2")
+        return Hit(("enable_hierarchical_cache", "disable_radix_cache"), {}, "radix-cache-disabled")
     # SGLang also sets disable_radix_cache itself before this check: on a PD decode server
     # (0.5.23: unless --disaggregation-decode-enable-radix-cache), and with the dual-chunk
     # attention backend (0.5.9; 0.5.23 has no such backend).
     if s.get("attention_backend") == "dual_chunk_flash_attn":
-        backend = s.flag("attention_backend")
-        return Hit(("enable_hierarchical_cache", "attention_backend"), {"hicache": hicache, "no_radix_": no_radix, "backend": backend, "hicache_": hicache}, "hicache-needs-radix-3")
+        return Hit(("enable_hierarchical_cache", "attention_backend"), {}, "dual-chunk-attention")
     keep = "disaggregation_decode_enable_radix_cache"
     if s.get("disaggregation_mode") != "decode" or (s.has(keep) and s.get(keep, False)):
         return None
-    opt_in = f", or add {s.flag(keep)}" if s.has(keep) else ""
-    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {"hicache": hicache, "no_radix_": no_radix, "hicache_": hicache, "opt_in": opt_in}, "hicache-needs-radix-1")
+    return Hit(("enable_hierarchical_cache", "disaggregation_mode"), {}, "pd-decode-keeps-radix" if s.has(keep) else "pd-decode")

@@ -71,7 +71,7 @@ def _spec(s: Settings) -> Hit | None:
     if algo in ("NGRAM", None):
         return None
     if not s.at_least(0, 5, 23):
-        return Hit(_BLAME, {}, "spec-0509")
+        return Hit(_BLAME, {}, "spec-not-ngram")
     if algo not in _LORA_SPEC_ALGORITHMS:
         return Hit(_BLAME, {"algo": algo}, "spec-algorithm")
     ragged = s.env.get("SGLANG_RAGGED_VERIFY_MODE", "static")

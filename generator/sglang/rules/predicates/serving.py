@@ -55,7 +55,7 @@ def _language_model_only(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     for name in _LMO_CONFLICTS:
         if s.has(name) and s.get(name):
-            return Hit(("language_model_only", name), {"lmo": s.flag("language_model_only"), "other": s.flag(name)})
+            return Hit(("language_model_only", name), {"other": s.flag(name)})
     return None
 
 
@@ -86,23 +86,22 @@ def _grpc_sidecar(s: Settings, rule: RuleSpec) -> Hit | None:
     timeout = s.get("grpc_response_timeout_secs", 300)
     sidecar, sidecar_args = s.get("sidecar"), s.get("sidecar_args")
     native = port is not None and not legacy
-    gp, sc = s.flag("grpc_port"), s.flag("sidecar")
     workers = s.get("tokenizer_worker_num", 1)
-    return (first_broken([
-        check(isinstance(timeout, int) and timeout <= 0, "grpc-sidecar-1", ("grpc_response_timeout_secs",)),
-        check(port is not None and not 1 <= port <= 65535, "grpc-sidecar-2", ("grpc_port", "port", "SGLANG_GRPC_PORT"), gp=gp, port=port),
-        check(port is not None and threads is not None and threads < 1, "grpc-sidecar-3", ("SGLANG_GRPC_WORKER_THREADS",), threads=threads),
-        check(sidecar_args is not None and sidecar is None, "grpc-sidecar-4", ("sidecar_args",), sc=sc),
+    return first_broken([
+        check(isinstance(timeout, int) and timeout <= 0, "timeout-not-positive", ("grpc_response_timeout_secs",)),
+        check(port is not None and not 1 <= port <= 65535, "port-out-of-range", ("grpc_port", "port", "SGLANG_GRPC_PORT"), port=port),
+        check(port is not None and threads is not None and threads < 1, "worker-threads-below-one", ("SGLANG_GRPC_WORKER_THREADS",), threads=threads),
+        check(sidecar_args is not None and sidecar is None, "sidecar-args-without-sidecar", ("sidecar_args",)),
         check(sidecar_args is not None and not isinstance(sidecar_args, Unparsed) and (
-            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), "grpc-sidecar-5", ("sidecar_args",)),
-        check(sidecar is not None and not str(sidecar).strip(), "grpc-sidecar-6", ("sidecar",), sc=sc),
-        check(sidecar is not None and legacy, "grpc-sidecar-7", ("sidecar", "smg_grpc_mode", "grpc_mode"), sc=sc),
-        check(sidecar is not None and port is None, "grpc-sidecar-8", ("sidecar",), sc=sc, gp=gp),
-        check(native and bool(s.get("use_ray", False)), "grpc-sidecar-9", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT"), gp=gp),
-        check(native and bool(s.get("encoder_only", False)), "grpc-sidecar-10", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT"), gp=gp),
-        check(native and isinstance(workers, int) and workers > 1, "grpc-sidecar-11", ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
-        check(native and bool(s.get("api_key") or s.get("admin_api_key")), "grpc-sidecar-12", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT"), gp=gp),
-    ]))
+            not isinstance(sidecar_args, list) or not all(isinstance(a, str) for a in sidecar_args)), "sidecar-args-not-strings", ("sidecar_args",)),
+        check(sidecar is not None and not str(sidecar).strip(), "sidecar-empty", ("sidecar",)),
+        check(sidecar is not None and legacy, "sidecar-with-legacy-grpc", ("sidecar", "smg_grpc_mode", "grpc_mode")),
+        check(sidecar is not None and port is None, "sidecar-without-grpc-port", ("sidecar",)),
+        check(native and bool(s.get("use_ray", False)), "grpc-with-ray", ("grpc_port", "use_ray", "SGLANG_GRPC_PORT")),
+        check(native and bool(s.get("encoder_only", False)), "grpc-with-encoder-only", ("grpc_port", "encoder_only", "SGLANG_GRPC_PORT")),
+        check(native and isinstance(workers, int) and workers > 1, "grpc-with-tokenizer-workers", ("grpc_port", "tokenizer_worker_num", "SGLANG_GRPC_PORT")),
+        check(native and bool(s.get("api_key") or s.get("admin_api_key")), "grpc-with-api-key", ("grpc_port", "api_key", "admin_api_key", "SGLANG_GRPC_PORT")),
+    ])
 
 
 @predicate("ssl-http2-args")
@@ -111,21 +110,20 @@ def _ssl_http2(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     cert, key = s.get("ssl_certfile"), s.get("ssl_keyfile")
     refresh, http2 = bool(s.get("enable_ssl_refresh", False)), bool(s.get("enable_http2", False))
-    f = s.flag
     streams = s.integer("http2_max_concurrent_streams", 200)
     window = s.integer("http2_initial_connection_window_size", 1048576)
-    return (first_broken([
-        check(bool(key) and not cert, "ssl-http2-1", ("ssl_keyfile",), v0=f('ssl_keyfile'), v1=f('ssl_certfile')),
-        check(bool(cert) and not key, "ssl-http2-2", ("ssl_certfile",), v0=f('ssl_certfile'), v1=f('ssl_keyfile')),
-        check(not cert and not key and bool(s.get("ssl_ca_certs")), "ssl-http2-3", ("ssl_ca_certs",), v0=f('ssl_ca_certs'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
-        check(not cert and not key and bool(s.get("ssl_keyfile_password")), "ssl-http2-4", ("ssl_keyfile_password",), v0=f('ssl_keyfile_password'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
-        check(refresh and not (cert and key), "ssl-http2-5", ("enable_ssl_refresh",), v0=f('enable_ssl_refresh'), v1=f('ssl_certfile'), v2=f('ssl_keyfile')),
+    return first_broken([
+        check(bool(key) and not cert, "keyfile-without-certfile", ("ssl_keyfile",)),
+        check(bool(cert) and not key, "certfile-without-keyfile", ("ssl_certfile",)),
+        check(not cert and not key and bool(s.get("ssl_ca_certs")), "ca-certs-without-certificate", ("ssl_ca_certs",)),
+        check(not cert and not key and bool(s.get("ssl_keyfile_password")), "keyfile-password-without-certificate", ("ssl_keyfile_password",)),
+        check(refresh and not (cert and key), "refresh-without-certificate", ("enable_ssl_refresh",)),
         check(bool(s.get("enable_http_worker_reuseport", False)) and (
-            s.integer("tokenizer_worker_num", 1) == 1 or http2), "ssl-http2-6", ("enable_http_worker_reuseport",), v0=f('enable_http_worker_reuseport'), v1=f('tokenizer_worker_num'), v2=f('enable_http2')),
-        check(http2 and not 0 < streams < 2 ** 32, "ssl-http2-7", ("http2_max_concurrent_streams",), v0=f('http2_max_concurrent_streams')),
-        check(http2 and not 1024 <= window < 2 ** 31, "ssl-http2-8", ("http2_initial_connection_window_size",), v0=f('http2_initial_connection_window_size')),
-        check(http2 and refresh, "ssl-http2-9", ("enable_ssl_refresh", "enable_http2"), v0=f('enable_ssl_refresh'), v1=f('enable_http2')),
-    ]))
+            s.integer("tokenizer_worker_num", 1) == 1 or http2), "worker-reuseport", ("enable_http_worker_reuseport",)),
+        check(http2 and not 0 < streams < 2 ** 32, "http2-streams-out-of-range", ("http2_max_concurrent_streams",)),
+        check(http2 and not 1024 <= window < 2 ** 31, "http2-window-out-of-range", ("http2_initial_connection_window_size",)),
+        check(http2 and refresh, "http2-with-ssl-refresh", ("enable_ssl_refresh", "enable_http2")),
+    ])
 
 
 @predicate("asr-positive")
@@ -133,7 +131,7 @@ def _asr_positive(s: Settings, rule: RuleSpec) -> Hit | None:
     checks = []
     for name in ("asr_max_buffer_seconds", "asr_max_concurrent_sessions"):
         value = s.get(name) if s.has(name) else None
-        checks.append(check(isinstance(value, (int, float)) and value <= 0, "asr-positive-1", (name,), v0=s.flag(name), value_=value))
+        checks.append(check(isinstance(value, (int, float)) and value <= 0, "not-positive", (name,), option=s.flag(name), written=value))
     return first_broken(checks)
 
 
@@ -143,15 +141,13 @@ def _mm_process_config(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     size = s.get("mm_preprocess_cache_size_mb") if s.has("mm_preprocess_cache_size_mb") else None
     config = s.get("mm_process_config")
-    name = s.flag("mm_process_config")
-    checks = [check(isinstance(size, int) and size < 0, "mm-process-config-1", ("mm_preprocess_cache_size_mb",), size=size)]
+    checks = [check(isinstance(size, int) and size < 0, "cache-size-negative", ("mm_preprocess_cache_size_mb",), size=size)]
     if config is not None and not isinstance(config, Unparsed):
-        checks.append(check(not isinstance(config, dict), "mm-process-config-2", ("mm_process_config",), name=name, v0=type(config).__name__))
+        checks.append(check(not isinstance(config, dict), "config-not-object", ("mm_process_config",), type=type(config).__name__))
         for key in ("image", "video", "audio"):
-            checks.append(check(isinstance(config, dict) and key in config and not isinstance(config[key], dict), None,
-                                ("mm_process_config",),
-                                detail=f"{name} '{key}' must be a JSON object, got {type(config.get(key)).__name__} "
-                                       "(TypeError)" if isinstance(config, dict) else ""))
+            entry = config.get(key) if isinstance(config, dict) else None
+            checks.append(check(isinstance(config, dict) and key in config and not isinstance(entry, dict),
+                                "modality-not-object", ("mm_process_config",), modality=key, type=type(entry).__name__))
     return first_broken(checks)
 
 
@@ -163,9 +159,9 @@ def _serving_json(s: Settings, rule: RuleSpec) -> Hit | None:
     bad = sorted(k for k in limits if k not in ("image", "video", "audio")) if isinstance(limits, dict) and limits else []
     prefs = s.get("preferred_sampling_params") if newer and s.has("preferred_sampling_params") else None
     return first_broken([
-        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), "serving-json-1", ("default_chat_template_kwargs",)),
-        check(bool(bad), "serving-json-2", ("limit_mm_data_per_request",), v0=bad[0] if bad else ''),
-        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, "serving-json-3", ("preferred_sampling_params",)),
+        check(kwargs is not None and not isinstance(kwargs, (dict, Unparsed)), "kwargs-not-object", ("default_chat_template_kwargs",)),
+        check(bool(bad), "modality-unknown", ("limit_mm_data_per_request",), modality=bad[0] if bad else None),
+        check(isinstance(prefs, (dict, list, str)) and bool(prefs) and "watermark" in prefs, "watermark-in-preferred-params", ("preferred_sampling_params",)),
     ])
 
 
@@ -180,11 +176,10 @@ def _mm_feature_transport(s: Settings, rule: RuleSpec) -> Hit | None:
     if s.get("encoder_only", False):
         return None  # encoder-only serving falls back to cpu for this inactive transport
     nnodes, pp = s.integer("nnodes", 1), s.integer("pp_size", 1)
-    name = s.flag("mm_feature_transport")
-    return (first_broken([
-        check(transport == "cuda_vmm" and pp != 1, "mm-feature-transport-1", ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, pp=pp),
-        check(transport == "cuda_ipc" and nnodes != 1, "mm-feature-transport-2", ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), name=name, nnodes=nnodes),
-    ]))
+    return first_broken([
+        check(transport == "cuda_vmm" and pp != 1, "vmm-with-pp", ("mm_feature_transport", "pp_size", "SGLANG_USE_CUDA_IPC_TRANSPORT"), pp=pp),
+        check(transport == "cuda_ipc" and nnodes != 1, "ipc-multi-node", ("mm_feature_transport", "nnodes", "SGLANG_USE_CUDA_IPC_TRANSPORT"), nnodes=nnodes),
+    ])
 
 
 @predicate("served-model-colon")
@@ -200,4 +195,4 @@ def _port_grpc(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("port")
     if not isinstance(value, int) or value > 65535 or value + 10000 <= 65535 or "SGLANG_GRPC_PORT" in s.env:
         return None
-    return Hit(("port",), {"port": s.flag("port"), "value": value, "grpc": value + 10000})
+    return Hit(("port",), {"port": value, "grpc": value + 10000})

@@ -22,20 +22,18 @@ _AUX_METHODS = ("EAGLE3", "DFLASH", "DSPARK")
 @predicate("aux-hidden-state-capture")
 def _aux_hidden_state_capture(s: Settings, rule: RuleSpec) -> Hit | None:
     ids = s.get("return_aux_hidden_state_layer_ids")
-    flag, ids_flag = s.flag("enable_return_aux_hidden_states"), s.flag("return_aux_hidden_state_layer_ids")
     if not s.get("enable_return_aux_hidden_states"):
-        return first_broken([check(ids is not None, "aux-hidden-state-capture-7", ("return_aux_hidden_state_layer_ids",), ids_flag=ids_flag, flag_=flag)])
+        return first_broken([check(ids is not None, "layer-ids-without-capture", ("return_aux_hidden_state_layer_ids",))])
     raw = s.get("speculative_algorithm")
     method = str(raw or "").upper()
     layers = [i for i in ids if isinstance(i, int)] if isinstance(ids, list) else None
-    algo_flag, draft_flag = s.flag("speculative_algorithm"), s.flag("speculative_draft_model_path")
     return first_broken([
-        check(method not in _AUX_METHODS, "aux-hidden-state-capture-1", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, algo_flag=algo_flag, raw=raw),
-        check(s.get("speculative_draft_model_path") is not None, "aux-hidden-state-capture-2", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, draft_flag=draft_flag),
-        check(s.integer("pp_size", 1) != 1, "aux-hidden-state-capture-3", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag),
-        check(method != "EAGLE3" and not layers, "aux-hidden-state-capture-4", ("enable_return_aux_hidden_states", "speculative_algorithm"), flag_=flag, method=method, ids_flag=ids_flag),
-        check(layers is not None and any(i < 0 for i in layers), "aux-hidden-state-capture-5", ("enable_return_aux_hidden_states", "speculative_algorithm"), ids_flag=ids_flag, layers=layers),
-        check(layers is not None and len(set(layers)) != len(layers), "aux-hidden-state-capture-6", ("enable_return_aux_hidden_states", "speculative_algorithm"), ids_flag=ids_flag, layers=layers),
+        check(method not in _AUX_METHODS, "method-not-capturing", ("enable_return_aux_hidden_states", "speculative_algorithm"), raw=raw),
+        check(s.get("speculative_draft_model_path") is not None, "with-draft-model", ("enable_return_aux_hidden_states", "speculative_algorithm")),
+        check(s.integer("pp_size", 1) != 1, "pp-not-one", ("enable_return_aux_hidden_states", "speculative_algorithm")),
+        check(method != "EAGLE3" and not layers, "layer-ids-missing", ("enable_return_aux_hidden_states", "speculative_algorithm"), method=method),
+        check(layers is not None and any(i < 0 for i in layers), "layer-ids-negative", ("enable_return_aux_hidden_states", "speculative_algorithm"), layers=layers),
+        check(layers is not None and len(set(layers)) != len(layers), "layer-ids-repeated", ("enable_return_aux_hidden_states", "speculative_algorithm"), layers=layers),
     ])
 
 
@@ -55,21 +53,18 @@ _BLOCK_VERIFY_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
 def _spec_decoding_args(s: Settings, rule: RuleSpec) -> Hit | None:
     algo = algorithm(s)
     window, sink = s.opt_int("speculative_draft_window_size"), s.opt_int("speculative_draft_sink_size")
-    radix, algo_flag, block = (s.flag("disaggregation_decode_enable_radix_cache"), s.flag("speculative_algorithm"),
-                               s.flag("speculative_use_block_verification"))
-    win_flag, sink_flag = s.flag("speculative_draft_window_size"), s.flag("speculative_draft_sink_size")
     return first_broken([
         check(s.get("disaggregation_mode") == "decode" and bool(s.get("disaggregation_decode_enable_radix_cache"))
-         and algo not in _RADIX_DECODE_ALGORITHMS, "spec-decoding-args-1", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), radix=radix, algo_flag=algo_flag, algo=algo, v0=', '.join(sorted(a for a in _RADIX_DECODE_ALGORITHMS if a))),
-        check(bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS, "spec-decoding-args-2", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), block=block, algo=algo),
-        check(window is not None and window <= 0, "spec-decoding-args-3", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), win_flag=win_flag, window=window),
-        check(sink is not None and sink < 0, "spec-decoding-args-4", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), sink_flag=sink_flag, sink=sink),
-        check(sink is not None and window is None, "spec-decoding-args-5", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
-                "disaggregation_decode_enable_radix_cache"), sink_flag=sink_flag, win_flag=win_flag),
+         and algo not in _RADIX_DECODE_ALGORITHMS, "decode-radix-algorithm", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), algo=algo, allowed=sorted(a for a in _RADIX_DECODE_ALGORITHMS if a)),
+        check(bool(s.get("speculative_use_block_verification")) and algo not in _BLOCK_VERIFY_ALGORITHMS, "block-verification-algorithm", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), algo=algo),
+        check(window is not None and window <= 0, "window-not-positive", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), window=window),
+        check(sink is not None and sink < 0, "sink-negative", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache"), sink=sink),
+        check(sink is not None and window is None, "sink-without-window", ("speculative_use_block_verification", "speculative_draft_sink_size", "speculative_draft_window_size",
+                "disaggregation_decode_enable_radix_cache")),
     ])
 
 
@@ -86,14 +81,13 @@ def _spec_rejection_sampling(s: Settings, rule: RuleSpec) -> Hit | None:
     if algo not in EAGLE_FAMILY or not rejection_sampling(s):
         return None
     topk = s.get("speculative_eagle_topk")  # unset: SGLang picks it from the model's architecture
-    name = s.flag("speculative_use_rejection_sampling")
     return first_broken([
-        check(algo not in ("EAGLE", "EAGLE3"), "spec-rejection-sampling-1", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name, algo=algo),
-        check(isinstance(topk, int) and topk != 1, "spec-rejection-sampling-2", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name, topk=topk),
-        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "spec-rejection-sampling-3", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
-                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), name=name),
+        check(algo not in ("EAGLE", "EAGLE3"), "algorithm-not-eagle", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), algo=algo),
+        check(isinstance(topk, int) and topk != 1, "topk-not-one", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc"), topk=topk),
+        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "accept-thresholds", ("speculative_use_rejection_sampling", "speculative_use_block_verification", "speculative_eagle_topk",
+                "speculative_accept_threshold_single", "speculative_accept_threshold_acc")),
     ])
 
 
@@ -104,14 +98,13 @@ def _spec_ngram_corpus(s: Settings, rule: RuleSpec) -> Hit | None:
     budget = s.integer("speculative_ngram_external_sam_budget", 0)
     max_tokens = s.integer("speculative_ngram_external_corpus_max_tokens", 10000000)
     draft = s.integer("speculative_num_draft_tokens", 12)  # SGLang's NGRAM default is 12
-    path = s.flag("speculative_ngram_external_corpus_path")
     return first_broken([
-        check(budget <= 0, "spec-ngram-corpus-1", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), path=path, budget=budget),
-        check(max_tokens <= 0, "spec-ngram-corpus-2", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), path=path, max_tokens=max_tokens),
-        check(budget > draft - 1, "spec-ngram-corpus-3", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
-                "speculative_ngram_external_corpus_path"), v0=draft - 1, budget=budget),
+        check(budget <= 0, "sam-budget-not-positive", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), budget=budget),
+        check(max_tokens <= 0, "max-tokens-not-positive", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), max_tokens=max_tokens),
+        check(budget > draft - 1, "sam-budget-above-draft-tokens", ("speculative_ngram_external_sam_budget", "speculative_ngram_external_corpus_max_tokens",
+                "speculative_ngram_external_corpus_path"), most=draft - 1, budget=budget),
     ])
 
 
@@ -128,19 +121,18 @@ def _spec_dflash_args(s: Settings, rule: RuleSpec) -> Hit | None:
     dp_on = dp_attention(s)[0] and s.get("device") != "npu"
     block, draft = s.opt_int("speculative_dflash_block_size"), s.opt_int("speculative_num_draft_tokens")
     window, tokens = s.opt_int("speculative_draft_window_size"), _dflash_draft_tokens(s)
-    block_flag, draft_flag = s.flag("speculative_dflash_block_size"), s.flag("speculative_num_draft_tokens")
-    win_flag, cp_flag = s.flag("speculative_draft_window_size"), s.flag("attn_cp_size")
+    block_option = s.flag("speculative_dflash_block_size") if block is not None else s.flag("speculative_num_draft_tokens")
     return first_broken([
-        check(dp_on and not s.get("enable_dp_lm_head"), "spec-dflash-args-1", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+        check(dp_on and not s.get("enable_dp_lm_head"), "dp-without-dp-lm-head", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
                 "enable_dp_lm_head", "attn_cp_size")),
-        check(dp_on and s.integer("attn_cp_size", 1) != 1, "spec-dflash-args-2", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), cp_flag=cp_flag, v0=s.integer('attn_cp_size', 1)),
-        check(block is not None and block <= 0, "spec-dflash-args-3", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), block_flag=block_flag, block=block),
-        check(block is not None and block > 0 and draft is not None and draft != block, "spec-dflash-args-4", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), draft_flag=draft_flag, block_flag=block_flag, draft=draft, block=block),
-        check(window is not None and tokens is not None and window < tokens, "spec-dflash-args-5", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
-                "enable_dp_lm_head", "attn_cp_size"), win_flag=win_flag, v0=block_flag if block is not None else draft_flag, window=window, tokens=tokens),
+        check(dp_on and s.integer("attn_cp_size", 1) != 1, "dp-with-cp", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), cp=s.integer("attn_cp_size", 1)),
+        check(block is not None and block <= 0, "block-size-not-positive", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), block=block),
+        check(block is not None and block > 0 and draft is not None and draft != block, "draft-tokens-not-block-size", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), draft=draft, block=block),
+        check(window is not None and tokens is not None and window < tokens, "window-below-block", ("speculative_dflash_block_size", "speculative_num_draft_tokens", "speculative_draft_window_size",
+                "enable_dp_lm_head", "attn_cp_size"), block_option=block_option, window=window, tokens=tokens),
     ])
 
 
@@ -163,9 +155,7 @@ def _spec_adaptive_steps(s: Settings, rule: RuleSpec) -> Hit | None:
         return None  # a config file of the host's names its own candidates
     if steps in _ADAPTIVE_DEFAULT_STEPS:
         return None
-    return Hit(("speculative_num_steps", "speculative_adaptive"), {
-        "steps": s.flag("speculative_num_steps"), "value": steps,
-        "candidates": "[" + ", ".join(str(c) for c in _ADAPTIVE_DEFAULT_STEPS) + "]"})
+    return Hit(("speculative_num_steps", "speculative_adaptive"), {"steps": steps, "candidates": list(_ADAPTIVE_DEFAULT_STEPS)})
 
 
 _UNO_BLAME = ("speculative_algorithm", "speculative_num_draft_tokens", "speculative_eagle_topk",
@@ -176,12 +166,11 @@ _DSPARK_BLAME = ("speculative_dspark_block_size", "speculative_num_draft_tokens"
 
 def _uno_tree(s: Settings, q: int, k: int) -> Hit | None:
     """UNO tree mode (top-k > 1): the verify width Q against the draft width F = steps + 1."""
-    steps, steps_flag = s.opt_int("speculative_num_steps"), s.flag("speculative_num_steps")
-    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
+    steps = s.opt_int("speculative_num_steps")
     if steps is None or steps < 1:
         return first_broken([
-            check(steps is None, "uno-tree-7", _UNO_BLAME, steps_flag=steps_flag, k_flag=k_flag),
-            check(True, "uno-tree-8", _UNO_BLAME, steps_flag=steps_flag, steps=steps)])
+            check(steps is None, "tree-steps-missing", _UNO_BLAME),
+            check(True, "tree-steps-not-positive", _UNO_BLAME, steps=steps)])
     f = steps + 1
     capacity = nodes = 1
     for _ in range(steps):
@@ -190,18 +179,15 @@ def _uno_tree(s: Settings, q: int, k: int) -> Hit | None:
         if capacity >= q:
             break
     parent = k * max(steps - 1, 0) + 1
-    widths = f"change {q_flag} (Q), {steps_flag} (F - 1) or {k_flag} (K)"
     return first_broken([
-        check(q < f, "uno-tree-1", _UNO_BLAME, q=q, q_flag=q_flag, f=f, steps_flag=steps_flag),
-        check(q > 128, "uno-tree-2", _UNO_BLAME, q=q, q_flag=q_flag),
-        check(q * k > 2048, "uno-tree-3", _UNO_BLAME, q=q, k=k, v0=q * k, q_flag=q_flag, k_flag=k_flag),
-        check(q > capacity, None, _UNO_BLAME, detail=f"UNO tree mode cannot build the requested Q from F and K: Q={q} exceeds "
-                       f"capacity={capacity} for F={f}, K={k}", fix=widths),
-        check(q - 1 > parent, None, _UNO_BLAME, detail=f"UNO tree mode cannot represent the requested Q in EAGLE's parent-list ABI: "
-                         f"Q-1={q - 1} exceeds K*(F-2)+1={parent} for F={f}, K={k}", fix=widths),
-        check(bool(s.get("enable_pdmux")), "uno-tree-4", _UNO_BLAME, k_flag=k_flag),
-        check(bool(s.get("enable_two_batch_overlap")), "uno-tree-5", _UNO_BLAME, k_flag=k_flag),
-        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "uno-tree-6", _UNO_BLAME),
+        check(q < f, "tree-q-below-f", _UNO_BLAME, q=q, f=f),
+        check(q > 128, "tree-q-too-wide", _UNO_BLAME, q=q),
+        check(q * k > 2048, "tree-q-times-k-too-wide", _UNO_BLAME, q=q, k=k, qk=q * k),
+        check(q > capacity, "tree-capacity", _UNO_BLAME, q=q, capacity=capacity, f=f, k=k),
+        check(q - 1 > parent, "tree-parent-list", _UNO_BLAME, q_minus_one=q - 1, parent=parent, f=f, k=k),
+        check(bool(s.get("enable_pdmux")), "tree-pdmux", _UNO_BLAME),
+        check(bool(s.get("enable_two_batch_overlap")), "tree-two-batch-overlap", _UNO_BLAME),
+        check(s.get("speculative_accept_threshold_single", 1.0) != 1.0 or s.get("speculative_accept_threshold_acc", 1.0) != 1.0, "tree-accept-thresholds", _UNO_BLAME),
     ])
 
 
@@ -215,13 +201,13 @@ def _uno_rest(s: Settings) -> Hit | None:
     """The checks after the widths: parallelism, LoRA, rejection sampling, FA3; (text, fix)."""
     prefill, decode = _uno_backends(s)
     tp, pp = s.integer("tp_size", 1), s.integer("pp_size", 1)
-    rejection = s.flag("speculative_use_rejection_sampling")
     return first_broken([
-        check((tp, pp) != (1, 1), "uno-rest-1", _UNO_BLAME, tp=tp, pp=pp),
-        check(dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1, "uno-rest-2", _UNO_BLAME, v0=s.flag('attn_dp_size') if s.has('attn_dp_size') else s.flag('enable_dp_attention')),
-        check(bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "uno-rest-3", _UNO_BLAME),
-        check(bool(s.get("speculative_use_rejection_sampling")), "uno-rest-4", _UNO_BLAME, rejection=rejection),
-        check(prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"), "uno-rest-5", _UNO_BLAME, prefill=prefill, decode=decode),
+        check((tp, pp) != (1, 1), "tp-pp-not-one", _UNO_BLAME, tp=tp, pp=pp),
+        check(dp_attention(s)[0] or s.integer("attn_cp_size", 1) != 1, "dp-attention-or-cp", _UNO_BLAME,
+              dp_option=s.flag("attn_dp_size") if s.has("attn_dp_size") else s.flag("enable_dp_attention")),
+        check(bool(s.get("enable_lora")) or bool(s.get("lora_paths")), "lora", _UNO_BLAME),
+        check(bool(s.get("speculative_use_rejection_sampling")), "rejection-sampling", _UNO_BLAME),
+        check(prefill is not None and decode is not None and (prefill, decode) != ("fa3", "fa3"), "not-fa3", _UNO_BLAME, prefill=prefill, decode=decode),
     ])
 
 
@@ -231,16 +217,13 @@ def _spec_uno_args(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     q, topk = s.get("speculative_num_draft_tokens"), s.get("speculative_eagle_topk")
     k = topk if isinstance(topk, int) else 1
-    q_flag, k_flag = s.flag("speculative_num_draft_tokens"), s.flag("speculative_eagle_topk")
-    draft, det, strict = (s.flag("speculative_draft_model_path"), s.flag("enable_deterministic_inference"),
-                          s.flag("enable_strict_thinking"))
     broken = first_broken([
-        check(s.get("speculative_draft_model_path") is not None, "spec-uno-args-1", _UNO_BLAME, draft=draft),
-        check(s.get("uno_lora_path") is None, "spec-uno-args-2", _UNO_BLAME),
-        check(bool(s.get("enable_deterministic_inference")), "spec-uno-args-3", _UNO_BLAME, det=det),
-        check(bool(s.get("enable_strict_thinking")), "spec-uno-args-4", _UNO_BLAME, strict=strict),
-        check(not isinstance(q, int) or q < 1, "spec-uno-args-5", _UNO_BLAME, q_flag=q_flag),
-        check(k < 1, "spec-uno-args-6", _UNO_BLAME, k_flag=k_flag, k=k),
+        check(s.get("speculative_draft_model_path") is not None, "draft-model", _UNO_BLAME),
+        check(s.get("uno_lora_path") is None, "uno-lora-path-missing", _UNO_BLAME),
+        check(bool(s.get("enable_deterministic_inference")), "deterministic-inference", _UNO_BLAME),
+        check(bool(s.get("enable_strict_thinking")), "strict-thinking", _UNO_BLAME),
+        check(not isinstance(q, int) or q < 1, "q-not-positive", _UNO_BLAME),
+        check(k < 1, "k-below-one", _UNO_BLAME, k=k),
     ])
     if broken is None and isinstance(q, int) and k > 1:
         broken = _uno_tree(s, q, k)
@@ -256,12 +239,11 @@ def _dspark_dp(s: Settings) -> Hit | None:
     npu = str(s.get("device") or "").startswith("npu")
     a2a, spec_a2a = s.get("moe_a2a_backend", "none"), s.get("speculative_moe_a2a_backend")
     cp = s.integer("attn_cp_size", 1)
-    a2a_flag, spec_a2a_flag = s.flag("moe_a2a_backend"), s.flag("speculative_moe_a2a_backend")
     return first_broken([
-        check(not s.get("enable_dp_lm_head"), "dspark-dp-1", _DSPARK_BLAME),
-        check(not npu and a2a not in ("none", "megamoe", "mori"), "dspark-dp-2", _DSPARK_BLAME, a2a_flag=a2a_flag, a2a=a2a),
-        check(cp > 1, "dspark-dp-3", _DSPARK_BLAME, cp=cp),
-        check(not npu and spec_a2a is not None and spec_a2a != a2a, "dspark-dp-4", _DSPARK_BLAME, spec_a2a_flag=spec_a2a_flag, a2a_flag=a2a_flag, a2a=a2a, spec_a2a=spec_a2a),
+        check(not s.get("enable_dp_lm_head"), "dp-without-dp-lm-head", _DSPARK_BLAME),
+        check(not npu and a2a not in ("none", "megamoe", "mori"), "dp-a2a-backend", _DSPARK_BLAME, a2a=a2a),
+        check(cp > 1, "dp-with-cp", _DSPARK_BLAME, cp=cp),
+        check(not npu and spec_a2a is not None and spec_a2a != a2a, "dp-spec-a2a-backend", _DSPARK_BLAME, a2a=a2a, spec_a2a=spec_a2a),
     ])
 
 
@@ -270,13 +252,11 @@ def _spec_dspark_args(s: Settings, rule: RuleSpec) -> Hit | None:
     if algorithm(s) != "DSPARK":
         return None
     block, draft = s.opt_int("speculative_dspark_block_size"), s.opt_int("speculative_num_draft_tokens")
-    block_flag, draft_flag = s.flag("speculative_dspark_block_size"), s.flag("speculative_num_draft_tokens")
-    pp_flag = s.flag("pp_size")
     broken = _dspark_dp(s) or first_broken([
-        check(s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill", "spec-dspark-args-1", _DSPARK_BLAME, pp_flag=pp_flag),
-        check(block is not None and block <= 0, "spec-dspark-args-2", _DSPARK_BLAME, block_flag=block_flag, block=block),
-        check(block is not None and block > 0 and draft is not None and draft != block + 1, "spec-dspark-args-3", _DSPARK_BLAME, draft_flag=draft_flag, v0=(block or 0) + 1, block_flag=block_flag, block=block, draft=draft),
-        check(block is None and draft is not None and draft < 2, "spec-dspark-args-4", _DSPARK_BLAME, draft_flag=draft_flag, block_flag=block_flag, draft=draft),
+        check(s.integer("pp_size", 1) != 1 and s.get("disaggregation_mode") != "prefill", "pp-not-prefill", _DSPARK_BLAME),
+        check(block is not None and block <= 0, "block-size-not-positive", _DSPARK_BLAME, block=block),
+        check(block is not None and block > 0 and draft is not None and draft != block + 1, "draft-tokens-not-block-plus-one", _DSPARK_BLAME, expected=(block or 0) + 1, block=block, draft=draft),
+        check(block is None and draft is not None and draft < 2, "draft-tokens-below-two", _DSPARK_BLAME, draft=draft),
     ])
     return broken
 
@@ -287,7 +267,7 @@ def _spec_algo_unknown(s: Settings, rule: RuleSpec) -> Hit | None:
     known = rule.param("builtins", s.version) or []
     if raw is None or str(raw).upper() in known:
         return None
-    return Hit(("speculative_algorithm",), {"algo": raw, "known": ", ".join(known)},
+    return Hit(("speculative_algorithm",), {"algo": raw, "known": list(known)},
                "mtp" if str(raw).upper() == "MTP" else "unknown")
 
 
@@ -298,8 +278,7 @@ def _spec_steps_all_or_none(s: Settings, rule: RuleSpec) -> Hit | None:
     given = [n for n in ("speculative_eagle_topk", "speculative_num_draft_tokens") if s.get(n) is not None]
     if not given:
         return None
-    return Hit(tuple(given), {"given": " and ".join(s.flag(n) for n in given),
-                              "steps": s.flag("speculative_num_steps")})
+    return Hit(tuple(given), {"given": [s.flag(n) for n in given]})
 
 
 def _topk_page(s: Settings, rule: RuleSpec) -> tuple[int, int, list[str]] | None:
@@ -321,9 +300,7 @@ def _topk_page(s: Settings, rule: RuleSpec) -> tuple[int, int, list[str]] | None
 
 
 def _topk_page_fields(s: Settings, topk: int, page: int, allowed: list[str]) -> dict[str, Any]:
-    return {"topk": s.flag("speculative_eagle_topk"), "topk_value": topk, "page": s.flag("page_size"),
-            "page_value": page, "backend": s.flag("attention_backend"),
-            "allowed": "|".join(allowed), "first": allowed[0], "got": s.get("attention_backend")}
+    return {"topk": topk, "page": page, "allowed": allowed, "first": allowed[0], "got": s.get("attention_backend")}
 
 
 @predicate("spec-topk-page")
@@ -349,8 +326,7 @@ def _spec_topk_trtllm(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     for name in ("attention_backend", "decode_attention_backend", "prefill_attention_backend"):
         if s.get(name) == "trtllm_mha":
-            return Hit((name, "speculative_eagle_topk"), {"which": s.flag(name), "topk_value": topk,
-                                                          "topk": s.flag("speculative_eagle_topk")})
+            return Hit((name, "speculative_eagle_topk"), {"which": s.flag(name), "topk": topk})
     return None
 
 
@@ -362,9 +338,7 @@ def _spec_topk1_draft(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     if draft == steps + 1:
         return None
-    return Hit(("speculative_num_draft_tokens",), {
-        "topk": s.flag("speculative_eagle_topk"), "draft": s.flag("speculative_num_draft_tokens"),
-        "steps": s.flag("speculative_num_steps"), "forced": steps + 1, "written": draft})
+    return Hit(("speculative_num_draft_tokens",), {"forced": steps + 1, "written": draft})
 
 
 @predicate("spec-pp")

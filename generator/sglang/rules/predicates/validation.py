@@ -132,7 +132,7 @@ def _quant_communications(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     tp, device = s.integer("tp_size", 1), s.get("device")
     # --device left out means the host's GPU (CUDA on the hosts gen renders for).
-    return first_broken([check(tp == 1, "tp-1", ("enable_quant_communications",)),
+    return first_broken([check(tp == 1, "tp-size-one", ("enable_quant_communications",)),
                          check(device != "npu", "device-unset" if device is None else "not-npu",
                                ("enable_quant_communications",))])
 
