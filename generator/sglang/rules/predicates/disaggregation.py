@@ -12,7 +12,7 @@ from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, Item, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
-from generator.load import json_text
+from generator.load.json_text import loads as decode_json
 
 
 def _ib_device_problem(value: str) -> tuple[str, dict[str, Any]] | None:
@@ -25,7 +25,7 @@ def _ib_device_problem(value: str) -> tuple[str, dict[str, Any]] | None:
     if not text.startswith("{"):
         return None if any(d.strip() for d in text.split(",")) else ("no-device", {})
     try:
-        mapping = json_text.loads(text)
+        mapping = decode_json(text)
     except ValueError:
         return "json-invalid", {}
     if not isinstance(mapping, dict) or not mapping:
@@ -157,7 +157,7 @@ def _config_problem(raw: Any) -> tuple[Problem | None, dict[str, Any]]:
     if not raw:
         return ("config-missing", {}), {}
     try:
-        config = json_text.loads(raw) if isinstance(raw, str) else None
+        config = decode_json(raw) if isinstance(raw, str) else None
     except ValueError:
         config = None
     if not isinstance(config, dict) or not _fields_ok(config):

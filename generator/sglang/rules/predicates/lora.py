@@ -13,7 +13,7 @@ from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, check, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
-from generator.load import json_text
+from generator.load.json_text import loads as decode_json
 
 
 # 0.5.23's check_lora_speculative_compatibility: algorithms with a uniform verify width.
@@ -43,7 +43,7 @@ def _json_path(paths: list[Any]) -> Hit | None:
         if not (text.startswith("{") and text.endswith("}")):
             continue
         try:
-            obj: Any = json_text.loads(text)
+            obj: Any = decode_json(text)
         except ValueError:
             return Hit(_BLAME, {"word": text}, "json-unparsed")
         if not ("lora_path" in obj and "lora_name" in obj):

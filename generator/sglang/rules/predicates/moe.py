@@ -11,7 +11,7 @@ from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Check, Hit, check, every_broken, first_broken, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
-from generator.load import json_text
+from generator.load.json_text import loads as decode_json
 
 
 # The MoE runners 0.5.23 keeps under --quantization mxfp8 (choices.py); any other is
@@ -277,7 +277,7 @@ def _expert_pack_checks(s: Settings) -> list[Check]:
     extra = s.get("model_loader_extra_config", "{}")
     if isinstance(extra, str):
         try:
-            extra = json_text.loads(extra)
+            extra = decode_json(extra)
         except ValueError:
             return checks + [check(True, "loader-config-not-json", blame)]
     return checks + [check(not isinstance(extra, dict), "loader-config-not-object", blame)]

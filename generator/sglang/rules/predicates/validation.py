@@ -13,7 +13,7 @@ from generator.sglang.rules.predicates.common import algorithm, dp_attention
 from generator.sglang.rules.registry import Hit, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
-from generator.load import json_text
+from generator.load.json_text import loads as decode_json
 
 
 # (name, lower bound, strict, check): check_server_args' single-value checks, in SGLang's
@@ -241,7 +241,7 @@ _CONFIG = ("watermark_config",)
 def _inline_config(text: str) -> tuple[dict[str, Any] | None, Hit | None]:
     """The inline --watermark-config object with SGLang's defaults, or the check SGLang fails reading it."""
     try:
-        raw = json_text.loads(text)
+        raw = decode_json(text)
     except json.JSONDecodeError:
         return None, Hit(_CONFIG, {}, "json-unreadable")
     if not isinstance(raw, dict):
@@ -314,7 +314,7 @@ def _watermark_key_in_argv(s: Settings, rule: RuleSpec) -> Hit | None:
     if config is None or not str(config).lstrip().startswith("{"):
         return None  # a file path: the key stays on the host
     try:
-        raw = json_text.loads(str(config))
+        raw = decode_json(str(config))
     except json.JSONDecodeError:
         return None  # watermark-args reports it
     keys = [k for k in ("key", "key_b") if isinstance(raw, dict) and raw.get(k) is not None]
