@@ -255,14 +255,14 @@ def weights_per_rank(shape: ModelShape, checkpoint: Checkpoint, flags: Flags) ->
     embed = shape.vocab_size * shape.hidden_size * per_param
     tied = bool(checkpoint.config.get("tie_word_embeddings", False))
     body = max(total - embed * (1 if tied else 2), 0.0)
-    layers = shape.num_layers + (shape.nextn_layers or 0)
-    mtp = body * (shape.nextn_layers or 0) / layers if layers else 0.0
+    layers = shape.num_layers + shape.mtp_layers
+    mtp = body * shape.mtp_layers / layers if layers else 0.0
     target = (total - mtp) / tp
     kv_params = 0.0 if shape.mla else 2.0 * shape.hidden_size * shape.num_kv_heads * shape.head_dim * shape.num_layers
     if not shape.mla and shape.num_kv_heads < attn_tp:
-        target += kv_params * per_param * (1 / shape.num_kv_heads - 1 / tp)
+        target += kv_params * shape.linear_bytes * (1 / shape.num_kv_heads - 1 / tp)
     if attn_tp < tp:
-        target += _attention_params(shape) * per_param * (1 / attn_tp - 1 / tp)
+        target += _attention_params(shape) * shape.linear_bytes * (1 / attn_tp - 1 / tp)
     if pp > 1:
         target = (target - embed / tp) / pp + embed / tp
     return target, mtp / tp
@@ -272,9 +272,11 @@ def _attention_params(shape: ModelShape) -> float:
     """Attention weights of all layers, from config.json (for DP-attention replication)."""
     h = shape.hidden_size
     if shape.mla:
-        c = shape
-        per = h * (c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank * c.num_attention_heads * (
-            c.head_dim + c.v_head_dim) + c.num_attention_heads * c.v_head_dim * h + h * c.num_attention_heads * c.head_dim
+        c, heads = shape, shape.num_attention_heads
+        qk = c.qk_nope_head_dim + c.qk_rope_head_dim
+        q = h * c.q_lora_rank + c.q_lora_rank * heads * qk if c.q_lora_rank else h * heads * qk
+        per = q + h * (c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank * heads * (
+            c.qk_nope_head_dim + c.v_head_dim) + heads * c.v_head_dim * h
     else:
         per = 2 * h * shape.num_attention_heads * shape.head_dim + 2 * h * shape.num_kv_heads * shape.head_dim
     return float(per * shape.num_layers)

@@ -101,6 +101,8 @@ class ModelShape:
     v_head_dim: int
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    q_lora_rank: int = 0
     index_head_dim: int | None = None  # DSA / NSA indexer
     index_kpool: int = 1
     full_attention_layers: tuple[int, ...] | None = None  # hybrid linear attention: layers with KV
@@ -115,13 +117,15 @@ class ModelShape:
     dtype_bytes: int = 2
     dtype: str = "bfloat16"
     kv_fp8_from_checkpoint: bool = False  # quantization_config.kv_cache_quant_algo == "FP8"
-    nextn_layers: int | None = None  # num_nextn_predict_layers
+    nextn_layers: int | None = None  # num_nextn_predict_layers, as SGLang's ModelConfig reads it
+    mtp_layers: int = 0  # decoder layers of the checkpoint's own MTP head (num_nextn_predict_layers or mtp_num_hidden_layers)
     multimodal: bool = False
     vision_layers: int | None = None
     vision_hidden: int | None = None
     hidden_size: int = 0
     vocab_size: int = 0
     intermediate_size: int = 0
+    linear_bytes: float = 2  # bytes per parameter of the linear layers (1 for an FP8 checkpoint)
 
     def kv_heads_per_rank(self, attn_tp: int) -> int:
         """``get_num_kv_heads``: KV heads per attention-TP rank, replicated to one when tp > heads."""
@@ -243,6 +247,17 @@ def _gdn_full_layers(text: Mapping[str, Any], layers: int) -> tuple[int, ...]:
     return tuple(i for i in range(layers) if (i + 1) % interval == 0)
 
 
+# quantization_config.quant_method -> bytes per weight of the quantized linear layers.
+QUANT_BYTES = {"fp8": 1, "modelopt": 1, "w8a8_fp8": 1, "w8a8_int8": 1, "compressed-tensors": 1, "awq": 0.5,
+               "gptq": 0.5, "mxfp4": 0.5, "modelopt_fp4": 0.5}
+
+
+def _linear_bytes(quant: Mapping[str, Any], dtype_bytes: int) -> float:
+    """Bytes per parameter of the linear layers: the checkpoint's quantization, else its dtype."""
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+    return QUANT_BYTES.get(method, dtype_bytes)
+
+
 def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = None,
                 disable_hybrid_swa_memory: bool = False) -> ModelShape:
     """The sizing facts SGLang ``pin`` derives from ``config`` (a config.json mapping)."""
@@ -262,8 +277,9 @@ def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = No
     if "DeepseekVL2ForCausalLM" in archs and text.get("use_mla", True):
         mla = True
     dtype = model_dtype(config, text, dtype_flag)
-    quant = config.get("quantization_config") if isinstance(config.get("quantization_config"), Mapping) else {}
-    kv_algo = quant.get("kv_cache_quant_algo") if isinstance(quant, Mapping) else None
+    found = config.get("quantization_config")
+    quant: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    kv_algo = quant.get("kv_cache_quant_algo")
     vision = config.get("vision_config") if isinstance(config.get("vision_config"), Mapping) else None
     fields: dict[str, Any] = dict(
         architecture=arch, model_type=model_type, mla=mla, num_layers=layers, num_attention_heads=heads,
@@ -271,12 +287,16 @@ def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = No
         context_len=context_length(text), dtype=dtype, dtype_bytes=DTYPE_BYTES.get(dtype, 2),
         kv_fp8_from_checkpoint=isinstance(kv_algo, str) and kv_algo.upper() == "FP8",
         nextn_layers=text.get("num_nextn_predict_layers"), multimodal=vision is not None,
+        mtp_layers=int(text.get("num_nextn_predict_layers") or text.get("mtp_num_hidden_layers") or 0),
         vision_layers=(vision or {}).get("num_hidden_layers", 24 if vision is not None else None),
         vision_hidden=(vision or {}).get("hidden_size", 1024 if vision is not None else None),
         hidden_size=int(text.get("hidden_size") or 0), vocab_size=int(text.get("vocab_size") or 0),
-        intermediate_size=int(text.get("intermediate_size") or 0))
+        intermediate_size=int(text.get("intermediate_size") or 0),
+        linear_bytes=_linear_bytes(quant, DTYPE_BYTES.get(dtype, 2)))
     if mla:
-        fields.update(kv_lora_rank=_int(text, "kv_lora_rank"), qk_rope_head_dim=_int(text, "qk_rope_head_dim"))
+        fields.update(kv_lora_rank=_int(text, "kv_lora_rank"), qk_rope_head_dim=_int(text, "qk_rope_head_dim"),
+                      qk_nope_head_dim=int(text.get("qk_nope_head_dim") or 0),
+                      q_lora_rank=int(text.get("q_lora_rank") or 0))
         if any(a in DSA_ARCHITECTURES[pin] for a in archs[:1]) and text.get("index_topk") is not None:
             fields.update(index_head_dim=_int(text, "index_head_dim"), index_kpool=int(text.get("index_kpool", 1)))
     if model_type in GDN_MODEL_TYPES or str(config.get("model_type")) in GDN_MODEL_TYPES:
