@@ -151,3 +151,15 @@ def test_max_total_tokens_and_pages_cap_the_pool() -> None:
 def test_a_config_without_the_sizing_fields_says_which() -> None:
     with pytest.raises(ShapeError, match="num_hidden_layers"):
         model_shape({"architectures": ["LlamaForCausalLM"]}, "0.5.9")
+
+
+def test_gpt_oss_on_sm100_loses_the_sliding_window_pool_on_0_5_9_only() -> None:
+    # 0.5.9 picks trtllm_mha for GPT-OSS on SM100 and disables hybrid SWA memory with it.
+    flags = Flags(tp=2, mem_fraction_static=0.85)
+    b200 = 183359
+    old = size_memory("0.5.9", Checkpoint(GPTOSS, 65_000_000_000), b200, flags, capability=(10, 0))
+    assert old.swa_tokens is None and old.cell_bytes == 4 * 128 * 36 * 2
+    hopper = size_memory("0.5.9", Checkpoint(GPTOSS, 65_000_000_000), b200, flags, capability=(9, 0))
+    assert hopper.swa_tokens is not None
+    new = size_memory("0.5.23", Checkpoint(GPTOSS, 65_000_000_000), b200, flags, capability=(10, 0))
+    assert new.swa_tokens is not None

@@ -103,3 +103,16 @@ def test_nvlink_gpus_lose_the_communication_buffers_before_load(repo_root: Path)
     memory = json.loads(result.stdout)["services"][0]["memory"]
     assert memory["free_before_load_gib"] == round(143771 / 1024 - 1.1 - 1.95, 2)
     assert memory["weights_gib_per_gpu"] == round(1342e9 / 16 / 2**30, 2)
+
+
+def test_gpus_without_memory_mib_are_named_in_one_info_line(repo_copy: Path) -> None:
+    host = repo_copy / HOST
+    host.write_text(host.read_text().replace(" memory_mib: 97887,", ""))
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: memory sizing")]
+    assert notes == ["gen: note: memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve) "
+                     "skipped on llm-two: GPUs without memory_mib (`gen host snapshot` captures it; P030 read "
+                     "memory_gb as GiB)"]
+    _rewrite(repo_copy, QWEN, "size_gb: 234", "size_gb: 400")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert "error[P030]" in result.stderr and "96.0 GiB each" in result.stderr  # memory_gb 96 read as 96 GiB

@@ -91,6 +91,22 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     return PlannedHost(host, catalog, tuple(planned))
 
 
+def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
+    """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
+    checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
+    (GPUs without memory_mib)."""
+    if planned is None:
+        return ()
+    notes = []
+    for ps in planned.services:
+        skipped = (ps.memory.skipped if ps.memory is not None else None) or ""
+        if "no checkpoint snapshot" in skipped:
+            notes.append(f"memory:snapshot:{ps.placement.model.name}")
+        if "no memory_mib" in skipped:
+            notes.append(f"memory:memory_mib:{planned.host.name}")
+    return tuple(dict.fromkeys(notes))
+
+
 def process_group(root: Path, members: Sequence[tuple[SourceFile, bool]], models: ModelSet,
                   peer_files: Mapping[str, SourceFile | None], pin: str | None = None, detail: bool = False,
                   templates: Templates | None = None) -> list[HostOutcome]:
@@ -128,4 +144,4 @@ def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostic
     rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None, where)
+                       host if detail else None, where, memory_notes(planned))

@@ -101,6 +101,7 @@ class Flags:
     swa_full_tokens_ratio: float = 0.8
     disable_hybrid_swa_memory: bool = False
     deepep: bool = False
+    attention_backend: str | None = None
 
     @property
     def attn_tp(self) -> int:
@@ -410,11 +411,33 @@ def budget(pin: str, charged_bytes: float, gpu_memory_mib: int, flags: Flags, nv
                1 - post / pre if pre > 0 else 1.0, pre * (1 - defaults.default_fraction))
 
 
+def _hybrid_swa_disabled(pin: str, config: Mapping[str, Any], flags: Flags, capability: tuple[int, int] | None) -> bool:
+    """``disable_hybrid_swa_memory`` as the pin's model-specific adjustments set it.
+
+    0.5.9 picks trtllm_mha for GPT-OSS on SM100 (``is_sm100_supported``) when no attention
+    backend is given, and that backend turns the sliding-window pool off; 0.5.23 keeps it.
+    """
+    if flags.disable_hybrid_swa_memory:
+        return True
+    arch = (config.get("architectures") or [""])[0]
+    backend = flags.attention_backend
+    if pin == "0.5.9" and arch == "GptOssForCausalLM":
+        chosen = backend if backend is not None else ("trtllm_mha" if capability and capability[0] == 10 else None)
+        return chosen == "trtllm_mha"
+    return False
+
+
 def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Flags,
-                measured: Measured = Measured(), nvlink: bool = False) -> MemoryPlan:
-    """What SGLang ``pin`` will size for one rank of this service (see the module docstring)."""
+                measured: Measured = Measured(), nvlink: bool = False,
+                capability: tuple[int, int] | None = None) -> MemoryPlan:
+    """What SGLang ``pin`` will size for one rank of this service (see the module docstring).
+
+    ``capability``: the GPU's compute capability (``gpus[].compute_cap``), where the pin's
+    choices depend on it.
+    """
     pin = pin_rules(pin)
-    shape = model_shape(checkpoint.config, pin, flags.dtype, flags.disable_hybrid_swa_memory)
+    shape = model_shape(checkpoint.config, pin, flags.dtype,
+                        _hybrid_swa_disabled(pin, checkpoint.config, flags, capability))
     notes: list[str] = []
     spec = "EAGLE" if flags.speculative_algorithm == "NEXTN" else flags.speculative_algorithm
     flags = replace(flags, speculative_algorithm=spec)

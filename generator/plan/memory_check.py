@@ -107,6 +107,7 @@ def service_flags(settings: Any, model: Any) -> Flags:
         disable_radix_cache=bool(_get(settings, "disable_radix_cache")),
         swa_full_tokens_ratio=_number(_get(settings, "swa_full_tokens_ratio"), float) or 0.8,
         disable_hybrid_swa_memory=bool(_get(settings, "disable_hybrid_swa_memory")),
+        attention_backend=_get(settings, "attention_backend") or None,
         deepep=_get(settings, "moe_a2a_backend") == "deepep")
 
 
@@ -150,11 +151,13 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
         checkpoint = Checkpoint(config, int(total), draft_config=getattr(draft, "config", None) or None,
                                 draft_weight_bytes=int(getattr(draft, "total_size", 0) or 0))
         try:
-            plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink)
+            plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability)
         except (ShapeError, ZeroDivisionError, KeyError, TypeError, ValueError) as exc:
             skipped = f"config.json not sized: {exc}"
     else:
-        skipped = "no checkpoint snapshot" if config is None or not total else "no memory_mib"
+        missing = (["no checkpoint snapshot"] if config is None or not total else []) + (
+            ["no memory_mib"] if mib is None else [])
+        skipped = ", ".join(missing)
     if plan is None:
         fit = budget(rules, model.weights.size_gb * 1e9 / (flags.tp * flags.pp), gpu_mib, flags, nvlink=nvlink)
         if fit.rest_gib <= 0:
