@@ -104,7 +104,10 @@ def _cell(sa, mc, case: dict, new: bool) -> int:
 
     parallel = types.SimpleNamespace(attn_tp_size=attn_tp, attn_dcp_size=1)
     pool.get_parallel = lambda: parallel
-    pool.get_memory = lambda: types.SimpleNamespace(enable_hisparse=False, enable_unified_memory=False)
+    memory = types.SimpleNamespace(enable_hisparse=False, enable_unified_memory=False,
+                                   enable_hierarchical_cache=False, enable_unified_cache_external_linker=False)
+    pool.get_memory = lambda: memory
+    kvcfg.get_memory = lambda: memory
     pool.get_schedule = lambda: types.SimpleNamespace(max_total_tokens=None)
     kernel = types.SimpleNamespace(dsa_prefill_backend=None, dsa_decode_backend=None)
     kvcfg.get_disagg = lambda: types.SimpleNamespace(disaggregation_mode="null")
@@ -149,7 +152,10 @@ def main() -> None:
                 model, mc = _model(sa, new)
                 answer = {"server": server, "model": model}
                 if "num_layers" in case:
-                    answer["cell"] = _cell(sa, mc, case, new)
+                    try:
+                        answer["cell"] = _cell(sa, mc, case, new)
+                    except Exception:  # noqa: BLE001 (SGLang's own sizing refusing this config is the answer)
+                        answer["cell_error"] = traceback.format_exc()[-3000:]
             except (Exception, SystemExit):  # noqa: BLE001 (any refusal of SGLang's is the answer; argparse exits)
                 answer = {"error": traceback.format_exc()[-3000:]}
         answers.append(answer)

@@ -209,7 +209,8 @@ def cell_size(pin: str, shape: ModelShape, flags: Flags, num_layers: int, draft_
             per = shape.index_head_dim + shape.index_head_dim // 128 * 4
             if pin != "0.5.9":
                 per = -(-per // shape.index_kpool)
-            indexer = per * num_layers
+            indexer_layers = num_layers - sum(1 for i in shape.index_shared_layers if i < num_layers)
+            indexer = per * indexer_layers
             cell += indexer
     elif shape.swa_layers is not None and pin == "0.5.9":
         full = shape.kv_heads_per_rank(attn_tp) * (shape.head_dim + shape.v_head_dim)
@@ -225,7 +226,7 @@ def cell_size(pin: str, shape: ModelShape, flags: Flags, num_layers: int, draft_
     if draft_layers and num_layers:
         if indexer:
             target_kv = cell - indexer
-            draft_indexer = (indexer // num_layers) * draft_layers
+            draft_indexer = per * draft_layers  # the draft's indexer: every layer
             cell += int(target_kv * draft_layers / num_layers) + draft_indexer
         else:
             cell += int(cell * draft_layers / num_layers)

@@ -105,6 +105,7 @@ class ModelShape:
     q_lora_rank: int = 0
     index_head_dim: int | None = None  # DSA / NSA indexer
     index_kpool: int = 1
+    index_shared_layers: frozenset[int] = frozenset()  # 0.5.23: DSA layers reusing the previous top-k
     full_attention_layers: tuple[int, ...] | None = None  # hybrid linear attention: layers with KV
     linear_state_config: Mapping[str, Any] | None = None  # the text config, for per-tp state shapes
     swa_layers: tuple[int, ...] | None = None  # hybrid sliding window
@@ -235,6 +236,24 @@ def _swa_layers(arch: str, text: Mapping[str, Any], layers: int) -> tuple[tuple[
     return swa, full
 
 
+def _dsa_layer_skips_topk(config: Mapping[str, Any], layer_id: int) -> bool:
+    """0.5.23's ``dsa_layer_skips_topk``: a layer that reuses the previous layer's top-k has no index-K."""
+    indexer_types = config.get("indexer_types")
+    if indexer_types is not None:
+        return 0 <= layer_id < len(indexer_types) and indexer_types[layer_id] == "shared"
+    cli_factor = config.get("cli_factor") or 1
+    if cli_factor > 1:
+        return layer_id % cli_factor != 0
+    pattern = config.get("index_topk_pattern")
+    if pattern is not None:
+        return layer_id < len(pattern) and pattern[layer_id] == "S"
+    freq = config.get("index_topk_freq") or 1
+    offset = config.get("index_skip_topk_offset")
+    if offset is not None:
+        return max(layer_id - offset + 1, 0) % freq != 0
+    return max(layer_id - 1, 0) % freq != 0
+
+
 def _gdn_full_layers(text: Mapping[str, Any], layers: int) -> tuple[int, ...]:
     """Qwen3-Next / Qwen3.5 ``full_attention_layer_ids``: every ``full_attention_interval``-th layer."""
     # SGLang's Qwen3NextConfig.layers_block_type reads the interval, not layer_types.
@@ -299,6 +318,9 @@ def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = No
                       q_lora_rank=int(text.get("q_lora_rank") or 0))
         if any(a in DSA_ARCHITECTURES[pin] for a in archs[:1]) and text.get("index_topk") is not None:
             fields.update(index_head_dim=_int(text, "index_head_dim"), index_kpool=int(text.get("index_kpool", 1)))
+            if pin != "0.5.9":
+                fields.update(index_shared_layers=frozenset(
+                    i for i in range(layers) if _dsa_layer_skips_topk(text, i)))
     if model_type in GDN_MODEL_TYPES or str(config.get("model_type")) in GDN_MODEL_TYPES:
         fields.update(full_attention_layers=_gdn_full_layers(text, layers), linear_state_config=text)
     if any(a in HYBRID_SWA_ARCHITECTURES[pin] for a in archs) and not disable_hybrid_swa_memory:
