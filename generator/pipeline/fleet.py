@@ -355,19 +355,27 @@ def stray_diagnostic(stray: Stray) -> Diagnostic:
                       hint="delete it (git rm); what a host runs comes from hosts/ and models/")
 
 
+_BY_TOKEN = "memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve)"
+
+
 def memory_info(outcomes: list[HostOutcome]) -> list[str]:
-    """One line naming the hosts whose GPUs lack memory_mib, and what the memory check skipped.
+    """What the memory check skipped: one line for the hosts whose GPUs lack memory_mib, one per
+    model whose snapshot's config.json lacks what the bytes per token need.
 
     A model without a checkpoint snapshot is named by the snapshot's own info line (its
-    token sizing is skipped with it); this line is the GPU half.
+    token sizing is skipped with it).
     """
-    hosts = sorted({note.rsplit(":", 1)[1] for o in outcomes for note in o.notes
-                    if note.startswith("memory:memory_mib:")})
-    if not hosts:
-        return []
-    return [f"memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve) skipped on "
-            f"{', '.join(hosts)}: GPUs without memory_mib (`gen host snapshot` captures it; P030 read memory_gb "
-            "as GiB)"]
+    notes = {note for o in outcomes for note in o.notes}
+    hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("memory:memory_mib:"))
+    lines = []
+    if hosts:
+        lines.append(f"{_BY_TOKEN} skipped on {', '.join(hosts)}: GPUs without memory_mib (`gen host snapshot` "
+                     "captures it; P030 read memory_gb as GiB)")
+    configs = sorted(note.split(":", 3)[2:] for note in notes if note.startswith("memory:config:"))
+    for model, why in configs:
+        lines.append(f"{_BY_TOKEN} of model '{model}' skipped: {why} (`gen model snapshot --model {model}` "
+                     "from the checkpoint captures its full config.json)")
+    return lines
 
 
 def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagnostic]]:

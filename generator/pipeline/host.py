@@ -94,7 +94,8 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
 def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
     """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
     checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
-    (GPUs without memory_mib)."""
+    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a snapshot whose config.json
+    lacks what the bytes per token need)."""
     if planned is None:
         return ()
     notes = []
@@ -104,6 +105,8 @@ def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
             notes.append(f"memory:snapshot:{ps.placement.model.name}")
         if "no memory_mib" in skipped:
             notes.append(f"memory:memory_mib:{planned.host.name}")
+        if skipped.startswith("the snapshot's "):
+            notes.append(f"memory:config:{ps.placement.model.name}:{skipped}")
     return tuple(dict.fromkeys(notes))
 
 

@@ -144,6 +144,11 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
     gpu_mib = mib if mib is not None else int(min(g.memory_gb for g in gpus) * 1024)
     nvlink = all(nvlink_class(g.model) for g in gpus)
     config, total, draft = _facts(model)
+    # A snapshot without the index (a config written from published pages) still sizes the
+    # tokens: its weights are then the manifest's weights.size_gb (decimal GB).
+    weights_from = "the checkpoint snapshot"
+    if config is not None and not total and model.weights.size_gb > 0:
+        total, weights_from = int(model.weights.size_gb * 1e9), "weights.size_gb and the snapshot's config.json"
     rules = pin_rules(pin)
     plan: MemoryPlan | None = None
     skipped = None
@@ -153,7 +158,7 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
         try:
             plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability)
         except (ShapeError, ZeroDivisionError, KeyError, TypeError, ValueError) as exc:
-            skipped = f"config.json not sized: {exc}"
+            skipped = f"the snapshot's {exc}"
     else:
         missing = (["no checkpoint snapshot"] if config is None or not total else []) + (
             ["no memory_mib"] if mib is None else [])
@@ -171,7 +176,7 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
         _refuse(diags, where, placement, plan.weights_gib, plan.draft_weights_gib if plan.draft_counted else 0.0,
                 plan.free_before_load_gib, plan.free_before_load_gib - plan.weights_gib
                 - (plan.draft_weights_gib if plan.draft_counted else 0.0), plan.mem_fraction_static,
-                plan.fraction_is_default, plan.min_fraction, rules, gpu_mib, source="the checkpoint snapshot")
+                plan.fraction_is_default, plan.min_fraction, rules, gpu_mib, source=weights_from)
         return MemoryOutcome(plan, gpu_memory_mib=mib)
     if plan.max_total_num_tokens < plan.context_len:
         diags.error(where, "P031", f"the KV cache of '{model.name}' holds {plan.max_total_num_tokens:,} tokens per GPU "
