@@ -115,6 +115,7 @@ def _cell(sa, mc, case: dict, new: bool) -> int:
     import sglang.srt.layers.cp.utils as cp_utils
 
     cp_utils.get_glm_dsa_layer_split_effective_num_layers = lambda kvc, n: n
+    cp_utils.get_glm_dsa_cp_layer_shard_info = lambda kvc: (None, 1)  # no context parallelism
     draft = case.get("draft_layers")
     spec = SpeculativeAlgorithm.from_string("EAGLE" if draft else None)
     layer_info = types.SimpleNamespace(start_layer=0, end_layer=mc.num_hidden_layers, num_effective_layers=num_layers)
