@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from generator.errors import GenError
+
 # `_derive_model_shapes`: architectures whose KV cache is MLA latent (kv_lora_rank + rope).
 _MLA_COMMON = ("DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM",
                "DeepseekV3ForCausalLMNextN", "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM",
@@ -70,7 +72,7 @@ CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "mode
 DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "bf16": 2, "fp16": 2}
 
 
-class ShapeError(ValueError):
+class ShapeError(GenError, ValueError):
     """config.json lacks a field SGLang needs for sizing (the message names it)."""
 
 
