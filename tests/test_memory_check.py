@@ -92,7 +92,7 @@ def test_a_percentage_in_args_names_the_fraction(repo_copy: Path) -> None:
     _rewrite(repo_copy, QWEN, "memory:\n  mem_fraction_static: 0.85\n", "args:\n  --mem-fraction-static: 85\n")
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert result.exit_code == 1
-    assert "error[X021]: --mem-fraction-static 85 is not between 0 and 1 (SGLang accepts it and fails at " \
+    assert "error[X021]: --mem-fraction-static 85.0 is not between 0 and 1 (SGLang accepts it and fails at " \
            "runtime) (write 0.85: a fraction, not a percentage)" in result.stderr
     assert "P030" not in result.stderr and "P033" not in result.stderr  # nothing is sized from a bad fraction
 
