@@ -428,6 +428,36 @@ def _hybrid_swa_disabled(pin: str, config: Mapping[str, Any], flags: Flags, capa
     return False
 
 
+def _tokens(pin: str, shape: ModelShape, flags: Flags, kv: int, kv_budget: float, layers: int,
+            draft_layers: int) -> tuple[int, int, int, int | None]:
+    """(cell bytes, tokens profiled, max_total_num_tokens page-aligned, sliding-window tokens) for
+    the KV budget: ``profile_max_num_token`` and, for sliding-window hybrids, 0.5.9's
+    ``set_num_tokens_hybrid_swa`` or 0.5.23's ``HybridSWAPoolConfigurator`` split."""
+    page = max(flags.page_size, 1)
+    swa_tokens: int | None = None
+    tokens_profiled = tokens = 0
+    cell = cell_size(pin, shape, flags, layers, draft_layers)
+    if kv_budget > 0 and shape.swa_layers is not None and pin != "0.5.9":
+        cell_f, _, _ = _swa_split_0_5_23(shape, flags, kv, draft_layers)
+        cell = int(cell_f)
+        tokens_profiled = int(int(kv_budget * GIB) // cell_f)
+        tokens = _cap(tokens_profiled, flags) // page * page
+        if shape.swa_full_layers:
+            swa_tokens = int(tokens * flags.swa_full_tokens_ratio) // page * page
+    elif kv_budget > 0 and cell:
+        tokens_profiled = int(kv_budget * GIB) // cell
+        tokens = _cap(tokens_profiled, flags) // page * page
+        if shape.swa_layers is not None and shape.swa_full_layers:  # 0.5.9 set_num_tokens_hybrid_swa
+            full_tok = shape.kv_heads_per_rank(flags.attn_tp) * (shape.head_dim + shape.v_head_dim) * kv
+            swa_tok = shape.swa_kv_heads_per_rank(flags.attn_tp) * (shape.swa_head_dim + shape.swa_v_head_dim) * kv
+            nf, ns = len(shape.swa_full_layers), len(shape.swa_layers)
+            total = tokens * (full_tok * nf + swa_tok * ns)
+            full = int(total / (full_tok * nf + flags.swa_full_tokens_ratio * swa_tok * ns))
+            swa_tokens = int(full * flags.swa_full_tokens_ratio) // page * page
+            tokens = full // page * page
+    return cell, tokens_profiled, tokens, swa_tokens
+
+
 def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Flags,
                 measured: Measured = Measured(), nvlink: bool = False,
                 capability: tuple[int, int] | None = None) -> MemoryPlan:
@@ -462,28 +492,7 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
               if shape.full_attention_layers is not None else stage)
     draft_layers = _draft_layers(pin, shape, flags, checkpoint)
     kv = kv_dtype_bytes(flags, shape)
-    page = max(flags.page_size, 1)
-    swa_tokens: int | None = None
-    tokens_profiled = tokens = 0
-    cell = cell_size(pin, shape, flags, layers, draft_layers)
-    if kv_budget > 0 and shape.swa_layers is not None and pin != "0.5.9":
-        cell_f, _, _ = _swa_split_0_5_23(shape, flags, kv, draft_layers)
-        cell = int(cell_f)
-        tokens_profiled = int(int(kv_budget * GIB) // cell_f)
-        tokens = _cap(tokens_profiled, flags) // page * page
-        if shape.swa_full_layers:
-            swa_tokens = int(tokens * flags.swa_full_tokens_ratio) // page * page
-    elif kv_budget > 0 and cell:
-        tokens_profiled = int(kv_budget * GIB) // cell
-        tokens = _cap(tokens_profiled, flags) // page * page
-        if shape.swa_layers is not None and shape.swa_full_layers:  # 0.5.9 set_num_tokens_hybrid_swa
-            full_tok = shape.kv_heads_per_rank(flags.attn_tp) * (shape.head_dim + shape.v_head_dim) * kv
-            swa_tok = shape.swa_kv_heads_per_rank(flags.attn_tp) * (shape.swa_head_dim + shape.swa_v_head_dim) * kv
-            nf, ns = len(shape.swa_full_layers), len(shape.swa_layers)
-            total = tokens * (full_tok * nf + swa_tok * ns)
-            full = int(total / (full_tok * nf + flags.swa_full_tokens_ratio * swa_tok * ns))
-            swa_tokens = int(full * flags.swa_full_tokens_ratio) // page * page
-            tokens = full // page * page
+    cell, tokens_profiled, tokens, swa_tokens = _tokens(pin, shape, flags, kv, kv_budget, layers, draft_layers)
     context = flags.context_length or shape.context_len
     requests = _running_requests(pin, tokens_profiled, tokens, context, flags, running, mamba) if tokens else 0
     kv_pool = _pool_bytes(pin, shape, flags, kv, layers, tokens, swa_tokens) / GIB
