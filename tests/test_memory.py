@@ -163,3 +163,20 @@ def test_gpt_oss_on_sm100_loses_the_sliding_window_pool_on_0_5_9_only() -> None:
     assert hopper.swa_tokens is not None
     new = size_memory("0.5.23", Checkpoint(GPTOSS, 65_000_000_000), b200, flags, capability=(10, 0))
     assert new.swa_tokens is not None
+
+
+def test_the_request_table_is_rows_of_the_context_and_comes_out_of_the_reserve() -> None:
+    # 0.5.9: max(int(tokens / 131072 x 512), 2048) = 2048 rows of (131072 + 4) int32 = 1.0 GiB;
+    # 0.5.23 allocates one padding row more.
+    flags = Flags(tp=1, mem_fraction_static=0.85)
+    old = size_memory("0.5.9", Checkpoint(LLAMA8, 16_060_522_496), H100, flags)
+    new = size_memory("0.5.23", Checkpoint(LLAMA8, 16_060_522_496), H100, flags)
+    assert (old.context_len, old.req_table_rows, new.req_table_rows) == (131072, 2048, 2049)
+    assert old.req_table_gib == 2048 * (131072 + 4) * 4 / GIB
+    assert new.req_table_gib == 2049 * (131072 + 4) * 4 / GIB
+    post = H100 / 1024 - CUDA_CONTEXT_GIB - 16_060_522_496 / GIB
+    assert old.reserve_gib == pytest.approx(post - old.kv_pool_gib - old.req_table_gib)
+    # a shorter context shrinks it; speculative draft tokens widen each row
+    short = size_memory("0.5.9", Checkpoint(LLAMA8, 16_060_522_496), H100, Flags(mem_fraction_static=0.85,
+                                                                                  context_length=8192))
+    assert short.req_table_gib == short.req_table_rows * (8192 + 4) * 4 / GIB

@@ -14,7 +14,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.cli.main import main
-from generator.plan.memory import CUDA_CONTEXT_GIB
+from generator.errors import Diagnostics
+from generator.pipeline.fleet import run_fleet
+from generator.plan.memory import CUDA_CONTEXT_GIB, Checkpoint, Flags, size_memory
+from generator.plan.memory_check import _table
 
 QWEN = "models/qwen3.5-122b-a10b.yaml"
 HOST = "hosts/llm-two.yaml"
@@ -116,3 +119,28 @@ def test_gpus_without_memory_mib_are_named_in_one_info_line(repo_copy: Path) -> 
     _rewrite(repo_copy, QWEN, "size_gb: 234", "size_gb: 400")
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert "error[P030]" in result.stderr and "96.0 GiB each" in result.stderr  # memory_gb 96 read as 96 GiB
+
+
+def test_a_request_table_that_does_not_fit_names_the_context_that_does(repo_root: Path) -> None:
+    # sglang#5755: Llama 4 Scout's 10,485,760-token context on 8 x H100: 2,048 request slots x
+    # (10,485,760 + 4) int32 = 80.0 GiB, after 25.4 GiB of weights and a 24.2 GiB KV cache.
+    config = json.loads((Path(__file__).parent / "data" / "memory_configs.json").read_text())[
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct"]
+    plan = size_memory("0.5.9", Checkpoint(config, 218_000_000_000), 81559, Flags(tp=8, disable_cuda_graph=True),
+                       nvlink=True)
+    [render] = run_fleet(repo_root, ["llm-two"], detail=True).renders
+    placement = render.services[0].placement
+    diags = Diagnostics()
+    _table(diags, placement.service.pos("model"), placement, plan)
+    [finding] = diags.items
+    left = plan.reserve_gib + plan.req_table_gib
+    assert finding.code == "P034"
+    assert finding.message == (
+        f"'{placement.model.name}' cannot start: SGLang 0.5.9 allocates a request table of 80.0 GiB per GPU (one "
+        "int32 slot per token of the context length 10,485,760 for each of 2,048 request slots) after 25.4 GiB "
+        f"of weights and a 24.2 GiB KV cache, and only {left:.1f} GiB is left: CUDA runs out of memory at launch, "
+        "before serving")
+    fits = int(left * 2**30 // (2048 * 4)) - 4
+    assert finding.hint is not None and finding.hint.startswith(f"set context_length to {fits} or less in the model "
+                                                                 "manifest (--context-length;")
+    assert 2048 * (fits + 4) * 4 <= left * 2**30 < 2048 * (fits + 5) * 4 + 2048 * 4

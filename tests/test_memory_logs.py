@@ -117,6 +117,18 @@ def test_a_logged_refusal_is_refused_with_sglangs_minimum(pin: str) -> None:
         assert fit.min_fraction == pytest.approx(got["minimum_fraction"], abs=0.0005), log["id"]
 
 
+@pytest.mark.parametrize("pin", PINS)
+def test_a_logged_request_table_oom_is_the_table_gen_sizes(pin: str) -> None:
+    """sglang#5755: the allocation that failed is the request table gen sizes, and nothing is left for it."""
+    cases = [log for log in LOGS if "oom_tried_gib" in log["logged"]]
+    assert cases
+    for log in cases:
+        plan = size_memory(pin, Checkpoint(CONFIGS[log["model"]], log["weight_bytes"]), log["gpu_memory_mib"],
+                           Flags(**log["flags"]), nvlink=log.get("nvlink", False))
+        assert plan.req_table_gib == pytest.approx(log["logged"]["oom_tried_gib"], rel=0.001), log["id"]
+        assert plan.reserve_gib < 0, log["id"]  # the table does not fit what the weights and KV pool leave
+
+
 def table() -> list[str]:
     """The accuracy table of the report: per log and pin, predicted vs logged, and the summary."""
     rows = ["| log | pin | mode | predicted | logged | error |", "|---|---|---|---:|---:|---:|"]

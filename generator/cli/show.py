@@ -45,7 +45,7 @@ def memory_view(outcome: MemoryOutcome | None) -> dict[str, Any] | None:
                 "mamba_state_gib": _r(plan.mamba_gib), "max_total_num_tokens": plan.max_total_num_tokens,
                 "swa_tokens": plan.swa_tokens, "bytes_per_token": plan.cell_bytes,
                 "max_running_requests": plan.max_running_requests, "context_length": plan.context_len,
-                "chunked_prefill_size": plan.chunked_prefill_size, "cuda_graph_max_bs": plan.cuda_graph_max_bs,
+                "request_table_gib": _r(plan.req_table_gib), "chunked_prefill_size": plan.chunked_prefill_size, "cuda_graph_max_bs": plan.cuda_graph_max_bs,
                 "reserve_gib": _r(plan.reserve_gib), "sglang_default_reserve_gib": _r(plan.default_reserve_gib),
                 "skipped": None}
     assert fit is not None
@@ -55,7 +55,7 @@ def memory_view(outcome: MemoryOutcome | None) -> dict[str, Any] | None:
             "sglang_default_fraction": fit.default_fraction, "weights_gib_per_gpu": _r(fit.weights_gib),
             "draft_weights_gib_per_gpu": None, "kv_pool_gib": _r(max(fit.rest_gib, 0.0)), "mamba_state_gib": None,
             "max_total_num_tokens": None, "swa_tokens": None, "bytes_per_token": None, "max_running_requests": None,
-            "context_length": None, "chunked_prefill_size": fit.chunked_prefill_size,
+            "context_length": None, "request_table_gib": None, "chunked_prefill_size": fit.chunked_prefill_size,
             "cuda_graph_max_bs": fit.cuda_graph_max_bs, "reserve_gib": _r(fit.free_before_load_gib * (1 - fit.mem_fraction_static)),
             "sglang_default_reserve_gib": _r(fit.default_reserve_gib), "skipped": outcome.skipped}
 

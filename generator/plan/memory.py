@@ -152,8 +152,10 @@ class MemoryPlan:
     swa_tokens: int | None
     max_running_requests: int
     context_len: int
-    reserve_gib: float  # free after the weights, pools and draft: for CUDA graphs and activations
-    default_reserve_gib: float  # what SGLang's default rule keeps for these flags
+    req_table_rows: int  # request slots of the request-to-token table
+    req_table_gib: float  # the request-to-token table: its rows x context length x int32
+    reserve_gib: float  # free after the weights, pools, request table and draft: for CUDA graphs, activations
+    default_reserve_gib: float  # what SGLang's default rule keeps for these flags, after the table
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -338,8 +340,13 @@ def _mamba(pin: str, shape: ModelShape, flags: Flags, rest: float, running: int 
 
 
 def _running_requests(pin: str, tokens_profiled: int, tokens: int, shape_ctx: int, flags: Flags,
-                      running: int | None, mamba: _Mamba | None) -> int:
-    """The max_running_requests SGLang takes for the pool it built."""
+                      running: int | None, mamba: _Mamba | None) -> tuple[int, int]:
+    """(the max_running_requests SGLang takes for the pool it built, the rows of its request table).
+
+    The request table (``ReqToTokenPool``) has one row per request slot: 0.5.9's
+    ``init_memory_pool`` sizes it before the scheduler halves the count by the tokens, 0.5.23
+    allocates ``resolve_max_num_reqs`` rows plus one padding row.
+    """
     dp = flags.dp if flags.dp_attention else 1
     if pin == "0.5.9":
         reqs = running if running is not None else min(max(int(tokens_profiled / shape_ctx * 512), 2048), 4096)
@@ -347,12 +354,19 @@ def _running_requests(pin: str, tokens_profiled: int, tokens: int, shape_ctx: in
             reqs = min(reqs, mamba.cache_size // mamba.ratio)
             if flags.speculative_algorithm is not None and flags.dp_attention and running is not None:
                 reqs = min(reqs, running // flags.dp)
-        return min(tokens // 2 if running is None else running // max(flags.dp, 1), reqs)
+        return min(tokens // 2 if running is None else running // max(flags.dp, 1), reqs), reqs
     estimated = max(min(int(tokens / shape_ctx * 512), 4096), 2048)
     reqs = min(max(1, running // dp), tokens // 2) if running is not None else min(estimated, tokens // 2)
     if mamba is not None:
         reqs = min(reqs, mamba.cache_size // mamba.ratio)
-    return reqs
+    return reqs, reqs + 1
+
+
+def req_table_bytes(rows: int, context_len: int, flags: Flags) -> int:
+    """The request-to-token table: ``rows`` int32 rows of the context length plus SGLang's
+    headroom (``extra_max_context_len``: 4, and the speculative draft tokens), allocated after
+    the KV pool is sized, out of what the static pool leaves."""
+    return rows * (context_len + 4 + (flags.speculative_num_draft_tokens or 0)) * 4
 
 
 @dataclass(frozen=True)
@@ -494,7 +508,8 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
     kv = kv_dtype_bytes(flags, shape)
     cell, tokens_profiled, tokens, swa_tokens = _tokens(pin, shape, flags, kv, kv_budget, layers, draft_layers)
     context = flags.context_length or shape.context_len
-    requests = _running_requests(pin, tokens_profiled, tokens, context, flags, running, mamba) if tokens else 0
+    requests, rows = _running_requests(pin, tokens_profiled, tokens, context, flags, running, mamba) if tokens else (0, 0)
+    table = req_table_bytes(rows, context, flags) / GIB
     kv_pool = _pool_bytes(pin, shape, flags, kv, layers, tokens, swa_tokens) / GIB
     draft_kv = 0.0
     if pin == "0.5.9" and spec in SPEC_EAGLE and tokens:
@@ -503,7 +518,7 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
         notes.append("0.5.9 loads the draft after sizing the target's pool: its weights and KV come out of "
                      "the reserve")
     mamba_gib = mamba.state_gib if mamba is not None else 0.0
-    reserve = post - kv_pool - mamba_gib - (draft_bytes / GIB + draft_kv if not draft_counted else 0.0)
+    reserve = post - kv_pool - mamba_gib - table - (draft_bytes / GIB + draft_kv if not draft_counted else 0.0)
     if fit.free_before_load_assumed:
         notes.append(f"free memory before load assumed: {gpu_memory_mib / 1024:.2f} GiB minus "
                      f"{CUDA_CONTEXT_GIB} GiB CUDA context" + (f" and {COMM_BUFFERS_GIB} GiB of NCCL/all-reduce "
@@ -517,7 +532,8 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
         weights_gib=target_bytes / GIB, draft_weights_gib=draft_bytes / GIB, draft_counted=draft_counted,
         cell_bytes=cell, rest_gib=rest, min_fraction=fit.min_fraction, max_total_num_tokens=tokens,
         kv_pool_gib=kv_pool, mamba_gib=mamba_gib, swa_tokens=swa_tokens, max_running_requests=requests,
-        context_len=context, reserve_gib=reserve, default_reserve_gib=fit.default_reserve_gib, notes=tuple(notes))
+        context_len=context, req_table_rows=rows, req_table_gib=table, reserve_gib=reserve,
+        default_reserve_gib=fit.default_reserve_gib - table, notes=tuple(notes))
 
 
 def _cap(tokens: int, flags: Flags) -> int:

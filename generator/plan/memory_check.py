@@ -1,4 +1,4 @@
-"""Will it fit: each service's memory as its pinned SGLang will size it, and the findings P030-P033.
+"""Will it fit: each service's memory as its pinned SGLang will size it, and the findings P030-P034.
 
 :func:`check_service_memory` reads the service's flags as SGLang parses them (its
 ``Settings``), the GPUs' ``memory_mib`` (nvidia-smi's memory.total, what SGLang reads), and
@@ -11,7 +11,11 @@ the model's checkpoint facts (config.json and weight bytes from its snapshot), r
 * P031 (error): the KV pool holds fewer tokens than one request at the context length;
 * P032 (warning): the reserve left for CUDA graphs and activations is below what SGLang's
   own default rule keeps for this GPU and these flags (the CUDA-graph OOM class);
-* P033 (warning): a fraction at or above 0.95.
+* P033 (warning): a fraction at or above 0.95;
+* P034 (error): the request-to-token table SGLang allocates after the KV pool (one int32 per
+  token of the context length per request slot) does not fit what is left, the CUDA
+  out-of-memory at launch of a long-context config (sglang#5755: 80 GiB for Llama 4 Scout's
+  10M tokens); P031 is not reported then, the start fails first.
 
 A fraction outside (0, 1), 85 meant as 0.85 included, is the rule X021's (and the schema's,
 for ``memory.mem_fraction_static``); nothing is sized from it. Without a snapshot the
@@ -38,6 +42,8 @@ GIB = 1 << 30
 HIGH_FRACTION = 0.95
 # A reserve within this of the default rule's is the rule's own rounding, not a finding.
 RESERVE_SLACK_GIB = 0.25
+# A request table below this is never what leaves the reserve short (P034 names the table).
+TABLE_FLOOR_GIB = 0.25
 
 
 @dataclass(frozen=True)
@@ -178,6 +184,9 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
                 - (plan.draft_weights_gib if plan.draft_counted else 0.0), plan.mem_fraction_static,
                 plan.fraction_is_default, plan.min_fraction, rules, gpu_mib, source=weights_from)
         return MemoryOutcome(plan, gpu_memory_mib=mib)
+    if plan.reserve_gib < 0 and plan.req_table_gib >= TABLE_FLOOR_GIB:
+        _table(diags, where, placement, plan)
+        return MemoryOutcome(plan, gpu_memory_mib=mib)
     if plan.max_total_num_tokens < plan.context_len:
         diags.error(where, "P031", f"the KV cache of '{model.name}' holds {plan.max_total_num_tokens:,} tokens per GPU "
                     f"({_gib(plan.kv_pool_gib)} at {plan.cell_bytes:,} bytes per token, mem_fraction_static "
@@ -221,6 +230,23 @@ def _refuse(diags: Diagnostics, where: Position, placement: Placement, weights: 
                 f"leave {_gib(post)} of the {_gib(pre)} free before load, and mem_fraction_static {fraction:g} "
                 f"({whose}) keeps {_gib(pre * (1 - fraction))} out of the static pool: no memory is left for the "
                 f"KV cache; SGLang {pin} stops with {said}", fix)
+
+
+def _table(diags: Diagnostics, where: Position, placement: Placement, plan: MemoryPlan) -> None:
+    """P034: the request-to-token table SGLang allocates after the KV pool does not fit what is left."""
+    model = placement.model
+    left = plan.reserve_gib + plan.req_table_gib
+    rows = max(plan.req_table_rows, 1)
+    # The table is rows x (context + headroom) int32 values; the context that fits it alone.
+    fits_context = max(int(left * GIB // (rows * 4)) - 4, 0)
+    diags.error(where, "P034", f"'{model.name}' cannot start: SGLang {plan.pin} allocates a request table of "
+                f"{_gib(plan.req_table_gib)} per GPU (one int32 slot per token of the context length "
+                f"{plan.context_len:,} for each of {plan.req_table_rows:,} request slots) after "
+                f"{_gib(plan.weights_gib)} of weights and a {_gib(plan.kv_pool_gib)} KV cache, and only "
+                f"{_gib(left)} is left: CUDA runs out of memory at launch, before serving",
+                f"set context_length to {min(fits_context, plan.context_len)} or less in the model manifest "
+                "(--context-length; that fits the table alone, CUDA graphs and activations need more), or cap "
+                "the requests (args: --max-running-requests)")
 
 
 def _high(diags: Diagnostics, where: Position, fraction: float, default: float, plan: MemoryPlan | None) -> None:
