@@ -159,7 +159,7 @@ _CODES: tuple[Code, ...] = (
     Code("P031", E, "the KV cache holds fewer tokens than one request at the context length"),
     Code("P032", W, "less is left for CUDA graphs and activations than SGLang's default rule keeps"),
     Code("P033", W, "mem_fraction_static at or above 0.95"),
-    Code("P034", E, "the request table (max running requests x context length) does not fit what the KV cache leaves"),
+    Code("P034", E, "what SGLang allocates after the KV pool (request table; 0.5.9: the draft) does not fit: CUDA OOM at launch"),
     Code("F001", E, "unknown flag for the pin (foreign spellings explained)"),
     Code("F002", E, "an ambiguous flag prefix"),
     Code("F003", E, "a value outside the flag's choices"),

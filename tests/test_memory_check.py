@@ -17,7 +17,7 @@ from generator.cli.main import main
 from generator.errors import Diagnostics
 from generator.pipeline.fleet import run_fleet
 from generator.plan.memory import CUDA_CONTEXT_GIB, Checkpoint, Flags, size_memory
-from generator.plan.memory_check import _table
+from generator.plan.memory_check import _after_pool
 
 QWEN = "models/qwen3.5-122b-a10b.yaml"
 HOST = "hosts/llm-two.yaml"
@@ -131,16 +131,42 @@ def test_a_request_table_that_does_not_fit_names_the_context_that_does(repo_root
     [render] = run_fleet(repo_root, ["llm-two"], detail=True).renders
     placement = render.services[0].placement
     diags = Diagnostics()
-    _table(diags, placement.service.pos("model"), placement, plan)
+    _after_pool(diags, placement.service.pos("model"), placement, plan)
     [finding] = diags.items
     left = plan.reserve_gib + plan.req_table_gib
     assert finding.code == "P034"
     assert finding.message == (
-        f"'{placement.model.name}' cannot start: SGLang 0.5.9 allocates a request table of 80.0 GiB per GPU (one "
-        "int32 slot per token of the context length 10,485,760 for each of 2,048 request slots) after 25.4 GiB "
-        f"of weights and a 24.2 GiB KV cache, and only {left:.1f} GiB is left: CUDA runs out of memory at launch, "
-        "before serving")
+        f"'{placement.model.name}' cannot start: after 25.4 GiB of weights and a 24.2 GiB KV cache per GPU, SGLang "
+        "0.5.9 still allocates a request table of 80.0 GiB (one int32 slot per token of the context length "
+        f"10,485,760 for each of 2,048 request slots), and only {left:.1f} GiB is left: CUDA runs out of memory at "
+        "launch, before serving")
     fits = int(left * 2**30 // (2048 * 4)) - 4
     assert finding.hint is not None and finding.hint.startswith(f"set context_length to {fits} or less in the model "
                                                                  "manifest (--context-length;")
     assert 2048 * (fits + 4) * 4 <= left * 2**30 < 2048 * (fits + 5) * 4 + 2048 * 4
+
+
+def test_a_draft_loaded_after_the_pool_names_the_fraction_window(repo_root: Path) -> None:
+    # sglang#6875: Llama-3.1-70B drafting for itself on 8 x H100 under 0.5.9: at 0.88 the draft's
+    # 16.4 GiB of weights and its KV cache (as large as the target's) do not fit what is left.
+    config = json.loads((Path(__file__).parent / "data" / "memory_configs.json").read_text())[
+        "meta-llama/Llama-3.1-70B-Instruct"]
+    checkpoint = Checkpoint(config, 141107412992, draft_config=config, draft_weight_bytes=141107412992)
+    flags = Flags(tp=8, mem_fraction_static=0.88, speculative_algorithm="EAGLE")
+    plan = size_memory("0.5.9", checkpoint, 81559, flags, nvlink=True)
+    [render] = run_fleet(repo_root, ["llm-two"], detail=True).renders
+    placement = render.services[0].placement
+    diags = Diagnostics()
+    _after_pool(diags, placement.service.pos("model"), placement, plan)
+    [finding] = diags.items
+    assert finding.code == "P034"
+    assert "still allocates the speculative draft's weights and KV cache, 67.4 GiB (0.5.9 loads the draft " \
+           "after sizing the target's pool)" in finding.message
+    assert finding.hint is not None and finding.hint.startswith(
+        "lower memory.mem_fraction_static to 0.499 or less (from 0.215 up the weights still leave a KV cache;")
+    # the window it names holds: 0.499 fits, 0.5 does not (the report's "mem-fraction >= 0.5 always OOMs")
+    at = {f: size_memory("0.5.9", checkpoint, 81559, Flags(tp=8, mem_fraction_static=f, speculative_algorithm="EAGLE"),
+                         nvlink=True).reserve_gib for f in (0.499, 0.5)}
+    assert at[0.499] > 0 > at[0.5]
+    # 0.5.23 counts the draft in the budget: the same config starts
+    assert size_memory("0.5.23", checkpoint, 81559, flags, nvlink=True).reserve_gib > 0

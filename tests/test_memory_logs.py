@@ -129,6 +129,23 @@ def test_a_logged_request_table_oom_is_the_table_gen_sizes(pin: str) -> None:
         assert plan.reserve_gib < 0, log["id"]  # the table does not fit what the weights and KV pool leave
 
 
+def test_a_logged_late_draft_oom_starts_at_the_fraction_gen_names() -> None:
+    """sglang#6875: on 0.5.9's order (the draft loads after the target's pool is sized) the
+    reserve runs out at the fraction the report found, and P034's window ends there."""
+    cases = [log for log in LOGS if "oom_from_fraction" in log["logged"]]
+    assert cases
+    for log in cases:
+        checkpoint = Checkpoint(CONFIGS[log["model"]], log["weight_bytes"], draft_config=CONFIGS[log["draft"]],
+                                draft_weight_bytes=log["draft_weight_bytes"])
+        logged = log["logged"]["oom_from_fraction"]
+
+        def reserve(fraction: float) -> float:
+            return size_memory("0.5.9", checkpoint, log["gpu_memory_mib"], Flags(**log["flags"],
+                               mem_fraction_static=fraction), nvlink=log.get("nvlink", False)).reserve_gib
+
+        assert reserve(logged - 0.01) > 0 > reserve(logged + 0.01), log["id"]
+
+
 def table() -> list[str]:
     """The accuracy table of the report: per log and pin, predicted vs logged, and the summary."""
     rows = ["| log | pin | mode | predicted | logged | error |", "|---|---|---|---:|---:|---:|"]

@@ -152,6 +152,7 @@ class MemoryPlan:
     swa_tokens: int | None
     max_running_requests: int
     context_len: int
+    draft_kv_gib: float  # 0.5.9: the draft's KV cache, allocated after the target's pool (0 otherwise)
     req_table_rows: int  # request slots of the request-to-token table
     req_table_gib: float  # the request-to-token table: its rows x context length x int32
     reserve_gib: float  # free after the weights, pools, request table and draft: for CUDA graphs, activations
@@ -162,6 +163,17 @@ class MemoryPlan:
     def fits(self) -> bool:
         """False where SGLang refuses to start: the weights leave no KV cache."""
         return self.rest_gib > 0 and self.max_total_num_tokens > 0
+
+    @property
+    def late_draft_gib(self) -> float:
+        """What 0.5.9 loads after sizing the target's pool, out of the reserve: the draft's
+        weights and KV cache (0 where the pin counts them in the budget)."""
+        return 0.0 if self.draft_counted else self.draft_weights_gib + self.draft_kv_gib
+
+    @property
+    def after_pool_gib(self) -> float:
+        """Everything SGLang allocates after sizing the KV pool: the request table and the late draft."""
+        return self.req_table_gib + self.late_draft_gib
 
 
 def pin_rules(pin: str) -> str:
@@ -532,7 +544,7 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
         weights_gib=target_bytes / GIB, draft_weights_gib=draft_bytes / GIB, draft_counted=draft_counted,
         cell_bytes=cell, rest_gib=rest, min_fraction=fit.min_fraction, max_total_num_tokens=tokens,
         kv_pool_gib=kv_pool, mamba_gib=mamba_gib, swa_tokens=swa_tokens, max_running_requests=requests,
-        context_len=context, req_table_rows=rows, req_table_gib=table, reserve_gib=reserve,
+        context_len=context, draft_kv_gib=draft_kv, req_table_rows=rows, req_table_gib=table, reserve_gib=reserve,
         default_reserve_gib=fit.default_reserve_gib - table, notes=tuple(notes))
 
 

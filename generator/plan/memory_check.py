@@ -12,10 +12,12 @@ the model's checkpoint facts (config.json and weight bytes from its snapshot), r
 * P032 (warning): the reserve left for CUDA graphs and activations is below what SGLang's
   own default rule keeps for this GPU and these flags (the CUDA-graph OOM class);
 * P033 (warning): a fraction at or above 0.95;
-* P034 (error): the request-to-token table SGLang allocates after the KV pool (one int32 per
-  token of the context length per request slot) does not fit what is left, the CUDA
-  out-of-memory at launch of a long-context config (sglang#5755: 80 GiB for Llama 4 Scout's
-  10M tokens); P031 is not reported then, the start fails first.
+* P034 (error): what SGLang allocates after sizing the KV pool does not fit what is left, the
+  CUDA out-of-memory at launch: the request-to-token table (one int32 per token of the context
+  length per request slot; sglang#5755: 80 GiB for Llama 4 Scout's 10M tokens) and, on 0.5.9,
+  the speculative draft's weights and KV cache (sglang#4330: 0.85 runs out of memory, 0.84
+  leaves no KV cache); the message names the context length or the fraction window that fits.
+  P031 is not reported then, the start fails first.
 
 A fraction outside (0, 1), 85 meant as 0.85 included, is the rule X021's (and the schema's,
 for ``memory.mem_fraction_static``); nothing is sized from it. Without a snapshot the
@@ -42,7 +44,7 @@ GIB = 1 << 30
 HIGH_FRACTION = 0.95
 # A reserve within this of the default rule's is the rule's own rounding, not a finding.
 RESERVE_SLACK_GIB = 0.25
-# A request table below this is never what leaves the reserve short (P034 names the table).
+# Allocations after the pool below this never leave the reserve short (P034 names them).
 TABLE_FLOOR_GIB = 0.25
 
 
@@ -184,8 +186,8 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
                 - (plan.draft_weights_gib if plan.draft_counted else 0.0), plan.mem_fraction_static,
                 plan.fraction_is_default, plan.min_fraction, rules, gpu_mib, source=weights_from)
         return MemoryOutcome(plan, gpu_memory_mib=mib)
-    if plan.reserve_gib < 0 and plan.req_table_gib >= TABLE_FLOOR_GIB:
-        _table(diags, where, placement, plan)
+    if plan.reserve_gib < 0 and plan.after_pool_gib >= TABLE_FLOOR_GIB:
+        _after_pool(diags, where, placement, plan)
         return MemoryOutcome(plan, gpu_memory_mib=mib)
     if plan.max_total_num_tokens < plan.context_len:
         diags.error(where, "P031", f"the KV cache of '{model.name}' holds {plan.max_total_num_tokens:,} tokens per GPU "
@@ -232,21 +234,48 @@ def _refuse(diags: Diagnostics, where: Position, placement: Placement, weights: 
                 f"KV cache; SGLang {pin} stops with {said}", fix)
 
 
-def _table(diags: Diagnostics, where: Position, placement: Placement, plan: MemoryPlan) -> None:
-    """P034: the request-to-token table SGLang allocates after the KV pool does not fit what is left."""
+def _after_pool(diags: Diagnostics, where: Position, placement: Placement, plan: MemoryPlan) -> None:
+    """P034: what SGLang allocates after sizing the KV pool (the request table; on 0.5.9 the
+    draft's weights and KV cache) does not fit what the static pool left."""
     model = placement.model
-    left = plan.reserve_gib + plan.req_table_gib
-    rows = max(plan.req_table_rows, 1)
-    # The table is rows x (context + headroom) int32 values; the context that fits it alone.
-    fits_context = max(int(left * GIB // (rows * 4)) - 4, 0)
-    diags.error(where, "P034", f"'{model.name}' cannot start: SGLang {plan.pin} allocates a request table of "
-                f"{_gib(plan.req_table_gib)} per GPU (one int32 slot per token of the context length "
-                f"{plan.context_len:,} for each of {plan.req_table_rows:,} request slots) after "
-                f"{_gib(plan.weights_gib)} of weights and a {_gib(plan.kv_pool_gib)} KV cache, and only "
-                f"{_gib(left)} is left: CUDA runs out of memory at launch, before serving",
-                f"set context_length to {min(fits_context, plan.context_len)} or less in the model manifest "
-                "(--context-length; that fits the table alone, CUDA graphs and activations need more), or cap "
-                "the requests (args: --max-running-requests)")
+    left = plan.reserve_gib + plan.after_pool_gib
+    parts = []
+    if plan.req_table_gib >= TABLE_FLOOR_GIB:
+        parts.append(f"a request table of {_gib(plan.req_table_gib)} (one int32 slot per token of the context "
+                     f"length {plan.context_len:,} for each of {plan.req_table_rows:,} request slots)")
+    if plan.late_draft_gib > 0:
+        parts.append(f"the speculative draft's weights and KV cache, {_gib(plan.late_draft_gib)} (0.5.9 loads the "
+                     "draft after sizing the target's pool)")
+    message = (f"'{model.name}' cannot start: after {_gib(plan.weights_gib)} of weights and a "
+               f"{_gib(plan.kv_pool_gib)} KV cache per GPU, SGLang {plan.pin} still allocates "
+               f"{' and '.join(parts)}, and only {_gib(left)} is left: CUDA runs out of memory at launch, "
+               "before serving")
+    if plan.late_draft_gib <= plan.req_table_gib:
+        rows = max(plan.req_table_rows, 1)
+        # The table is rows x (context + headroom) int32 values; the context that fits it alone.
+        fits_context = max(int(left * GIB // (rows * 4)) - 4, 0)
+        fix = (f"set context_length to {min(fits_context, plan.context_len)} or less in the model manifest "
+               "(--context-length; that fits the table alone, CUDA graphs and activations need more), or cap "
+               "the requests (args: --max-running-requests)")
+    else:
+        # 0.5.9 sizes the pool from the fraction, then the draft comes out of what the fraction
+        # left: its KV scales with the pool (ratio r), so the reserve is
+        # pre x (1 - f) - A - r x (post - pre x (1 - f)), >= 0 below this fraction.
+        pre, post = plan.free_before_load_gib, plan.free_before_load_gib - plan.weights_gib
+        ratio = plan.draft_kv_gib / plan.kv_pool_gib if plan.kv_pool_gib > 0 else 0.0
+        fixed = plan.req_table_gib + plan.draft_weights_gib
+        most = (pre * (1 + ratio) - fixed - ratio * post) / (pre * (1 + ratio))
+        highest = math.floor(most * 1000) / 1000
+        lowest = math.ceil(plan.min_fraction * 1000) / 1000
+        if highest > lowest:
+            fix = (f"lower memory.mem_fraction_static to {highest:.3f} or less (from {lowest:.3f} up the weights still "
+                   "leave a KV cache; that fits the draft alone, CUDA graphs need more), or spread the model over "
+                   "more GPUs (parallel.tp)")
+        else:
+            fix = (f"no mem_fraction_static fits both on this GPU (the KV cache needs more than {lowest:.3f}, the draft "
+                   f"less than {highest:.3f}): spread the model over more GPUs (parallel.tp), or run SGLang 0.5.23 "
+                   "or later (sglang.pin), which counts the draft in the budget")
+    diags.error(where, "P034", message, fix)
 
 
 def _high(diags: Diagnostics, where: Position, fraction: float, default: float, plan: MemoryPlan | None) -> None:
