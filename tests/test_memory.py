@@ -180,3 +180,37 @@ def test_the_request_table_is_rows_of_the_context_and_comes_out_of_the_reserve()
     short = size_memory("0.5.9", Checkpoint(LLAMA8, 16_060_522_496), H100, Flags(mem_fraction_static=0.85,
                                                                                   context_length=8192))
     assert short.req_table_gib == short.req_table_rows * (8192 + 4) * 4 / GIB
+
+
+def test_a_dsa_model_left_at_auto_gets_sglangs_kv_dtype_by_compute_capability() -> None:
+    # _set_default_nsa_kv_cache_dtype: FP8 from SM100 on, bfloat16 on Hopper (and when unknown)
+    flags = Flags(tp=8, mem_fraction_static=0.85)
+    hopper = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), H200, flags, nvlink=True, capability=(9, 0))
+    blackwell = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), 183359, flags, nvlink=True,
+                            capability=(10, 0))
+    unknown = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), H200, flags, nvlink=True)
+    indexer = (128 + 4) * 61
+    assert hopper.cell_bytes == unknown.cell_bytes == 576 * 2 * 61 + indexer
+    assert blackwell.cell_bytes == 576 * 61 + indexer
+    assert any("compute_cap is unknown" in n for n in unknown.notes)
+    assert not any("compute_cap" in n for n in hopper.notes)
+    # an explicit dtype is kept
+    explicit = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), 183359,
+                           Flags(tp=8, mem_fraction_static=0.85, kv_cache_dtype="bfloat16"), nvlink=True,
+                           capability=(10, 0))
+    assert explicit.cell_bytes == hopper.cell_bytes
+
+
+def test_0_5_9_budgets_the_fp8_dsa_row_as_576_bytes_and_stores_656() -> None:
+    # calculate_mla_kv_cache_dim: 512 FP8 values + 512 / 128 x 4 scale bytes + 64 rope dims in bf16
+    flags = Flags(tp=8, mem_fraction_static=0.85, kv_cache_dtype="fp8_e4m3")
+    plan = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), 183359, flags, nvlink=True, capability=(10, 0))
+    indexer = (128 + 4) * 61
+    assert plan.cell_bytes == 576 * 61 + indexer  # what the tokens are divided by
+    assert plan.kv_pool_gib * GIB == plan.max_total_num_tokens * (656 * 61 + indexer)  # what is allocated
+    # the 80 bytes a layer more come out of the reserve; a trtllm NSA backend keeps the row at 576
+    trtllm = size_memory("0.5.9", Checkpoint(DSV32, 689_000_000_000), 183359,
+                         Flags(tp=8, mem_fraction_static=0.85, kv_cache_dtype="fp8_e4m3", nsa_trtllm=True),
+                         nvlink=True, capability=(10, 0))
+    assert trtllm.kv_pool_gib * GIB == trtllm.max_total_num_tokens * (576 * 61 + indexer)
+    assert trtllm.reserve_gib - plan.reserve_gib == pytest.approx(plan.max_total_num_tokens * 80 * 61 / GIB)

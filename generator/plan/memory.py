@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from generator.plan.memory_defaults import DefaultInputs, resolve_defaults
-from generator.plan.model_shape import ModelShape, model_shape
+from generator.plan.model_shape import ModelShape, model_shape, text_config
 
 GIB = 1 << 30
 
@@ -102,6 +102,7 @@ class Flags:
     disable_hybrid_swa_memory: bool = False
     deepep: bool = False
     attention_backend: str | None = None
+    nsa_trtllm: bool = False  # 0.5.9: --nsa-prefill-backend or --nsa-decode-backend trtllm (the MLA row unpadded)
 
     @property
     def attn_tp(self) -> int:
@@ -206,15 +207,23 @@ def _draft_layers(pin: str, shape: ModelShape, flags: Flags, checkpoint: Checkpo
     return 1 if shape.architecture in MTP_FROM_TARGET else 0
 
 
-def cell_size(pin: str, shape: ModelShape, flags: Flags, num_layers: int, draft_layers: int = 0) -> int:
-    """KV bytes per token on one rank: ``get_cell_size_per_token`` (0.5.9) / ``_compute_cell_size`` (0.5.23)."""
+def cell_size(pin: str, shape: ModelShape, flags: Flags, num_layers: int, draft_layers: int = 0,
+              stored: bool = False) -> int:
+    """KV bytes per token on one rank: ``get_cell_size_per_token`` (0.5.9) / ``_compute_cell_size`` (0.5.23).
+
+    ``stored``: the bytes the pool allocates rather than the ones 0.5.9 sizes with. They
+    differ for an FP8 DSA row, which 0.5.9 budgets as 576 bytes a layer and stores as 656
+    (``calculate_mla_kv_cache_dim``: the 512 FP8 values, their scales and the rope part in
+    bf16) unless a trtllm NSA backend keeps it unpadded; 0.5.23 budgets what it stores.
+    """
     kv = kv_dtype_bytes(flags, shape)
     fp4 = flags.kv_cache_dtype in FP4_KV
     attn_tp = flags.attn_tp
     indexer = 0
     if shape.mla:
         dim = shape.kv_lora_rank + shape.qk_rope_head_dim
-        if pin != "0.5.9" and shape.index_head_dim is not None and kv == 1 and not fp4:
+        padded = pin != "0.5.9" or (stored and not flags.nsa_trtllm)
+        if padded and shape.index_head_dim is not None and kv == 1 and not fp4:
             dim = shape.kv_lora_rank + shape.kv_lora_rank // 128 * 4 + shape.qk_rope_head_dim * 2
         cell = dim * num_layers * kv
         if fp4:
@@ -438,6 +447,17 @@ def budget(pin: str, charged_bytes: float, gpu_memory_mib: int, flags: Flags, nv
                1 - post / pre if pre > 0 else 1.0, pre * (1 - defaults.default_fraction))
 
 
+def dsa_kv_cache_dtype(pin: str, config: Mapping[str, Any], shape: ModelShape, flags: Flags,
+                       capability: tuple[int, int] | None) -> str:
+    """The KV cache dtype SGLang picks for a DeepSeek DSA model left at ``auto``
+    (``_set_default_nsa_kv_cache_dtype``): FP8 from compute capability 10 (Blackwell), else
+    bfloat16; 0.5.23 keeps bfloat16 for learnable attention sinks. Other models keep theirs."""
+    if flags.kv_cache_dtype != "auto" or not shape.mla or shape.index_head_dim is None:
+        return flags.kv_cache_dtype
+    sinks = pin != "0.5.9" and bool(text_config(config).get("learnable_sink", config.get("learnable_sink", False)))
+    return "fp8_e4m3" if capability is not None and capability[0] >= 10 and not sinks else "bfloat16"
+
+
 def _hybrid_swa_disabled(pin: str, config: Mapping[str, Any], flags: Flags, capability: tuple[int, int] | None) -> bool:
     """``disable_hybrid_swa_memory`` as the pin's model-specific adjustments set it.
 
@@ -496,6 +516,12 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
     shape = model_shape(checkpoint.config, pin, flags.dtype,
                         _hybrid_swa_disabled(pin, checkpoint.config, flags, capability))
     notes: list[str] = []
+    kv_dtype = dsa_kv_cache_dtype(pin, checkpoint.config, shape, flags, capability)
+    if kv_dtype != flags.kv_cache_dtype:
+        if capability is None:
+            notes.append("DSA KV cache dtype taken as bfloat16: the GPUs' compute_cap is unknown (SGLang picks "
+                         "FP8 on compute capability 10 and up)")
+        flags = replace(flags, kv_cache_dtype=kv_dtype)
     spec = "EAGLE" if flags.speculative_algorithm == "NEXTN" else flags.speculative_algorithm
     flags = replace(flags, speculative_algorithm=spec)
     if spec in SPEC_EAGLE and flags.speculative_num_steps is not None and flags.speculative_eagle_topk == 1:
@@ -560,4 +586,4 @@ def _pool_bytes(pin: str, shape: ModelShape, flags: Flags, kv: int, layers: int,
         full_tok = shape.kv_heads_per_rank(flags.attn_tp) * (shape.head_dim + shape.v_head_dim) * kv
         swa_tok = shape.swa_kv_heads_per_rank(flags.attn_tp) * (shape.swa_head_dim + shape.swa_v_head_dim) * kv
         return float(tokens * full_tok * len(shape.swa_full_layers or ()) + swa_tokens * swa_tok * len(shape.swa_layers))
-    return float(tokens * cell_size(pin, shape, flags, layers))
+    return float(tokens * cell_size(pin, shape, flags, layers, stored=True))

@@ -116,6 +116,7 @@ def service_flags(settings: Any, model: Any) -> Flags:
         swa_full_tokens_ratio=_number(_get(settings, "swa_full_tokens_ratio"), float) or 0.8,
         disable_hybrid_swa_memory=bool(_get(settings, "disable_hybrid_swa_memory")),
         attention_backend=_get(settings, "attention_backend") or None,
+        nsa_trtllm="trtllm" in (_get(settings, "nsa_prefill_backend"), _get(settings, "nsa_decode_backend")),
         deepep=_get(settings, "moe_a2a_backend") == "deepep")
 
 
