@@ -5,10 +5,12 @@ Reads a JSON list of cases on stdin and prints one JSON list of answers. A case 
 "draft_layers": D}``. For each, the config is written to a temporary folder and SGLang
 itself answers:
 
-* ``server``: ``prepare_server_args`` (torch's own capability query answering Hopper) (plus ``resolve_once`` on 0.5.23) with
+* ``server``: ``prepare_server_args`` (torch's own capability query answering Hopper, or the
+  case's ``capability``) (plus ``resolve_once`` on 0.5.23) with
   ``get_device_memory_capacity`` returning ``mib`` (what nvidia-smi would say) and, on
   0.5.23, ``override_platform`` saying CUDA on Hopper: mem_fraction_static,
-  chunked_prefill_size, the decode CUDA graph max batch size, max_running_requests;
+  chunked_prefill_size, the decode CUDA graph max batch size, max_running_requests, and the
+  KV cache dtype its model-specific adjustments chose;
 * ``model``: the ModelConfig it built: head_dim, v_head_dim, total KV heads,
   attention arch, MLA ranks, context_len, hybrid layer ids, DSA index head dim;
 * ``cell``: the KV bytes per token of the pin's own sizing function
@@ -50,14 +52,15 @@ def _server(argv: list[str], mib: int, new: bool) -> dict:
         v = resolved_view(sa)
         return {"mem_fraction_static": v.mem_fraction_static, "chunked_prefill_size": v.chunked_prefill_size,
                 "cuda_graph_max_bs": v.cuda_graph_config.decode.max_bs,
-                "max_running_requests": v.max_running_requests, "page_size": v.page_size}, sa
+                "max_running_requests": v.max_running_requests, "page_size": v.page_size,
+                "kv_cache_dtype": v.kv_cache_dtype}, sa
     import sglang.srt.server_args as server_args
 
     server_args.get_device_memory_capacity = lambda device=None: mib
     sa = server_args.prepare_server_args(argv + ["--device", "cuda"])
     return {"mem_fraction_static": sa.mem_fraction_static, "chunked_prefill_size": sa.chunked_prefill_size,
             "cuda_graph_max_bs": sa.cuda_graph_max_bs, "max_running_requests": sa.max_running_requests,
-            "page_size": sa.page_size}, sa
+            "page_size": sa.page_size, "kv_cache_dtype": sa.kv_cache_dtype}, sa
 
 
 def _model(sa, new: bool):
@@ -131,20 +134,21 @@ def _cell(sa, mc, case: dict, new: bool) -> int:
     return int(configurator._cell_size)
 
 
-def _answer_cuda_as_hopper() -> None:
-    """Model-specific adjustments ask torch for the device's capability directly (no GPU here)."""
+def _answer_cuda_as(capability: tuple[int, int] = (9, 0)) -> None:
+    """Model-specific adjustments ask torch for the device's capability directly (no GPU here):
+    Hopper unless the case names another (``"capability": [10, 0]``)."""
     import torch
 
-    torch.cuda.get_device_capability = lambda device=None: (9, 0)
+    torch.cuda.get_device_capability = lambda device=None: capability
     torch.cuda.get_device_name = lambda device=None: "NVIDIA H100 80GB HBM3"
 
 
 def main() -> None:
-    _answer_cuda_as_hopper()
     cases = json.load(sys.stdin)
     new = tuple(int(p) for p in _version().split(".")[:3]) >= (0, 5, 23)
     answers = []
     for case in cases:
+        _answer_cuda_as(tuple(case.get("capability", (9, 0))))
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "config.json"), "w") as f:
                 json.dump(case["config"], f)

@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from sglang_env import sglang_python
 
-from generator.plan.memory import Flags, cell_size
+from generator.plan.memory import Flags, cell_size, dsa_kv_cache_dtype
 from generator.plan.memory_defaults import DefaultInputs, resolve_defaults
 from generator.plan.model_shape import model_shape
 
@@ -183,3 +183,30 @@ def test_cell_size_matches_sglang(pin: str, index: int) -> None:
     mine = cell_size(pin, shape, Flags(tp=flags.get("tp", 1), dp=flags.get("dp", 1),
                                        dp_attention=flags.get("dp_attention", False)), shape.num_layers)
     assert mine == answer["cell"]
+
+
+# DeepSeek's DSA models at --kv-cache-dtype auto, by compute capability: SGLang's own pick.
+DSA_MODELS = sorted(m for m in MODELS if model_shape(CONFIGS[m], "0.5.9").index_head_dim is not None)
+CAPABILITIES = ((8, 0), (9, 0), (10, 0), (12, 0))
+
+
+@lru_cache(maxsize=None)
+def _dtype_answers(pin: str) -> tuple[dict[str, Any], ...]:
+    payload = [{"config": _for_sglang(CONFIGS[m]), "argv": _argv({"tp": 8}, pin), "mib": 183359, "capability": cap}
+               for m in DSA_MODELS for cap in CAPABILITIES]
+    proc = subprocess.run([sglang_python(pin), str(PROBE)], input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=1800, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return tuple(json.loads(proc.stdout.split("=== memory probe ===", 1)[1]))
+
+
+@pytest.mark.parametrize("pin", PINS)
+def test_dsa_kv_cache_dtype_at_auto_matches_sglang(pin: str) -> None:
+    """gen's ``dsa_kv_cache_dtype`` is the dtype the pin's model-specific adjustments choose."""
+    assert DSA_MODELS
+    answers = _dtype_answers(pin)
+    for (model, cap), answer in zip(itertools.product(DSA_MODELS, CAPABILITIES), answers):
+        assert "error" not in answer, (model, cap, answer.get("error"))
+        config = CONFIGS[model]
+        mine = dsa_kv_cache_dtype(pin, config, model_shape(config, pin), Flags(tp=8), cap)
+        assert mine == answer["server"]["kv_cache_dtype"], (model, cap)
