@@ -214,3 +214,15 @@ def test_0_5_9_budgets_the_fp8_dsa_row_as_576_bytes_and_stores_656() -> None:
                          nvlink=True, capability=(10, 0))
     assert trtllm.kv_pool_gib * GIB == trtllm.max_total_num_tokens * (576 * 61 + indexer)
     assert trtllm.reserve_gib - plan.reserve_gib == pytest.approx(plan.max_total_num_tokens * 80 * 61 / GIB)
+
+
+def test_llama_4s_vision_tower_is_off_by_default_so_no_vlm_reduction() -> None:
+    # ModelConfig's mm_disabled_models: Llama 4 runs text-only unless --enable-multimodal is given,
+    # and only a multimodal model gets adjust_mem_fraction_for_vlm's smaller default fraction.
+    scout = CONFIGS["meta-llama/Llama-4-Scout-17B-16E-Instruct"]
+    assert not model_shape(scout, "0.5.9").multimodal
+    assert model_shape(scout, "0.5.9", enable_multimodal=True).multimodal
+    off = size_memory("0.5.9", Checkpoint(scout, 218_000_000_000), H200, Flags(tp=8), nvlink=True)
+    on = size_memory("0.5.9", Checkpoint(scout, 218_000_000_000), H200, Flags(tp=8, enable_multimodal=True),
+                     nvlink=True)
+    assert on.mem_fraction_static < off.mem_fraction_static

@@ -103,6 +103,7 @@ class Flags:
     deepep: bool = False
     attention_backend: str | None = None
     nsa_trtllm: bool = False  # 0.5.9: --nsa-prefill-backend or --nsa-decode-backend trtllm (the MLA row unpadded)
+    enable_multimodal: bool | None = None  # --enable-multimodal (None: SGLang's default for the architecture)
 
     @property
     def attn_tp(self) -> int:
@@ -514,7 +515,7 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
     """
     pin = pin_rules(pin)
     shape = model_shape(checkpoint.config, pin, flags.dtype,
-                        _hybrid_swa_disabled(pin, checkpoint.config, flags, capability))
+                        _hybrid_swa_disabled(pin, checkpoint.config, flags, capability), flags.enable_multimodal)
     notes: list[str] = []
     kv_dtype = dsa_kv_cache_dtype(pin, checkpoint.config, shape, flags, capability)
     if kv_dtype != flags.kv_cache_dtype:

@@ -117,6 +117,7 @@ def service_flags(settings: Any, model: Any) -> Flags:
         disable_hybrid_swa_memory=bool(_get(settings, "disable_hybrid_swa_memory")),
         attention_backend=_get(settings, "attention_backend") or None,
         nsa_trtllm="trtllm" in (_get(settings, "nsa_prefill_backend"), _get(settings, "nsa_decode_backend")),
+        enable_multimodal=True if _get(settings, "enable_multimodal") else None,
         deepep=_get(settings, "moe_a2a_backend") == "deepep")
 
 

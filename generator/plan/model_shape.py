@@ -60,6 +60,15 @@ HYBRID_SWA_ARCHITECTURES: dict[str, frozenset[str]] = {
                          "Step3p5ForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"}),
 }
 
+# ModelConfig's ``mm_disabled_models``: multimodal archs whose vision tower SGLang leaves off
+# unless --enable-multimodal is given (no VLM adjustment of the default fraction then).
+MM_DISABLED_ARCHITECTURES: dict[str, frozenset[str]] = {
+    "0.5.9": frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration",
+                        "Step3VLForConditionalGeneration"}),
+    "0.5.23": frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration",
+                         "Step3VLForConditionalGeneration", "InklingForConditionalGeneration"}),
+}
+
 # Hybrid linear-attention (GDN) models whose recurrent state is taken before the KV pool
 # (`hybrid_gdn_config`: Qwen3NextConfig, Qwen3_5Config, Qwen3_5MoeConfig by model_type).
 GDN_MODEL_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"})
@@ -280,8 +289,9 @@ def _linear_bytes(quant: Mapping[str, Any], dtype_bytes: int) -> float:
 
 
 def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = None,
-                disable_hybrid_swa_memory: bool = False) -> ModelShape:
-    """The sizing facts SGLang ``pin`` derives from ``config`` (a config.json mapping)."""
+                disable_hybrid_swa_memory: bool = False, enable_multimodal: bool | None = None) -> ModelShape:
+    """The sizing facts SGLang ``pin`` derives from ``config`` (a config.json mapping);
+    ``enable_multimodal``: the service's --enable-multimodal (None: SGLang's default per arch)."""
     archs = config.get("architectures") or []
     arch = str(archs[0]) if archs else ""
     text = text_config(config)
@@ -302,12 +312,14 @@ def model_shape(config: Mapping[str, Any], pin: str, dtype_flag: str | None = No
     quant: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     kv_algo = quant.get("kv_cache_quant_algo")
     vision = config.get("vision_config") if isinstance(config.get("vision_config"), Mapping) else None
+    if enable_multimodal is None:
+        enable_multimodal = arch not in MM_DISABLED_ARCHITECTURES[pin]
     fields: dict[str, Any] = dict(
         architecture=arch, model_type=model_type, mla=mla, num_layers=layers, num_attention_heads=heads,
         num_kv_heads=_num_kv_heads(config, text), head_dim=int(head_dim), v_head_dim=int(v_head_dim),
         context_len=context_length(text), dtype=dtype, dtype_bytes=DTYPE_BYTES.get(dtype, 2),
         kv_fp8_from_checkpoint=isinstance(kv_algo, str) and kv_algo.upper() == "FP8",
-        nextn_layers=text.get("num_nextn_predict_layers"), multimodal=vision is not None,
+        nextn_layers=text.get("num_nextn_predict_layers"), multimodal=vision is not None and enable_multimodal,
         mtp_layers=int(text.get("num_nextn_predict_layers") or text.get("mtp_num_hidden_layers") or 0),
         vision_layers=(vision or {}).get("num_hidden_layers", 24 if vision is not None else None),
         vision_hidden=(vision or {}).get("hidden_size", 1024 if vision is not None else None),
