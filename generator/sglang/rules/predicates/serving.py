@@ -196,7 +196,7 @@ def _mem_fraction(s: Settings, rule: RuleSpec) -> Hit | None:
     if not isinstance(value, (int, float)) or 0 < value < 1:
         return None
     # 85 is a percentage: the fraction meant is 0.85 (1.7 is a slip, not 1.7%)
-    fields = {"fraction": f"{value / 100:g}"}
+    fields = {"fraction": round(value / 100, 4)}
     return Hit(("mem_fraction_static",), fields, "percentage" if 10 <= value <= 100 else "range")
 
 
