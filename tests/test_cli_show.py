@@ -21,8 +21,13 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     assert lines[0] == "host llm-two (llm-two.lan), SGLang 0.5.9"
     assert lines[2] == "    0  00000000:01:00.0     0     96 GB  service:qwen"
     assert lines[6] == "    4  00000000:81:00.0     1     96 GB  vm:vm-gpu-101"
-    assert lines[-1] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
-                         "/shared/models/Qwen3.5-122B-A10B, KV cache ~92.4 GB, CPUs 0-31,64-95 (NUMA 0)")
+    assert lines[-2] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
+                         "/shared/models/Qwen3.5-122B-A10B, CPUs 0-31,64-95 (NUMA 0)")
+    # Without a checkpoint snapshot: 234 GB / 4 of weights on 97887 MiB cards, 1.1 GiB of CUDA context
+    # (PCIe: no NVLink buffers), the manifest's 0.85 against SGLang 0.5.9's own 0.833 (EAGLE: +2 GiB)
+    assert lines[-1] == ("    memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool ~25.8 GiB "
+                         "(tokens unknown: no checkpoint snapshot), reserve 14.2 GiB; mem_fraction_static 0.85 "
+                         "(SGLang's default 0.833)")
 
 
 def test_show_json(repo_root: Path) -> None:
@@ -34,8 +39,14 @@ def test_show_json(repo_root: Path) -> None:
     assert owners == ["service:qwen"] * 4 + ["vm:vm-gpu-101"] * 4
     [svc] = doc["services"]
     assert (svc["port"], svc["tp"], svc["gpus"], svc["cpu_binding"]) == (30000, 4, [0, 1, 2, 3], "0-31,64-95")
-    # 4 x 96 GB x mem_fraction_static 0.85 (the manifest's) - 234 GB of weights, as placement's P011 computes it
-    assert svc["kv_cache_gb"] == round(4 * 96 * 0.85 - 234, 1)
+    memory = svc["memory"]
+    pre = 97887 / 1024 - 1.1
+    assert memory["free_before_load_gib"] == round(pre, 2)
+    assert memory["weights_gib_per_gpu"] == round(234e9 / 4 / 2**30, 2)
+    assert memory["kv_pool_gib"] == round(pre - 234e9 / 4 / 2**30 - pre * (1 - 0.85), 2)
+    assert (memory["mem_fraction_static"], memory["mem_fraction_static_default"]) == (0.85, False)
+    assert memory["sglang_default_fraction"] == 0.833
+    assert memory["max_total_num_tokens"] is None and memory["skipped"] == "no checkpoint snapshot"
 
 
 def test_show_marks_free_gpus(repo_copy: Path) -> None:
@@ -64,5 +75,7 @@ def test_verbose_render_says_what_placement_decided(repo_copy: Path) -> None:
         "gen: llm-two/qwen: placement: GPUs 0,1,2,3 (from the inventory)",
         "gen: llm-two/qwen: NUMA: node 0, unit bound to CPUs 0-31,64-95",
         "gen: llm-two/qwen: defaults: timeout_start_min 18",
-        "gen: llm-two/qwen: estimated KV cache 92.4 GB",
+        "gen: llm-two/qwen: memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool "
+        "~25.8 GiB (tokens unknown: no checkpoint snapshot), reserve 14.2 GiB; mem_fraction_static 0.85 "
+        "(SGLang's default 0.833)",
     ]

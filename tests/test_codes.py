@@ -93,8 +93,8 @@ def test_a_code_recorded_with_another_severity_is_refused() -> None:
     with pytest.raises(ValueError, match="registered as error"):
         diags.warning(Position("a.yaml"), "X001", "a rule error")
     diags.warning(Position("a.yaml"), "X101", "a rule warning")
-    diags.error(Position("a.yaml"), "P010", "does not fit")
-    assert [d.code for d in diags.items] == ["X101", "P010"]
+    diags.error(Position("a.yaml"), "P030", "does not fit")
+    assert [d.code for d in diags.items] == ["X101", "P030"]
 
 
 def test_each_code_has_a_family_and_a_one_line_meaning() -> None:

@@ -2,7 +2,7 @@
 
 * which leaves may be dropped, and that a structural error (tp, an unknown key) still drops
   the whole document;
-* a dropped value never produces a finding of its own (no P010 from a missing size or fraction);
+* a dropped value never produces a finding of its own (no P030 from a missing size or fraction);
 * a tainted model or host is never rendered, and nothing is written.
 """
 
@@ -64,7 +64,7 @@ def test_an_unknown_key_still_drops_the_model(repo_copy: Path) -> None:
     assert load_models(repo_copy).broken == {"qwen3.5-122b-a10b"}
 
 
-def test_a_dropped_fraction_does_not_make_a_false_p010(repo_copy: Path) -> None:
+def test_a_dropped_fraction_does_not_make_a_false_p030(repo_copy: Path) -> None:
     # 330 GB on 4 x 96 GB fits at 0.9 (345.6 GB) but not at the default 0.85 (326.4 GB):
     # with the fraction unknown the memory check must not run on the default.
     _rewrite(repo_copy, QWEN, "size_gb: 234", "size_gb: 330")
@@ -76,7 +76,7 @@ def test_a_dropped_fraction_does_not_make_a_false_p010(repo_copy: Path) -> None:
 
 def test_a_dropped_size_does_not_hide_or_invent_memory_findings(repo_copy: Path) -> None:
     _rewrite(repo_copy, QWEN, "size_gb: 234", "size_gb: 400")  # 400 GB cannot fit 4 x 96 GB
-    assert "P010" in _codes(repo_copy)
+    assert "P030" in _codes(repo_copy)
     _rewrite(repo_copy, QWEN, "size_gb: 400", "size_gb: [400]")
     assert _codes(repo_copy) == ["S002"]
 

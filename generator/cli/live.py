@@ -124,8 +124,8 @@ def verify(host: tuple[str, ...], all_hosts: bool, inventory: Path | None, jobs:
             out.data(f"FAIL {outcome.host} - ssh: {outcome.error}")
             continue
         for res in outcome.report.results:
-            if res.failed:
-                out.data(res.render())  # -q: failures only
+            if res.failed or res.warned:
+                out.data(res.render())  # -q: failures and warnings only
             else:
                 out.say(res.render())
         for _name, text in outcome.report.service_status:

@@ -70,6 +70,8 @@ jobs_option = click.option("--jobs", "-j", type=JOBS, default=None, metavar="N",
 def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool = False) -> RenderResult:
     # -v explains placements: it needs each host's full render (detail), not only its tree.
     result = run_fleet(root, hosts, jobs=jobs, detail=detail or output.current().verbose)
+    for info in result.infos:
+        output.current().say(f"gen: note: {info}", err=True)
     report(result.diagnostics)
     return result
 

@@ -19,14 +19,45 @@ from generator.emit.render import HostRender, RenderedService
 from generator.errors import ExitCode
 from generator.load.resolve import ServiceSpec, default_timeout_start_min
 from generator.pipeline.fleet import RenderResult, run_fleet
-from generator.plan.placement import DEFAULT_MEM_FRACTION
+from generator.plan.memory_check import MemoryOutcome
 
 
-def _kv_cache_gb(svc: RenderedService) -> float:
-    """The KV cache left on this node: the static pool minus the weights (as placement's P010/P011 check)."""
-    p = svc.placement
-    fraction = p.model.mem_fraction_static if p.model.mem_fraction_static is not None else DEFAULT_MEM_FRACTION
-    return sum(g.memory_gb for g in p.gpus) * fraction - p.model.weights.size_gb / p.model.nnodes
+def _r(value: float) -> float:
+    return round(value, 2)
+
+
+def memory_view(outcome: MemoryOutcome | None) -> dict[str, Any] | None:
+    """One service's memory, per GPU, as its pinned SGLang will size it (``services[].memory``).
+
+    With a checkpoint snapshot every figure is known; without one the token count is None
+    (bytes per token need config.json) and the KV pool is the budget the weights leave.
+    """
+    if outcome is None:
+        return None
+    plan, fit = outcome.plan, outcome.fit
+    if plan is not None:
+        return {"pin": plan.pin, "gpu_memory_gib": _r(plan.gpu_total_gib),
+                "free_before_load_gib": _r(plan.free_before_load_gib),
+                "free_before_load_assumed": plan.free_before_load_assumed,
+                "mem_fraction_static": plan.mem_fraction_static, "mem_fraction_static_default": plan.fraction_is_default,
+                "sglang_default_fraction": plan.default_fraction, "weights_gib_per_gpu": _r(plan.weights_gib),
+                "draft_weights_gib_per_gpu": _r(plan.draft_weights_gib), "kv_pool_gib": _r(plan.kv_pool_gib),
+                "mamba_state_gib": _r(plan.mamba_gib), "max_total_num_tokens": plan.max_total_num_tokens,
+                "swa_tokens": plan.swa_tokens, "bytes_per_token": plan.cell_bytes,
+                "max_running_requests": plan.max_running_requests, "context_length": plan.context_len,
+                "request_table_gib": _r(plan.req_table_gib), "chunked_prefill_size": plan.chunked_prefill_size, "cuda_graph_max_bs": plan.cuda_graph_max_bs,
+                "reserve_gib": _r(plan.reserve_gib), "sglang_default_reserve_gib": _r(plan.default_reserve_gib),
+                "skipped": None}
+    assert fit is not None
+    return {"pin": None, "gpu_memory_gib": _r((outcome.gpu_memory_mib or 0) / 1024),
+            "free_before_load_gib": _r(fit.free_before_load_gib), "free_before_load_assumed": fit.free_before_load_assumed,
+            "mem_fraction_static": fit.mem_fraction_static, "mem_fraction_static_default": fit.fraction_is_default,
+            "sglang_default_fraction": fit.default_fraction, "weights_gib_per_gpu": _r(fit.weights_gib),
+            "draft_weights_gib_per_gpu": None, "kv_pool_gib": _r(max(fit.rest_gib, 0.0)), "mamba_state_gib": None,
+            "max_total_num_tokens": None, "swa_tokens": None, "bytes_per_token": None, "max_running_requests": None,
+            "context_length": None, "request_table_gib": None, "chunked_prefill_size": fit.chunked_prefill_size,
+            "cuda_graph_max_bs": fit.cuda_graph_max_bs, "reserve_gib": _r(fit.free_before_load_gib * (1 - fit.mem_fraction_static)),
+            "sglang_default_reserve_gib": _r(fit.default_reserve_gib), "skipped": outcome.skipped}
 
 
 def _written(spec: ServiceSpec, key: str) -> bool:
@@ -39,7 +70,6 @@ def _written(spec: ServiceSpec, key: str) -> bool:
 
 def _service_view(svc: RenderedService) -> dict[str, Any]:
     p, spec, model = svc.placement, svc.placement.service, svc.placement.model
-    fraction = model.mem_fraction_static
     return {
         "name": spec.name, "unit": spec.unit, "model": model.name, "enabled": spec.enabled,
         "listen": spec.listen, "listen_default": not _written(spec, "listen"), "port": spec.port, "tp": model.tp, "pp": model.pp, "dp": model.dp,
@@ -47,9 +77,7 @@ def _service_view(svc: RenderedService) -> dict[str, Any]:
         "numa_nodes": list(p.numa_nodes), "cpu_binding": p.cpus,
         "weights": {"path": model.weights.path, "size_gb": model.weights.size_gb,
                     "quantization": model.weights.quantization},
-        "mem_fraction_static": fraction if fraction is not None else DEFAULT_MEM_FRACTION,
-        "mem_fraction_static_default": fraction is None,
-        "kv_cache_gb": round(_kv_cache_gb(svc), 1),
+        "memory": memory_view(svc.memory),
         "timeout_start_min": spec.timeout_start_min or default_timeout_start_min(model),
         "timeout_start_min_default": spec.timeout_start_min is None,
         "node": None if p.cluster is None else {"rank": p.cluster.rank, "nnodes": p.cluster.nnodes,
@@ -85,7 +113,27 @@ def _service_line(s: dict[str, Any]) -> str:
         state += f", node {s['node']['rank']} of {s['node']['nnodes']}"
     return (f"{s['name']}: {s['model']} on {s['listen']}:{s['port']}{state}, TP {s['tp']}, GPUs "
             f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB at {s['weights']['path']}, "
-            f"KV cache ~{s['kv_cache_gb']:g} GB, {binding}")
+            f"{binding}")
+
+
+def memory_line(m: dict[str, Any] | None) -> str:
+    """The service's memory per GPU in one line: weights, KV pool and tokens, reserve, fraction."""
+    if m is None:
+        return "memory: not sized (a value the schema refused)"
+    fraction = (f"mem_fraction_static {m['mem_fraction_static']:g} "
+                + ("(SGLang's default for this GPU)" if m["mem_fraction_static_default"] else
+                   f"(SGLang's default {m['sglang_default_fraction']:.3f})"))
+    draft = f" + draft {m['draft_weights_gib_per_gpu']:.1f}" if m.get("draft_weights_gib_per_gpu") else ""
+    state = f" + state {m['mamba_state_gib']:.1f}" if m.get("mamba_state_gib") else ""
+    if m["max_total_num_tokens"] is None:
+        tokens = f"KV pool ~{m['kv_pool_gib']:.1f} GiB (tokens unknown: {m['skipped']})"
+    else:
+        tokens = (f"KV pool {m['kv_pool_gib']:.1f} GiB{state} = {m['max_total_num_tokens']:,} tokens, "
+                  f"{m['max_running_requests']} requests at most, context {m['context_length']:,}")
+    where = f"SGLang {m['pin']}, " if m["pin"] else ""
+    return (f"memory per GPU ({where}{m['gpu_memory_gib']:.1f} GiB, {m['free_before_load_gib']:.1f} free before load): "
+            f"weights {m['weights_gib_per_gpu']:.1f} GiB{draft}, {tokens}, reserve {m['reserve_gib']:.1f} GiB; "
+            f"{fraction}")
 
 
 def decisions(view: dict[str, Any]) -> list[str]:
@@ -102,13 +150,15 @@ def decisions(view: dict[str, Any]) -> list[str]:
         defaults = []
         if s["listen_default"]:
             defaults.append(f"listen {s['listen']}")
-        if s["mem_fraction_static_default"]:
-            defaults.append(f"mem_fraction_static {s['mem_fraction_static']:g} for the fit check")
+        memory = s["memory"]
+        if memory is not None and memory["mem_fraction_static_default"]:
+            defaults.append(f"mem_fraction_static {memory['mem_fraction_static']:g} (SGLang's own rule for "
+                            "this GPU and these flags)")
         if s["timeout_start_min_default"]:
             defaults.append(f"timeout_start_min {s['timeout_start_min']}")
         if defaults:
             lines.append(f"gen: {where}: defaults: {', '.join(defaults)}")
-        lines.append(f"gen: {where}: estimated KV cache {s['kv_cache_gb']:g} GB")
+        lines.append(f"gen: {where}: {memory_line(memory)}")
     return lines
 
 
@@ -130,6 +180,7 @@ def _show_one(view: dict[str, Any]) -> None:
     out.data("services:" if view["services"] else "services: none")
     for s in view["services"]:
         out.data("  " + _service_line(s))
+        out.data("    " + memory_line(s["memory"]))
     for line in decisions(view):
         out.detail(line)
 
@@ -143,7 +194,8 @@ def _show_one(view: dict[str, Any]) -> None:
 @guard
 def show(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
     """The host at a glance: GPU map (owner: service, VM or free) and per service port, TP,
-    weights, estimated KV cache and CPU binding. Nothing is written, no host is reached.
+    weights and CPU binding, and its memory per GPU as the pinned SGLang will size it (weights, KV
+    pool and tokens, reserve). Nothing is written, no host is reached.
 
     With --all (or several --host), every host that renders is shown, in name order; the
     findings of the others are reported, and the exit code is 1 when there are any.

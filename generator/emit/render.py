@@ -30,6 +30,7 @@ from generator.systemd_settings import JINJA_FILTERS, comment_value
 from generator.plan.argv import ServiceArgv
 from generator.sglang.catalog import Catalog
 from generator.errors import TemplateError
+from generator.plan.memory_check import MemoryOutcome
 from generator.plan.placement import Placement
 from generator.plan.services import PlannedHost, PlannedService
 from generator.load.resolve import Host, default_timeout_start_min
@@ -52,6 +53,7 @@ class RenderedService:
     unit_path: str  # relative to the host's /
     env_path: str
     environment: tuple[tuple[str, str], ...]
+    memory: MemoryOutcome | None = None  # what SGLang will size for it (gen show, gen verify)
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,8 @@ def render_host(planned: PlannedHost, templates: Templates) -> HostRender:
         context = _context(host, catalog, ps, home_paths)
         files.append(RenderedFile(unit_path(name), _render(env, "sglang.service.j2", context)))
         files.append(RenderedFile(env_path(name), _render(env, "sglang.env.j2", context)))
-        rendered.append(RenderedService(ps.placement, ps.argv, unit_path(name), env_path(name), ps.environment))
+        rendered.append(RenderedService(ps.placement, ps.argv, unit_path(name), env_path(name), ps.environment,
+                                        ps.memory))
     if planned.services:
         wait_head = header(host, [host.doc.path], catalog)
         files.append(RenderedFile(WAIT_READY, _render(env, "sglang-wait-ready.py.j2", {"header": wait_head})))

@@ -32,6 +32,34 @@ class ExpectedFile:
 
 
 @dataclass(frozen=True)
+class MemoryPrediction:
+    """What gen predicted for one GPU of a service (``generator.plan.memory``), to compare live."""
+
+    pin: str | None
+    max_total_num_tokens: int | None  # None without a checkpoint snapshot
+    mem_fraction_static: float
+    weights_gib: float
+    free_before_load_gib: float
+    free_before_load_assumed: bool
+
+
+def memory_prediction(rs: RenderedService) -> MemoryPrediction | None:
+    """The service's memory prediction as plain data, or None when it was not sized."""
+    outcome = rs.memory
+    if outcome is None:
+        return None
+    if outcome.plan is not None:
+        p = outcome.plan
+        return MemoryPrediction(p.pin, p.max_total_num_tokens, p.mem_fraction_static, p.weights_gib,
+                                p.free_before_load_gib, p.free_before_load_assumed)
+    if outcome.fit is not None:
+        f = outcome.fit
+        return MemoryPrediction(None, None, f.mem_fraction_static, f.weights_gib, f.free_before_load_gib,
+                                f.free_before_load_assumed)
+    return None
+
+
+@dataclass(frozen=True)
 class ServicePlan:
     """One service as rendered: what systemd must run and where it must answer."""
 
@@ -55,6 +83,7 @@ class ServicePlan:
     speculative_algorithm: str | None
     gpu_bus_ids: tuple[str, ...]
     cuda_visible_devices: str
+    memory: MemoryPrediction | None = None  # what SGLang should report in /get_server_info
 
 
 @dataclass(frozen=True)
@@ -110,6 +139,7 @@ def _service_plan(rs: RenderedService) -> ServicePlan:
         speculative_algorithm=spec_alg,
         gpu_bus_ids=tuple(g.pci_bus_id for g in rs.placement.gpus),
         cuda_visible_devices=rs.placement.cuda_visible_devices,
+        memory=memory_prediction(rs),
     )
 
 

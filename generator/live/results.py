@@ -1,7 +1,9 @@
-"""One result per live check: PASS or FAIL, for a host and a service, with evidence.
+"""One result per live check: PASS, WARN or FAIL, for a host and a service, with evidence.
 
-Printed one line each (``PASS llm-two qwen unit-file /etc/...``); a failure's
-evidence (a diff, journal lines, a traceback) follows, indented, in full.
+Printed one line each (``PASS llm-two qwen unit-file /etc/...``); a failure's or a
+warning's evidence (a diff, journal lines, a traceback) follows behind a gutter, in full. A
+WARN (a prediction the live host disagrees with, such as its KV cache size) is printed
+like a failure but does not fail ``gen verify``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ class Status(str, enum.Enum):
     """Outcome of one check."""
 
     PASS = "PASS"
+    WARN = "WARN"
     FAIL = "FAIL"
 
 
@@ -37,6 +40,11 @@ class CheckResult:
         """True for a FAIL."""
         return self.status is Status.FAIL
 
+    @property
+    def warned(self) -> bool:
+        """True for a WARN (shown like a failure, counted as passed)."""
+        return self.status is Status.WARN
+
     def line(self) -> str:
         """The one-line form: status, host, service, check, detail."""
         text = f"{self.status.value} {self.host} {self.service} {self.check}"
@@ -44,8 +52,8 @@ class CheckResult:
         return text + (f": {printable(self.detail)}" if self.detail else "")
 
     def render(self) -> str:
-        """The line plus the evidence behind a ``    | `` gutter (failures only)."""
-        if not (self.failed and self.evidence):
+        """The line plus the evidence behind a ``    | `` gutter (failures and warnings only)."""
+        if not ((self.failed or self.warned) and self.evidence):
             return self.line()
         # The evidence is the host's text (a journal, a diff of a live file): behind a gutter,
         # escaped, so no line of it can pass for one of gen's or a CI log command.

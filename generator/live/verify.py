@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from generator.live.checks import files as checks_files
 from generator.live.checks import gpus as checks_gpus
 from generator.live.checks import install as checks_install
+from generator.live.checks import memory as checks_memory
 from generator.live.checks import paths as checks_paths
 from generator.live.checks import service as checks_service
 from generator.live.checks import weights as checks_weights
@@ -24,7 +25,7 @@ from generator.live.target import HostUnreachableError, Target, shared_connectio
 
 CHECK_MODULES: tuple[Callable[[HostContext], list[CheckResult]], ...] = (
     checks_files.run, checks_install.run, checks_service.run,
-    checks_weights.run, checks_gpus.run, checks_paths.run,
+    checks_weights.run, checks_gpus.run, checks_paths.run, checks_memory.run,
 )
 
 

@@ -426,7 +426,8 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
                         "write it in quotes" if quote else _one_word_hint(wanted, err.value))
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
-            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}")
+            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}",
+                        _percent_hint(err))
         elif err.code in (cerrors.MIN_LENGTH.code, cerrors.MAX_LENGTH.code):
             diags.error(doc.pos(path), "S005", f"'{where}' must have at least {err.constraint} item(s)")
         elif err.code == cerrors.EMPTY_NOT_ALLOWED.code:
@@ -456,3 +457,12 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         else:  # a cerberus rule this mapping does not name yet: still positioned, never lost
             diags.error(doc.pos(path), "S000", f"'{where}': invalid value {err.value!r} ({err.rule})")
     return False
+
+
+def _percent_hint(err: Any) -> str | None:
+    """For a fraction (at most 1) written as a percentage: 85 means 0.85."""
+    value = err.value
+    if err.code == cerrors.MAX_VALUE.code and err.constraint == 1 and isinstance(value, (int, float)) \
+            and not isinstance(value, bool) and 10 <= value <= 100:
+        return f"a fraction, not a percentage: write {value / 100:g}"
+    return None

@@ -58,9 +58,9 @@ DOCS: dict[str, KeyDoc] = {
     "model.weights.format": KeyDoc("The checkpoint's file format. Informational: gen renders no flag for "
                                    "it (SGLang's `--load-format` auto-detects; set it under `args:` to force).",
                                    default="safetensors", example="safetensors"),
-    "model.weights.size_gb": KeyDoc("Size of the weights on disk in GB. Placement checks that they fit the "
-                                    "GPUs' static memory pool (P010, P011 thin KV cache) and the unit's "
-                                    "start timeout grows with it (0.5 GB/s).", example=234),
+    "model.weights.size_gb": KeyDoc("Size of the weights on disk in GB (decimal). Without a checkpoint snapshot "
+                                    "the memory check charges it to the GPUs (P030: the weights leave no KV "
+                                    "cache); the unit's start timeout grows with it (0.5 GB/s).", example=234),
     "model.weights.shards": KeyDoc("How many weight files the checkpoint has. Informational; `gen verify` "
                                    "and `gen preflight` count the shards on the host from the index file.",
                                    example=39),
@@ -110,9 +110,12 @@ DOCS: dict[str, KeyDoc] = {
                                       flag="tool_call_parser"),
     "model.memory": KeyDoc("GPU memory."),
     "model.memory.mem_fraction_static": KeyDoc(
-        "Fraction of GPU memory for weights and KV cache (between 0 and 1, X021). Placement uses it for "
-        "the fit (P010) and KV estimate (P011).", default="0.85 for placement; SGLang's own when unset",
-        example=0.88, flag="mem_fraction_static"),
+        "Fraction of the free GPU memory SGLang keeps for weights and KV cache (between 0 and 1, a "
+        "fraction: 0.85, not 85). The memory check sizes the KV cache as the pinned SGLang will (P030 no "
+        "room for the KV cache, with the smallest fraction that works; P031 shorter than the context "
+        "length; P032 less reserve than SGLang's own rule keeps; P033 at or above 0.95).",
+        default="SGLang's own, from the GPU's memory, chunked prefill, CUDA graph batch size, TP x PP and "
+        "speculative decoding (`gen show` prints it)", example=0.88, flag="mem_fraction_static"),
     "model.args": KeyDoc(
         "Any other SGLang flag, written in full with its leading `--` (`--chunked-prefill-size: 8192`). "
         "Checked against the pin's catalog like a command line (F0xx): unknown, abbreviated, renamed and "

@@ -5,7 +5,7 @@ placement, flag and rule check of the services that run it (issue 13 item 4). Wh
 schema error of a document is on one of the leaves listed here, :func:`taint` takes those
 leaves out of a copy of the data and records them in ``Document.dropped``: the document
 then resolves as if they were not written, its errors stay reported, and the checks that
-would read a dropped value skip themselves (placement's memory check: no P010/P011 from a
+would read a dropped value skip themselves (placement's memory check: no P030-P033 from a
 size or fraction that is not known). A tainted document is never rendered
 (generator/pipeline/host.py), and a run with errors writes nothing anyway.
 

@@ -53,7 +53,8 @@ class RenderResult:
     """Diagnostics of a run, the selected hosts' trees, and the plan against ``output/``.
 
     ``renders`` (what each service was rendered from), ``hosts`` (every loaded host, by
-    name) and ``models`` are filled only for ``detail=True``.
+    name) and ``models`` are filled only for ``detail=True``;
+    ``infos`` what a check could not decide and which command captures the facts it needs.
     """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -62,6 +63,7 @@ class RenderResult:
     hosts: list[Host] = field(default_factory=list)
     models: dict[str, Model] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -314,6 +316,7 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     else:
         by_stem = {o.stem: o for o in outcomes}
         selected = [by_stem[n] for n in host_names if n in by_stem]
+    result.infos.extend(memory_info(selected))
     for outcome in selected:
         diagnostics.extend(outcome.render)
         if outcome.tree is not None:
@@ -350,6 +353,29 @@ def stray_diagnostic(stray: Stray) -> Diagnostic:
     return Diagnostic(where, "O002", f"{OUTPUT_DIR}/{stray.path} is {stray.kind} gen does not render for host "
                       f"'{host}' (not in its .gen-managed): gen never writes or removes it",
                       hint="delete it (git rm); what a host runs comes from hosts/ and models/")
+
+
+_BY_TOKEN = "memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve)"
+
+
+def memory_info(outcomes: list[HostOutcome]) -> list[str]:
+    """What the memory check skipped: one line for the hosts whose GPUs lack memory_mib, one per
+    model whose snapshot's config.json lacks what the bytes per token need.
+
+    A model without a checkpoint snapshot is named by the snapshot's own info line (its
+    token sizing is skipped with it).
+    """
+    notes = {note for o in outcomes for note in o.notes}
+    hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("memory:memory_mib:"))
+    lines = []
+    if hosts:
+        lines.append(f"{_BY_TOKEN} skipped on {', '.join(hosts)}: GPUs without memory_mib (`gen host snapshot` "
+                     "captures it; P030 read memory_gb as GiB)")
+    configs = sorted(note.split(":", 3)[2:] for note in notes if note.startswith("memory:config:"))
+    for model, why in configs:
+        lines.append(f"{_BY_TOKEN} of model '{model}' skipped: {why} (`gen model snapshot --model {model}` "
+                     "from the checkpoint captures its full config.json)")
+    return lines
 
 
 def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagnostic]]:

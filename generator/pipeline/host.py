@@ -21,6 +21,7 @@ from generator.load.sources import HostSources, ModelSet, SourceFile, load_group
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
 from generator.plan.argv import build_argv
+from generator.plan.memory_check import check_service_memory
 from generator.plan.placement import defer_numa_to_sglang, place_host
 from generator.plan.services import PlannedHost, PlannedService, service_environment
 from generator.sglang.catalog import Catalog, FlagTables, known_pins, load_catalog, load_flag_tables
@@ -78,15 +79,35 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         argv = build_argv(p, host.sglang.python, catalog, diags, others, tables)
         environment = service_environment(p)
         rules = rules if rules is not None else catalog_rules(catalog)
-        check_rules(catalog, p, argv, environment, diags, rules)
+        settings = check_rules(catalog, p, argv, environment, diags, rules)
+        memory = check_service_memory(p, settings, pin, diags)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
         argv = check_and_add_config(catalog, argv, p, diags)  # no secrets in args/env; secret_args
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
-        planned.append(PlannedService(p, argv, environment))
+        planned.append(PlannedService(p, argv, environment, memory))
     if diags.error_count > before or host.tainted or any(p.model.tainted for p in placements):
         return None  # every service was still checked: all findings at once
     return PlannedHost(host, catalog, tuple(planned))
+
+
+def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
+    """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
+    checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
+    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a snapshot whose config.json
+    lacks what the bytes per token need)."""
+    if planned is None:
+        return ()
+    notes = []
+    for ps in planned.services:
+        skipped = (ps.memory.skipped if ps.memory is not None else None) or ""
+        if "no checkpoint snapshot" in skipped:
+            notes.append(f"memory:snapshot:{ps.placement.model.name}")
+        if "no memory_mib" in skipped:
+            notes.append(f"memory:memory_mib:{planned.host.name}")
+        if skipped.startswith("the snapshot's "):
+            notes.append(f"memory:config:{ps.placement.model.name}:{skipped}")
+    return tuple(dict.fromkeys(notes))
 
 
 def process_group(root: Path, members: Sequence[tuple[SourceFile, bool]], models: ModelSet,
@@ -126,4 +147,4 @@ def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostic
     rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None, where)
+                       host if detail else None, where, memory_notes(planned))

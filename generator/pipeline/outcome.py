@@ -38,3 +38,4 @@ class HostOutcome:
     detail: HostRender | None = None
     host: Host | None = None  # the loaded host, only with ``detail``
     reach: Reach | None = None  # where its ssh goes (for the same-address check), when it loaded
+    notes: tuple[str, ...] = ()  # what a check could not decide, by kind: "memory:snapshot:<model>", ...

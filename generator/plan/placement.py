@@ -4,7 +4,8 @@ Rules (each a diagnostic with a stable code): never a GPU that is not in the inv
 is passed through to a VM, or belongs to another service; a tensor-parallel group stays
 inside one NUMA node whenever a node has enough free GPUs (crossing then needs
 ``allow_cross_numa``); one port per service; no path under a retired volume; weights
-under the host's model root; weights plus KV cache fit the GPUs' memory.
+under the host's model root. Whether the weights and a KV cache fit is
+:mod:`generator.plan.memory_check`'s, after the flags are built (SGLang's own sizing).
 
 CPU and memory binding: a service whose GPUs share one NUMA node runs with that node's
 CPUs and memory (systemd's CPUAffinity=/NUMAPolicy=bind, in the unit). When the service
@@ -28,11 +29,6 @@ from typing import Any, Iterable, Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.load.resolve import Gpu, Host, Model, ServiceSpec
-
-# SGLang picks mem_fraction_static itself when unset; for the fit check we assume the
-# common value on large GPUs. The manifest's own value always wins.
-DEFAULT_MEM_FRACTION = 0.85
-THIN_KV_GB_PER_GPU = 4.0
 
 
 @dataclass(frozen=True)
@@ -202,32 +198,6 @@ def _on_retired(diags: Diagnostics, pos: Any, text: str, retired: str, host: Hos
                 f"'{host.name}' (service '{svc.name}')", f"move it under {host.model_root}")
 
 
-def _check_memory(host: Host, placement: Placement, diags: Diagnostics) -> None:
-    """Weights must fit the static memory pool; warn when little is left for the KV cache."""
-    model = placement.model
-    gpus = placement.gpus
-    if not gpus or model.dropped("weights", "size_gb") or model.dropped("memory", "mem_fraction_static"):
-        return  # a value the schema refused is not known: no finding from a placeholder
-    fraction = model.mem_fraction_static if model.mem_fraction_static is not None else DEFAULT_MEM_FRACTION
-    if not 0 < fraction < 1:
-        return  # the rules pass reports the out-of-range value itself
-    pool = sum(g.memory_gb for g in gpus) * fraction
-    weights = model.weights.size_gb / model.nnodes  # a multi-node replica splits them evenly
-    kv = pool - weights
-    if kv > 0 and kv / len(gpus) >= THIN_KV_GB_PER_GPU:
-        return  # fits with room to spare: nothing to say (the usual case)
-    where = placement.service.pos("model")
-    share = f" ({weights:g} GB per node of {model.nnodes})" if model.nnodes > 1 else ""
-    text = (f"{model.weights.size_gb:g} GB of weights{share} on {len(gpus)} GPU(s) "
-            f"x {min(g.memory_gb for g in gpus):g} GB at mem_fraction_static {fraction:g}")
-    if kv <= 0:
-        diags.error(where, "P010", f"model '{model.name}' does not fit: {text} leaves no room "
-                    f"({pool:.1f} GB static pool)", "use more GPUs or a smaller checkpoint")
-    elif kv / len(gpus) < THIN_KV_GB_PER_GPU:
-        diags.warning(where, "P011", f"thin KV cache for '{model.name}': {text} leaves "
-                      f"{kv:.1f} GB ({kv / len(gpus):.1f} GB per GPU)")
-
-
 @dataclass
 class _Ledger:
     """Which GPUs of a host are spoken for while its services are placed one by one."""
@@ -348,7 +318,6 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
         placement = Placement(service=svc, model=model, gpus=pci_order(gpus),
                               numa_nodes=tuple(nodes),
                               cpus=cpus_of.get(nodes[0]) if len(nodes) == 1 else None)
-        _check_memory(host, placement, diags)
         placed[svc.name] = placement
     # Inventory order, not placement order: output must not depend on which were explicit.
     return tuple(placed[s.name] for s in host.services if s.name in placed)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from generator.load.resolve import Host
 from generator.plan.argv import ServiceArgv
+from generator.plan.memory_check import MemoryOutcome
 from generator.plan.placement import Placement
 from generator.sglang.catalog import Catalog
 
@@ -22,6 +23,7 @@ class PlannedService:
     placement: Placement
     argv: ServiceArgv
     environment: tuple[tuple[str, str], ...]
+    memory: MemoryOutcome | None = None  # what SGLang will size for it (None: not checked)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ this machine cannot have: SGLang with a GPU (``standin_sglang_server.py`` as
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,6 +28,7 @@ HOST = "live-test"
 ALIAS = "gen-live-test"  # the fixture inventory's address: an alias in the test ssh config
 FIXTURE_PORT_LINE = "    port: 30000\n"
 FAULT = "/etc/standin-sglang/fault"
+SERVER_INFO = "/etc/standin-sglang/server_info.json"  # the stand-in's /get_server_info figures
 PIN = "0.5.9"  # the fixture inventory's sglang.pin: the stand-in parses with its catalog
 RETIRED_FILE = "/data/old-weights.bin"
 
@@ -91,13 +93,27 @@ def provision(test_host: TestHost, plan: HostPlan) -> None:
     sh(test_host, f"{setup_script()}; head -c 4096 /dev/zero > {RETIRED_FILE}")
 
 
+def server_info(plan: HostPlan, **changes: float) -> dict[str, tuple[bytes, int]]:
+    """What the stand-in answers on /get_server_info: gen's own prediction, as a healthy start
+    would report it, with CHANGES (a field: mem_fraction_static, weight, max_total_num_tokens)."""
+    want = plan.services[0].memory
+    assert want is not None, "the fixture service was not sized"
+    info: dict[str, object] = {"mem_fraction_static": changes.get("mem_fraction_static", want.mem_fraction_static),
+                               "internal_states": [{"memory_usage": {
+                                   "weight": round(changes.get("weight", want.weights_gib), 2)}}]}
+    if "max_total_num_tokens" in changes:
+        info["max_total_num_tokens"] = int(changes["max_total_num_tokens"])
+    return {SERVER_INFO: (json.dumps(info).encode(), 0o644)}
+
+
 def deploy(test_host: TestHost, plan: HostPlan, files: dict[str, tuple[bytes, int]]) -> None:
     """Reset every drift, copy the rendered files, daemon-reload, enable and (re)start the units.
 
     ``reset-failed`` first: every test restarts the units, and StartLimitBurst=3 would
     otherwise refuse the fourth start within 30 minutes.
     """
-    push(test_host, files | dist_info(plan.sglang_version) | {GPUS_CSV: (gpus_csv(plan).encode(), 0o644)})
+    push(test_host, files | dist_info(plan.sglang_version) | {GPUS_CSV: (gpus_csv(plan).encode(), 0o644)}
+         | server_info(plan))
     units = " ".join(s.unit for s in plan.services)
     sh(test_host, f"rm -f {FAULT} /etc/sglang/*.secret.env /etc/sglang/secrets/*.env; rm -rf /etc/systemd/system/sglang-*.service.d;"
                   f" find {VENV}/lib -maxdepth 3 -name 'sglang-*.dist-info' ! -name 'sglang-{plan.sglang_version}.dist-info'"

@@ -26,6 +26,7 @@ from .deploy import (
     FAULT,
     GPUS_CSV,
     HOST,
+    SERVER_INFO,
     MODEL_DIR,
     RETIRED_FILE,
     deploy,
@@ -34,6 +35,7 @@ from .deploy import (
     provision,
     push,
     render_plan,
+    server_info,
     sh,
     write_ssh_config,
 )
@@ -122,7 +124,7 @@ def test_clean_deploy_passes_every_check(clean: Deployment) -> None:
     assert {"file-content", "no-stray-files", "systemd-analyze-verify", "sglang-version", "enabled",
             "active", "no-restarts", "unit-loaded", "listening", "health", "served-model",
             "process-argv", "process-environment", "weights", "draft-weights", "gpus-visible",
-            "vm-gpus-absent", "gpu-selection", "no-retired-paths"} <= checks
+            "vm-gpus-absent", "gpu-selection", "no-retired-paths", "memory"} <= checks
     print(f"verify: {len(out.lines('PASS'))} checks passed in {elapsed:.1f} s")
     # The installed command line, the way an operator runs it.
     gen = Path(sys.executable).parent / "gen"
@@ -349,3 +351,27 @@ def test_status_of_a_healthy_host_is_one_line_per_service(clean: Deployment) -> 
     assert out.code == 0, out.output
     assert out.output.startswith("sglang-chat.service: loaded active (running), result success")
     assert "journal" not in out.output
+
+
+def test_memory_figures_off_by_more_than_5_percent_warn_naming_the_input(clean: Deployment) -> None:
+    """/get_server_info against gen's prediction: the stand-in says whose figures they are; a 30%
+    heavier load names the weights, another fraction names the fraction; verify still exits 0."""
+    ok = [ln for ln in gen_verify(clean).lines("PASS") if ln.split()[3].rstrip(":") == "memory"]
+    assert ok == [f"PASS {HOST} {clean.svc.name} memory: within 5% of gen's prediction (the stand-in server's "
+                  "figures (not SGLang's))"]
+    want = clean.svc.memory
+    assert want is not None
+    push(clean.test_host, server_info(clean.plan, weight=want.weights_gib * 1.3))
+    out = gen_verify(clean)
+    assert out.code == 0, out.output
+    [warn] = out.lines("WARN")
+    assert warn.startswith(f"WARN {HOST} {clean.svc.name} memory: weights {want.weights_gib * 1.3:.2f} GiB per GPU, "
+                           f"gen charged {want.weights_gib:.2f}: correct the weights' size")
+    assert "source: the stand-in server's figures (not SGLang's)" in out.output
+    push(clean.test_host, server_info(clean.plan, mem_fraction_static=0.5))
+    [warn] = gen_verify(clean).lines("WARN")
+    assert f"mem_fraction_static 0.5, gen resolved {want.mem_fraction_static:g}" in warn
+    sh(clean.test_host, f"rm -f {SERVER_INFO}")
+    [warn] = gen_verify(clean).lines("WARN")
+    assert "the server reported none of max_total_num_tokens, mem_fraction_static, memory_usage" in warn
+

@@ -71,13 +71,13 @@ def _fire(settings: Settings, rules: Sequence[RuleSpec]) -> list[Fired]:
 
 
 def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequence[tuple[str, str]],
-                diags: Diagnostics, rules: Sequence[RuleSpec] | None = None) -> None:
+                diags: Diagnostics, rules: Sequence[RuleSpec] | None = None) -> Settings:
     """Run every rule on one rendered service; record findings in ``diags``.
 
     ``placement`` is the service's Placement (for positions of its model and service
     manifests), ``argv`` its checked ServiceArgv, ``environment`` the rendered variables;
     ``rules`` the catalog's rules when the caller loaded them once for a host
-    (:func:`catalog_rules`).
+    (:func:`catalog_rules`). Returns the settings the rules saw (the memory sizing reads them).
     """
     model, service = placement.model, placement.service
     env_pos: dict[str, Position] = {}
@@ -93,6 +93,7 @@ def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequen
     for finding in evaluate(settings, rules if rules is not None else catalog_rules(catalog)):
         record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning
         record(finding.pos or fallback, finding.rule.code, finding.message, finding.fix)
+    return settings
 
 
 def catalog_rules(catalog: Catalog) -> tuple[RuleSpec, ...]:

@@ -13,9 +13,12 @@ of a real SGLang server, and nothing more:
   new version that crashes while the previous one starts); ``hold PATH`` there makes it
   keep PATH open;
 * serves ``/health`` (503 while "loading" for ``LOAD_SECONDS``, or the seconds written in
-  ``/etc/standin-sglang/load-seconds``: how long a real model takes to load; then 200) and
-  ``/v1/models`` (naming ``--served-model-name``, else ``--model-path``, like SGLang)
-  on ``--host``/``--port``;
+  ``/etc/standin-sglang/load-seconds``: how long a real model takes to load; then 200),
+  ``/v1/models`` (naming ``--served-model-name``, else ``--model-path``, like SGLang) and
+  ``/get_server_info`` on ``--host``/``--port``. The last has SGLang's shape (server args,
+  ``max_total_num_tokens``, ``internal_states[0].memory_usage``) but figures no stand-in
+  can measure: those of ``SERVER_INFO_FILE`` (JSON the tests write), else its parsed
+  ``--mem-fraction-static`` and nothing more, and ``"standin"`` says whose they are;
 * multi-node (``--nnodes`` > 1), like SGLang's distributed init: rank 0 listens on the
   ``--dist-init-addr`` port and its ``/health`` says 503 until every other rank has
   connected; a rank >= 1 connects to that address (retrying, as torch's store does) and
@@ -40,6 +43,8 @@ from pathlib import Path
 CATALOG = Path(__file__).resolve().parent.parent / "standin_catalog.json"
 FAULT_FILE = Path("/etc/standin-sglang/fault")
 LOAD_SECONDS_FILE = Path("/etc/standin-sglang/load-seconds")
+SERVER_INFO_FILE = Path("/etc/standin-sglang/server_info.json")
+STANDIN_MARK = "gen's live-test stand-in: these figures were given to it, not measured on a GPU"
 LOAD_SECONDS = 1.0
 
 
@@ -145,10 +150,19 @@ def join_rank0(addr: str, rank: int) -> socket.socket:
             time.sleep(1)
 
 
-def make_handler(name: str, started: float, peers: Peers | None = None,
-                 loading: float = LOAD_SECONDS) -> type[BaseHTTPRequestHandler]:
-    """A request handler answering /health and /v1/models for model NAME (rank 0: once PEERS
-    joined), healthy LOADING seconds after STARTED."""
+def server_info(args: argparse.Namespace) -> dict:
+    """The /get_server_info document: the parsed args, then the test's figures (SERVER_INFO_FILE)."""
+    info: dict = {key: value for key, value in vars(args).items() if isinstance(value, (int, float, str, bool))}
+    info["standin"] = STANDIN_MARK
+    if SERVER_INFO_FILE.exists():
+        info.update(json.loads(SERVER_INFO_FILE.read_text()))
+    return info
+
+
+def make_handler(name: str, started: float, peers: Peers | None = None, loading: float = LOAD_SECONDS,
+                 args: argparse.Namespace | None = None) -> type[BaseHTTPRequestHandler]:
+    """A request handler answering /health, /v1/models and /get_server_info for model NAME
+    (rank 0: once PEERS joined), healthy LOADING seconds after STARTED."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -159,6 +173,8 @@ def make_handler(name: str, started: float, peers: Peers | None = None,
                 body = {"object": "list", "data": [
                     {"id": name, "object": "model", "owned_by": "sglang", "root": name}]}
                 self._send(200, json.dumps(body).encode())
+            elif self.path == "/get_server_info" and args is not None:
+                self._send(200, json.dumps(server_info(args)).encode())
             else:
                 self._send(404, b"not found")
 
@@ -206,7 +222,7 @@ def main(argv: list[str]) -> int:
     elif nnodes > 1:
         held = join_rank0(args.dist_init_addr, rank)  # noqa: F841 (kept open while serving)
     server = ThreadingHTTPServer((args.host, args.port),
-                                 make_handler(served_name(args), time.monotonic(), peers, load_seconds()))
+                                 make_handler(served_name(args), time.monotonic(), peers, load_seconds(), args))
     print(f"stand-in sglang: serving {served_name(args)} on {args.host}:{args.port}", flush=True)
     server.serve_forever()
     return 0

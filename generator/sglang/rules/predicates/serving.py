@@ -190,6 +190,16 @@ def _served_colon(s: Settings, rule: RuleSpec) -> Hit | None:
     return Hit(("served_model_name",), {"suggestion": str(value).replace(":", "-")})
 
 
+@predicate("mem-fraction")
+def _mem_fraction(s: Settings, rule: RuleSpec) -> Hit | None:
+    value = s.get("mem_fraction_static")
+    if not isinstance(value, (int, float)) or 0 < value < 1:
+        return None
+    # 85 is a percentage: the fraction meant is 0.85 (1.7 is a slip, not 1.7%)
+    fields = {"fraction": round(value / 100, 4)}
+    return Hit(("mem_fraction_static",), fields, "percentage" if 10 <= value <= 100 else "range")
+
+
 @predicate("port-grpc-0515")
 def _port_grpc(s: Settings, rule: RuleSpec) -> Hit | None:
     value = s.get("port")
