@@ -9,6 +9,7 @@ strategy comes from ``ROOT/rollout.yaml`` and the models' ``rollout:`` (A codes)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -72,7 +73,7 @@ _READ_BY_ANSIBLE = {
 }
 
 
-def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
+def ansible_strays(out: Path, names: set[str], root: Path | None = None) -> list[Diagnostic]:
     """O004 for each entry of ``out`` that is not one of the files ``gen ansible`` writes there.
 
     The operator runs the playbook from a checkout that a pull request may have changed, and
@@ -80,13 +81,21 @@ def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
     the inventory, plugins (``*_plugins/``), library/ and roles/ beside the playbook. A
     ``filter_plugins/x.py`` there is Python run on the controller, as the operator whose
     keys reach every host. Nothing is followed or opened; symlinks count as entries.
+    ROOT's own ``ansible.cfg`` counts too: the README runs ansible-playbook from the
+    repository's root, which reads it, and it can name plugin folders anywhere.
     """
+    found = []
+    if root is not None and os.path.lexists(root / "ansible.cfg"):
+        found.append(Diagnostic(Position("ansible.cfg"), "O004",
+                                "ansible.cfg in the repository: ansible-playbook run from here reads it, and it "
+                                "can name plugin folders whose code runs on the controller",
+                                hint="delete it (git rm); give Ansible's settings on the command line (-f N) "
+                                     "or keep them outside the repository (ANSIBLE_CONFIG=~/.ansible.cfg)"))
     with OutputTree(out.parent, display=str(out.parent)) as tree:
         if tree.lstat((out.name,)) is None:
-            return []
+            return found
         entries = tree.listdir((out.name,))
     shown = out.name if out.parent == Path(".") else str(out)
-    found = []
     for entry in entries:
         if entry in names:
             continue
@@ -140,7 +149,7 @@ def write_ansible(root: Path, result: RenderResult, out: Path,
     returned instead): the playbook must run with exactly what gen wrote.
     """
     actions = ansible_actions(root, result, out, plan)
-    strays = ansible_strays(out, {path.name for path, _, _ in actions})
+    strays = ansible_strays(out, {path.name for path, _, _ in actions}, root)
     if strays:
         return [], strays
     done = []
