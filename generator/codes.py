@@ -216,7 +216,7 @@ _CODES: tuple[Code, ...] = (
          "ones): gen never writes or removes it"),
     Code("O003", E, "a host folder of `output/` with no inventory in `hosts/` and no `.gen-managed` list"),
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
-         "ansible.cfg, ...), or an `ansible.cfg` beside `ansible/`: Ansible would read it too"),
+         "ansible.cfg, ...), or an `ansible.cfg` at the repository's root beside `ansible/`: Ansible would read it too"),
     Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
     Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "

@@ -92,22 +92,6 @@ def test_ansible_holds_exactly_what_gen_ansible_writes(repo_copy: Path, entry: s
     assert sorted(p.read_bytes() for p in (repo_copy / "ansible").rglob("*") if p.is_file()) == before
 
 
-def test_an_ansible_cfg_beside_ansible_is_o004(repo_copy: Path) -> None:
-    """The playbook runs from the repository root as gen ansible says, and Ansible reads
-    ./ansible.cfg first: a pull request's filter_plugins path there is Python on the controller."""
-    assert _gen("render", "--all", "--root", str(repo_copy)).exit_code == 0
-    assert _gen("ansible", "--root", str(repo_copy)).exit_code == 0
-    (repo_copy / "ansible.cfg").write_text("[defaults]\nfilter_plugins = ./plugins\n")
-    before = (repo_copy / "ansible" / "site.yml").read_bytes()
-    for args in (("check",), ("ansible",)):
-        result = _gen(*args, "--root", str(repo_copy))
-        assert result.exit_code == 1, (args, result.output)
-        assert "ansible.cfg: error[O004]" in result.stderr and "read by ansible-playbook" in result.stderr, result.stderr
-    assert (repo_copy / "ansible" / "site.yml").read_bytes() == before
-    (repo_copy / "ansible.cfg").unlink()
-    assert _gen("check", "--root", str(repo_copy)).exit_code == 0
-
-
 def test_a_folders_files_are_bounded_together(repo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """10,000 host files of 256 KiB each were 2.5 GB held at once; now the folder has a total."""
     from generator.load import files

@@ -16,6 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli.main import main
+from generator.cli.sarif import sarif_log
+from generator.errors import Diagnostic, Position, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SARIF_SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
@@ -261,3 +263,13 @@ def test_ansible_quiet_writes_but_prints_nothing(repo_copy: Path) -> None:
     result = _gen("ansible", "-q", "--root", str(repo_copy))
     assert result.exit_code == 0, _explain(result)
     assert result.stdout == "" and (repo_copy / "ansible" / "site.yml").is_file()
+
+
+def test_sarif_level_follows_each_diagnostics_severity() -> None:
+    """A warning is SARIF "warning" and an error "error": code scanning blocks a PR on errors only."""
+    warning = Diagnostic(Position("models/m.yaml", 3, 5), "F101", "abbreviated", Severity.WARNING)
+    error = Diagnostic(Position("models/m.yaml", 4, 1), "S005", "too big", Severity.ERROR)
+    log = sarif_log([error, warning])
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    assert [(r["ruleId"], r["level"]) for r in log["runs"][0]["results"]] == [
+        ("F101", "warning"), ("S005", "error")]

@@ -739,3 +739,29 @@ def test_every_real_action_renders_parseable_words(pin: str) -> None:
         assert got == ([expected] if act.kind == "append" else expected), act.canonical
         checked += 1
     assert checked == len(cat.actions) - 1
+
+
+@pytest.mark.parametrize(("written", "value"), [
+    ("--no-enable-over", True), ("--no-enable-ov", True), ("--no-enable-overlap", True),
+    ("--no-enable-ov", False), ("--enable-ov", True), ("--enable-ov", False),
+])
+def test_abbreviated_negative_keeps_its_setting(old: Catalog, written: str, value: bool) -> None:
+    """An abbreviated ``--no-X`` means X off, as argparse reads it: never the positive flag.
+
+    The oracle is argparse itself (allow_abbrev on, as SGLang parses): what it makes of the
+    written words must equal what it makes of the rendered ones.
+    """
+    rows, words = run(old, [a(written, value)])
+    assert [r[0] for r in rows] == ([] if written == "--no-enable-overlap" else ["F101"])
+    rendered = [w for group in words for w in group]
+    as_written = [written] if value else []
+    if not value:  # "--no-X: false" and "--X: false" flip once more
+        as_written = ["--enable-overlap" if written.startswith("--no-") else "--no-enable-overlap"]
+    expected = old_parser().parse_args(as_written).enable_overlap
+    assert argparse_accepts(old_parser(), rendered).enable_overlap is expected
+    if rows:  # the warning names the form written (the value then sets it on or off)
+        negative = written.startswith("--no-")
+        matched = "--no-enable-overlap" if negative else "--enable-overlap"
+        of = f"'{matched}'" + (", an alias of '--enable-overlap'" if negative else "")
+        assert rows[0][2] == (f"'{written}' is an abbreviation of {of}; rendered as '{matched}' "
+                              f"(abbreviations break when SGLang adds a flag with the same prefix)")

@@ -7,7 +7,7 @@ from pathlib import Path
 from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
-from generator.plan.placement import Placement, place_host
+from generator.plan.placement import MAX_SEARCH_SERVICES, Placement, place_host
 from generator.load.sources import load_sources
 
 
@@ -135,3 +135,30 @@ def test_sglang_numa_flag_must_name_each_gpus_node(repo_copy: Path) -> None:
     _, diags = _render_qwen(repo_copy, "    args: {--numa-node: [0, 1]}\n")
     assert diags == ["hosts/llm-two.yaml:40:12: error[P013]: --numa-node lists 2 node(s) for 4 GPU(s) of "
                      "service 'qwen'; SGLang indexes it by GPU (write 0 0 0 0)"]
+
+
+def test_too_many_gpus_listed_is_an_error_too(tmp_path: Path) -> None:
+    """P004 in both directions: more GPUs than the model uses would sit idle, reserved."""
+    svc = "  - {name: a, model: m, port: 1, gpus: [0, 1, 2, 3]}\n"
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=2)})
+    assert errors == [
+        "hosts/h.yaml:20:40: error[P004]: service 'a' lists 4 GPU(s), but model 'm' needs 2 (tp 2 x pp 1)"]
+    _, errors = _place(tmp_path, "  - {name: a, model: m, port: 1, gpus: [0, 1]}\n", {"m": model_yaml("m", tp=2)})
+    assert errors == []
+
+
+def test_best_fit_beyond_the_exhaustive_search(tmp_path: Path) -> None:
+    """Past MAX_SEARCH_SERVICES automatic services each takes the fullest node that still fits.
+
+    Nodes of 4 and 12 GPUs, twelve 1-GPU services, then one of 4: best fit fills node 0 first
+    and leaves 4 GPUs of node 1 for the last; worst fit (or first fit on the bigger node)
+    would scatter them and make the 4-GPU service cross nodes (P005).
+    """
+    assert MAX_SEARCH_SERVICES < 13
+    svc = "".join(f"  - {{name: s{i:02d}, model: m1, port: {i + 1}}}\n" for i in range(12))
+    svc += "  - {name: s12, model: m4, port: 13}\n"
+    placed, errors = _place(tmp_path, svc, {"m1": model_yaml("m1"), "m4": model_yaml("m4", tp=4)},
+                            gpus_per_node=(4, 12))
+    assert errors == []
+    assert [p.cuda_visible_devices for p in placed] == [str(i) for i in range(12)] + ["12,13,14,15"]
+    assert [p.numa_nodes for p in placed] == [(0,)] * 4 + [(1,)] * 9

@@ -136,3 +136,25 @@ def test_unicode_noncharacters_are_refused(char: str) -> None:
     assert f"U+{ord(char):04X}" in value
     keys = _errors(MODEL_OK + f'env: {{"A{char}": x}}\n')  # the env name pattern (S009) too
     assert any(k.startswith("models/m.yaml:3:7: error[S008]: key 'A") for k in keys), keys
+
+
+# Both directions of each bound: a mutant moving the upper bound of a port (65535, the last
+# TCP port) or accepting a one-host multinode is caught here, not only by the generated docs.
+@pytest.mark.parametrize(("text", "schema", "key"), [
+    (HOST_OK + "services:\n  - {name: q, model: m, port: @}\n", HOST_SCHEMA, "services[0].port"),
+    (HOST_OK + "ssh: {port: @}\n", HOST_SCHEMA, "ssh.port"),
+    (MODEL_OK + "multinode: {hosts: [a, b], port: @}\n", MODEL_SCHEMA, "multinode.port"),
+], ids=["service", "ssh", "multinode"])
+def test_port_bounds_are_1_and_65535(text: str, schema: dict, key: str) -> None:
+    assert _errors(text.replace("@", "65535"), schema) == []
+    assert _errors(text.replace("@", "1"), schema) == []
+    [high] = _errors(text.replace("@", "65536"), schema)
+    assert f"error[S005]: '{key}' must be at most 65535, got 65536" in high
+    [low] = _errors(text.replace("@", "0"), schema)
+    assert f"error[S005]: '{key}' must be at least 1, got 0" in low
+
+
+def test_multinode_needs_two_hosts() -> None:
+    assert _errors(MODEL_OK + "multinode: {hosts: [a, b], port: 5000}\n") == []
+    assert _errors(MODEL_OK + "multinode: {hosts: [a], port: 5000}\n") == [
+        "models/m.yaml:3:20: error[S005]: 'multinode.hosts' must have at least 2 item(s)"]

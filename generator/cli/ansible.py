@@ -73,7 +73,7 @@ _READ_BY_ANSIBLE = {
 }
 
 
-def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
+def ansible_strays(out: Path, names: set[str], root: Path | None = None) -> list[Diagnostic]:
     """O004 for each entry of ``out`` that is not one of the files ``gen ansible`` writes there.
 
     The operator runs the playbook from a checkout that a pull request may have changed, and
@@ -81,13 +81,21 @@ def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
     the inventory, plugins (``*_plugins/``), library/ and roles/ beside the playbook. A
     ``filter_plugins/x.py`` there is Python run on the controller, as the operator whose
     keys reach every host. Nothing is followed or opened; symlinks count as entries.
+    ROOT's own ``ansible.cfg`` counts too: the README runs ansible-playbook from the
+    repository's root, which reads it, and it can name plugin folders anywhere.
     """
+    found = []
+    if root is not None and os.path.lexists(root / "ansible.cfg"):
+        found.append(Diagnostic(Position("ansible.cfg"), "O004",
+                                "ansible.cfg in the repository: ansible-playbook run from here reads it, and it "
+                                "can name plugin folders whose code runs on the controller",
+                                hint="delete it (git rm); give Ansible's settings on the command line (-f N) "
+                                     "or keep them outside the repository (ANSIBLE_CONFIG=~/.ansible.cfg)"))
     with OutputTree(out.parent, display=str(out.parent)) as tree:
         if tree.lstat((out.name,)) is None:
-            return []
+            return found
         entries = tree.listdir((out.name,))
     shown = out.name if out.parent == Path(".") else str(out)
-    found = []
     for entry in entries:
         if entry in names:
             continue
@@ -96,18 +104,6 @@ def ansible_strays(out: Path, names: set[str]) -> list[Diagnostic]:
         found.append(Diagnostic(Position(f"{shown}/{entry}"), "O004",
                                 f"{shown}/{entry} is not a file gen ansible writes: {why}; the playbook "
                                 "must run with exactly what gen wrote", hint="delete it (git rm)"))
-    # The playbook runs from the folder that holds ansible/ (`ansible-playbook -i
-    # ansible/inventory.yml ansible/site.yml`), and Ansible reads ./ansible.cfg first: a pull
-    # request's [defaults] filter_plugins, vault_password_file or ssh_args there act on the
-    # operator's controller and every host, with nothing beside the playbook changed.
-    config = out.parent / "ansible.cfg"
-    if os.path.lexists(config):
-        shown_cfg = "ansible.cfg" if out.parent == Path(".") else str(config)
-        found.append(Diagnostic(Position(shown_cfg), "O004",
-                                f"{shown_cfg} is read by ansible-playbook run from {out.parent} (as gen ansible "
-                                "says to run it): its settings (plugin paths, ssh arguments, a vault password "
-                                "script) act on the controller and every host; the playbook needs none",
-                                hint="delete it (git rm); set what you need as ANSIBLE_* variables outside the repository"))
     return found
 
 
@@ -153,7 +149,7 @@ def write_ansible(root: Path, result: RenderResult, out: Path,
     returned instead): the playbook must run with exactly what gen wrote.
     """
     actions = ansible_actions(root, result, out, plan)
-    strays = ansible_strays(out, {path.name for path, _, _ in actions})
+    strays = ansible_strays(out, {path.name for path, _, _ in actions}, root)
     if strays:
         return [], strays
     done = []

@@ -263,7 +263,7 @@ def check(host: tuple[str, ...], root: Path, pin: str | None, jobs: int | None) 
             return ExitCode.FINDINGS
         actions = ansible_actions(root, result, ansible_dir, plan)
         stale_ansible = [(path, action) for path, _, action in actions if action != "unchanged"]
-        strays = ansible_strays(ansible_dir, {path.name for path, _, _ in actions})
+        strays = ansible_strays(ansible_dir, {path.name for path, _, _ in actions}, root)
         report(strays)  # a file beside gen's is read by Ansible too: O004
         out.results["current"] = out.results["current"] and not stale_ansible and not strays
         if out.machine:  # as O001 for output/: a positioned finding for JSON and SARIF readers

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Benchmark: mutation testing with mutmut, per package, and the kill rate of the fast tests.
+
+Run (heavy: take the shared lock, never in CI):
+
+    flock /tmp/gen-heavy.lock .venv/bin/python bench/mutation.py [--packages plan,live/onhost]
+          [--sample N] [--seed S] [--max-children N] [--work DIR] [--keep]
+
+For each package (``load``, ``sglang``, ``plan``, ``emit``, ``live/onhost``: the files
+``generator/live/onhost_*.py``) a scratch copy of this checkout is made under --work (nothing
+is written into this repository), with a ``setup.cfg`` whose ``[mutmut]`` section mutates
+only that package and runs only the tests that cover it: the fast test files (``not live
+and not sglang``) that import the package, plus the ones listed in EXTRA_TESTS (tests that
+reach the package through the pipeline or the CLI). mutmut then:
+
+1. generates every mutant and runs the selected tests once, recording which test reaches
+   which function (``mutmut run`` with a name pattern that matches no mutant);
+2. with ``--sample N``, draws N mutant names with ``random.Random(--seed)`` from the sorted
+   list (the sample and the seed are printed, so a run can be repeated); without it, all;
+3. runs each chosen mutant against the tests that reach it.
+
+The table gives per package: mutants generated, tested, killed (including timeouts), survived,
+not covered by any selected test ("no tests"), and the kill rate (killed / tested, where
+tested counts survived and untested-by-any-test mutants: a mutant no test reaches is a
+surviving one). Then every surviving mutant's name and diff (``mutmut show``), to be judged
+equivalent or not by a person (see the note of the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# What the tests read besides generator/ and tests/ (the example repo, the docs they check).
+COPY = ("catalogs", "models", "hosts", "templates", "output", "rollout.yaml", "docs", "README.md",
+        "ARCHITECTURE.md", "scripts", "bench", ".importlinter", "pyproject.toml")
+PACKAGES: dict[str, str] = {  # name -> the only_mutate glob
+    "load": "generator/load/*.py",
+    "sglang": "generator/sglang/*",
+    "plan": "generator/plan/*.py",
+    "emit": "generator/emit/*",
+    "live/onhost": "generator/live/onhost_*.py",
+}
+IMPORTS: dict[str, str] = {  # name -> what a test file mentions when it uses the package
+    "load": "generator.load", "sglang": "generator.sglang", "plan": "generator.plan",
+    "emit": "generator.emit", "live/onhost": "onhost",
+}
+# Tests that reach a package without importing it (through the pipeline, the CLI, the goldens).
+EXTRA_TESTS: dict[str, tuple[str, ...]] = {
+    "load": ("tests/test_bad_inputs.py",),
+    "sglang": ("tests/test_bad_inputs.py", "tests/test_rules.py"),
+    "plan": ("tests/test_render.py", "tests/test_bad_inputs.py", "tests/test_ansible_logic.py"),
+    "emit": ("tests/test_render.py", "tests/test_ansible.py", "tests/test_ansible_logic.py"),
+    "live/onhost": ("tests/test_onhost_rollout.py",),
+}
+MARKERS = "not live and not sglang"
+NO_MATCH = "gen-bench-no-such-mutant-*"  # a pattern no mutant name matches: generate + stats only
+
+
+def tests_for(name: str) -> list[str]:
+    """The fast test files covering package NAME: those mentioning it, plus EXTRA_TESTS."""
+    found = {f"tests/{p.name}" for p in sorted((REPO / "tests").glob("test_*.py"))
+             if IMPORTS[name] in p.read_text(encoding="utf-8")}
+    return sorted(found | set(EXTRA_TESTS[name]))
+
+
+def prepare(work: Path, name: str) -> Path:
+    """A scratch copy of the checkout with the [mutmut] section for package NAME."""
+    root = work / name.replace("/", "-")
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "generator", root / "generator",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for part in COPY:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.is_file():
+            shutil.copy2(src, root / part)
+    tests = tests_for(name)
+    also = "\n    ".join(p for p in COPY if (REPO / p).exists())
+    (root / "setup.cfg").write_text(
+        "[mutmut]\n"
+        "source_paths = generator/\n"
+        f"only_mutate = {PACKAGES[name]}\n"
+        f"also_copy =\n    {also}\n"
+        f"pytest_add_cli_args = -p no:cacheprovider -q -m \"{MARKERS}\" -p no:xdist\n"
+        "pytest_add_cli_args_test_selection =\n    " + "\n    ".join(tests) + "\n"
+        "use_git_change_detection = false\n",
+        encoding="utf-8")
+    return root
+
+
+def mutmut(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the venv's mutmut in ROOT."""
+    exe = Path(sys.executable).with_name("mutmut")
+    return subprocess.run([str(exe), *args], cwd=root, capture_output=True, text=True, check=False)
+
+
+def results(root: Path) -> dict[str, str]:
+    """Mutant name -> status, from ``mutmut results --all true``."""
+    out = mutmut(root, "results", "--all", "true").stdout
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        match = re.match(r"^\s*(\S+): (.+?)\s*$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def run_package(work: Path, name: str, sample: int | None, seed: int, children: int) -> dict[str, object]:
+    """Generate, sample and test the mutants of one package; its counts and survivors."""
+    root = prepare(work, name)
+    started = time.monotonic()
+    first = mutmut(root, "run", "--max-children", str(children), NO_MATCH)
+    every = results(root)
+    if not every:
+        sys.exit(f"{name}: mutmut found no mutants\n{first.stdout[-3000:]}\n{first.stderr[-3000:]}")
+    names = sorted(every)
+    chosen = names if sample is None or sample >= len(names) else sorted(random.Random(seed).sample(names, sample))
+    done = mutmut(root, "run", "--max-children", str(children), *chosen)
+    status = results(root)
+    picked = {n: status.get(n, "missing") for n in chosen}
+    killed = sum(s in ("killed", "timeout") for s in picked.values())
+    survived = [n for n, s in picked.items() if s == "survived"]
+    no_tests = [n for n, s in picked.items() if s == "no tests"]
+    other = {n: s for n, s in picked.items() if s not in ("killed", "timeout", "survived", "no tests")}
+    shows = {n: mutmut(root, "show", n).stdout for n in survived + no_tests}
+    return {"name": name, "generated": len(names), "tested": len(chosen), "killed": killed,
+            "survived": survived, "no_tests": no_tests, "other": other, "shows": shows,
+            "seconds": time.monotonic() - started, "tests": tests_for(name),
+            "log": done.stdout[-2000:] + done.stderr[-2000:]}
+
+
+def main() -> None:
+    """Parse the options, run each package, print the table and the survivors."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--packages", default=",".join(PACKAGES))
+    parser.add_argument("--sample", type=int, default=None, help="mutants per package (default: all)")
+    parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/gen-bench-mutation"))
+    parser.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    opts = parser.parse_args()
+    names = [n.strip() for n in opts.packages.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PACKAGES]
+    if unknown:
+        parser.error(f"unknown package(s) {', '.join(unknown)}; known: {', '.join(PACKAGES)}")
+    print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    print(f"sample: {opts.sample or 'all'} per package, seed {opts.seed}, max-children {opts.max_children}")
+    rows = []
+    for name in names:
+        row = run_package(opts.work, name, opts.sample, opts.seed, opts.max_children)
+        rows.append(row)
+        survived, no_tests = row["survived"], row["no_tests"]
+        assert isinstance(survived, list) and isinstance(no_tests, list)
+        tested = int(str(row["tested"]))
+        rate = 100.0 * int(str(row["killed"])) / tested if tested else 0.0
+        print(f"\n== {name}: {row['generated']} generated, {tested} tested, {row['killed']} killed, "
+              f"{len(survived)} survived, {len(no_tests)} not reached by a test, other {row['other']}; "
+              f"kill rate {rate:.1f}% ({row['seconds']:.0f} s)")
+        print(f"   tests: {' '.join(row['tests'])}")  # type: ignore[arg-type]
+        shows = row["shows"]
+        assert isinstance(shows, dict)
+        for mutant in survived + no_tests:
+            print(f"\n-- {'survived' if mutant in survived else 'no tests'}: {mutant}\n{shows[mutant].rstrip()}")
+        if tested and row["other"]:
+            print(row["log"])
+    print(f"\nuptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    if not opts.keep:
+        shutil.rmtree(opts.work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
