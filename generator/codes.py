@@ -134,6 +134,7 @@ _CODES: tuple[Code, ...] = (
          "`gen_group_*`, `gen_rollout_*`)"),
     Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
     Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
+    Code("R042", E, "`facts.topology` is not a link matrix of inventory GPUs (square, each GPU once, X on the diagonal)"),
     Code("P001", E, "a GPU index that is not in the host's inventory"),
     Code("P002", E, "a GPU that is passed through to a VM"),
     Code("P003", E, "a GPU already used by another service, or listed twice"),

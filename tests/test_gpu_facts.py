@@ -87,3 +87,40 @@ def test_an_unquoted_compute_cap_is_refused_with_the_fix(tmp_path: Path) -> None
     load_sources(tmp_path, diags)
     [d] = diags.items
     assert (d.code, d.hint) == ("S002", "write it in quotes")
+
+
+def _topology(tmp_path: Path, gpus: str, links: str) -> list[str]:
+    text = host_yaml(gpus_per_node=(2,)) + f"facts:\n  topology:\n    gpus: {gpus}\n    links: {links}\n"
+    write_repo(tmp_path, {"h": text}, {})
+    diags = Diagnostics()
+    load_sources(tmp_path, diags)
+    return [f"{d.code}: {d.message}" for d in diags.sorted()]
+
+
+@pytest.mark.parametrize(("gpus", "links", "expected"), [
+    ("[0, 1]", "[[X, NV18], [NV18, X]]", []),
+    ("[0, 1]", "[[X, SYS], [NODE, X]]", []),  # as captured: a matrix need not be symmetric
+    ("[0, 2]", "[[X, NODE], [NODE, X]]", ["R042: facts.topology: GPU 2 is not in the inventory"]),
+    ("[0, 0]", "[[X, NODE], [NODE, X]]", ["R042: facts.topology: a GPU appears twice in facts.topology.gpus"]),
+    ("[0, 1]", "[[X, NODE]]", ["R042: facts.topology: links must be 2 rows of 2 (one per GPU of facts.topology.gpus)"]),
+    ("[0, 1]", "[[NODE, NODE], [NODE, X]]", ["R042: facts.topology: GPU 0's own cell is not X"]),
+    ("[0, 1]", "[[X, X], [X, X]]", ["R042: facts.topology: GPUs 0 and 1 are joined by X (itself)"]),
+    ("[0, 1]", "[[X, NVLINK], [NODE, X]]",
+     ["S009: value 'NVLINK' at 'facts.topology.links[0][1]' is not a link of `nvidia-smi topo -m` "
+      "(X, NV<n>, PIX, PXB, PHB, NODE or SYS)"]),
+])
+def test_the_link_matrix_is_checked(tmp_path: Path, gpus: str, links: str, expected: list[str]) -> None:
+    assert _topology(tmp_path, gpus, links) == expected
+
+
+def test_facts_resolve(tmp_path: Path) -> None:
+    text = host_yaml(gpus_per_node=(2,)) + (
+        'facts:\n  driver_version: "580.95.05"\n  cuda_version: "13.0"\n  torch_cuda: null\n'
+        "  torch_arch_list: []\n  topology: {gpus: [1, 0], links: [[X, PIX], [PIX, X]]}\n")
+    write_repo(tmp_path, {"h": text}, {})
+    diags = Diagnostics()
+    facts = load_sources(tmp_path, diags).hosts["h"].facts
+    assert diags.items == []
+    assert (facts.driver_version, facts.cuda_version, facts.torch_cuda, facts.torch_known, facts.torch_arch_list) == (
+        "580.95.05", "13.0", None, True, ())
+    assert facts.topology is not None and facts.topology.link(0, 1) == "PIX" and facts.topology.link(0, 7) is None

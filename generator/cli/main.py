@@ -25,6 +25,7 @@ from generator.emit.writer import Action, Change, apply, unified_diff
 # testinfra, Ansible and import machinery.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "ansible": ("generator.cli.ansible", "ansible_command"),
+    "host": ("generator.cli.host", "host"),
     "import": ("generator.cli.sglang", "import_command"),
     "preflight": ("generator.cli.live", "preflight"),
     "schema": ("generator.cli.schema", "schema_command"),

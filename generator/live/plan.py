@@ -20,6 +20,7 @@ from generator.emit.render import (
 )
 from generator.emit.secrets import CREDSTORE_DIR, SECRET_ENV_DIR, credential_path, runtime_argv
 from generator.emit.writer import MANAGED_LIST
+from generator.load.resolve import Gpu, HostFacts
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,9 @@ class HostPlan:
     host_gpus: tuple[tuple[int, str], ...]  # (index, bus id) of GPUs the host keeps
     vm_gpus: tuple[tuple[int, str, str], ...]  # (index, bus id, vm) given to VMs
     retired: tuple[str, ...]
+    gpus: tuple[Gpu, ...] = ()  # every inventory GPU with its facts (memory, capability, NUMA)
+    numa: tuple[tuple[int, str], ...] = ()  # (node, CPU list) as the inventory writes them
+    facts: HostFacts = HostFacts()  # the inventory's facts section
 
     def service(self, name: str) -> ServicePlan:
         """The service called NAME (KeyError when the host has none)."""
@@ -167,6 +171,9 @@ def host_plan(render: HostRender) -> HostPlan:
         host_gpus=tuple((g.index, g.pci_bus_id) for g in host.gpus if g.index not in vm),
         vm_gpus=tuple((g.index, g.pci_bus_id, vm[g.index]) for g in host.gpus if g.index in vm),
         retired=host.retired,
+        gpus=host.gpus,
+        numa=host.numa,
+        facts=host.facts,
     )
 
 

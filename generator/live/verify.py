@@ -1,7 +1,7 @@
 """``gen verify``: run every live check module against one host and collect the results.
 
 The check modules (pytest-testinfra style, one per resource) run in a fixed order:
-files, install, services, weights, GPUs, paths. When a service check fails, the
+files, install, services, weights, GPUs, hardware facts, paths. When a service check fails, the
 service's state and its journal since the last start are attached in full.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from generator.live.checks import facts as checks_facts
 from generator.live.checks import files as checks_files
 from generator.live.checks import gpus as checks_gpus
 from generator.live.checks import install as checks_install
@@ -25,7 +26,7 @@ from generator.live.target import HostUnreachableError, Target, shared_connectio
 
 CHECK_MODULES: tuple[Callable[[HostContext], list[CheckResult]], ...] = (
     checks_files.run, checks_install.run, checks_service.run,
-    checks_weights.run, checks_gpus.run, checks_paths.run, checks_memory.run,
+    checks_weights.run, checks_gpus.run, checks_facts.run, checks_paths.run, checks_memory.run,
 )
 
 

@@ -149,6 +149,34 @@ class Gpu:
 
 
 @dataclass(frozen=True)
+class Topology:
+    """The GPU link matrix of ``nvidia-smi topo -m``: ``links[i][j]`` joins ``gpus[i]`` and ``gpus[j]``."""
+
+    gpus: tuple[int, ...]  # inventory indexes, in the matrix's order
+    links: tuple[tuple[str, ...], ...]
+
+    def link(self, a: int, b: int) -> str | None:
+        """The link between GPUs ``a`` and ``b`` (inventory indexes); None when either is not in the matrix."""
+        if a not in self.gpus or b not in self.gpus:
+            return None
+        i, j = self.gpus.index(a), self.gpus.index(b)
+        row = self.links[i] if i < len(self.links) else ()
+        return row[j] if j < len(row) else None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The host's ``facts:`` as `gen host snapshot` captured them; None where not known."""
+
+    driver_version: str | None = None
+    cuda_version: str | None = None  # the newest CUDA the driver supports (nvidia-smi's header)
+    torch_cuda: str | None = None  # torch.version.cuda of the host's SGLang Python
+    torch_known: bool = False  # torch_cuda written (then None means a torch without CUDA)
+    torch_arch_list: tuple[str, ...] | None = None  # torch.cuda.get_arch_list()
+    topology: Topology | None = None
+
+
+@dataclass(frozen=True)
 class SglangInstall:
     """The SGLang a host runs: its pin (catalog name), interpreter and source checkout."""
 
@@ -213,6 +241,7 @@ class Host(Sourced):
     sglang: SglangInstall = SglangInstall("", "")
     services: tuple[ServiceSpec, ...] = ()
     network: Network | None = None
+    facts: HostFacts = HostFacts()
 
     def ssh_explicit(self) -> tuple[str | None, int | None]:
         """(user, port) as the inventory writes them; None where only the default applies.
@@ -284,6 +313,19 @@ def _gpu(g: dict[str, Any]) -> Gpu:
                g.get("model", ""), mib, g.get("compute_cap"))
 
 
+def _facts(f: dict[str, Any] | None) -> HostFacts:
+    if not f:
+        return HostFacts()
+    topo = f.get("topology")
+    arch = f.get("torch_arch_list")
+    return HostFacts(
+        driver_version=f.get("driver_version"), cuda_version=f.get("cuda_version"),
+        torch_cuda=f.get("torch_cuda"), torch_known="torch_cuda" in f,
+        torch_arch_list=tuple(arch) if arch is not None else None,
+        topology=Topology(tuple(topo["gpus"]), tuple(tuple(row) for row in topo["links"])) if topo else None,
+    )
+
+
 def host_from_doc(doc: Document) -> Host:
     """A validated host document as a Host."""
     d = doc.data
@@ -319,6 +361,7 @@ def host_from_doc(doc: Document) -> Host:
                              sg.get("user", "sglang")),
         services=services,
         network=Network(d["network"]["address"], d["network"]["interface"]) if d.get("network") else None,
+        facts=_facts(d.get("facts")),
     )
 
 
@@ -348,6 +391,29 @@ def _check_gpu_memory(host: Host, diags: Diagnostics) -> None:
                             "measured) or correct the one that is wrong")
 
 
+def _check_topology(host: Host, diags: Diagnostics) -> None:
+    """The link matrix is square over inventory GPUs, each once, with X on its diagonal (R042)."""
+    topo = host.facts.topology
+    if topo is None:
+        return
+    known = {g.index for g in host.gpus}
+    problem = next((f"GPU {g} is not in the inventory" for g in topo.gpus if g not in known), None)
+    if problem is None and len(set(topo.gpus)) != len(topo.gpus):
+        problem = "a GPU appears twice in facts.topology.gpus"
+    n = len(topo.gpus)
+    if problem is None and (len(topo.links) != n or any(len(row) != n for row in topo.links)):
+        problem = f"links must be {n} rows of {n} (one per GPU of facts.topology.gpus)"
+    if problem is None:
+        bad = next((topo.gpus[i] for i in range(n) if topo.links[i][i] != "X"), None)
+        problem = None if bad is None else f"GPU {bad}'s own cell is not X"
+        off = next(((topo.gpus[i], topo.gpus[j]) for i in range(n) for j in range(n)
+                    if i != j and topo.links[i][j] == "X"), None)
+        problem = problem or (None if off is None else f"GPUs {off[0]} and {off[1]} are joined by X (itself)")
+    if problem is not None:
+        diags.error(host.pos("facts", "topology"), "R042", f"facts.topology: {problem}",
+                    "capture it again with `gen host snapshot`")
+
+
 def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diags: Diagnostics) -> None:
     """Inventory-internal consistency: unique indexes, services, units and model references."""
     seen_idx: dict[int, int] = {}
@@ -362,6 +428,7 @@ def check_host_refs(host: Host, models: dict[str, Model], broken: set[str], diag
                         f"PCI bus id {gpu.pci_bus_id} appears twice (also gpus[{seen_pci[gpu.pci_bus_id]}])")
         seen_pci.setdefault(gpu.pci_bus_id, i)
     _check_gpu_memory(host, diags)
+    _check_topology(host, diags)
     nodes = {n for n, _ in host.numa}
     for i, gpu in enumerate(host.gpus):
         if gpu.numa_node not in nodes:

@@ -33,6 +33,15 @@ IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"
 NET_ADDRESS_RE = r"^([0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$"
 # A CUDA compute capability as `nvidia-smi --query-gpu=compute_cap` prints it: "12.0", "9.0".
 COMPUTE_CAP_RE = r"^[1-9][0-9]?\.[0-9]$"
+# A driver version as nvidia-smi prints it ("580.95.05", "550.54.15") and a CUDA version ("12.8").
+DRIVER_RE = r"^[0-9]+(\.[0-9]+){1,3}$"
+CUDA_VERSION_RE = r"^[0-9]+\.[0-9]+$"
+# An entry of torch.cuda.get_arch_list(): "sm_90", "sm_90a", "sm_120", "compute_120" (PTX).
+ARCH_RE = r"^(sm|compute)_[0-9]{2,3}[a-z]?$"
+# A cell of `nvidia-smi topo -m` between two GPUs (its legend): X itself, NV<n> bonded NVLinks,
+# PIX one PCIe bridge, PXB several, PHB a host bridge, NODE host bridges of one NUMA node,
+# SYS the interconnect between NUMA nodes.
+LINK_RE = r"^(X|SYS|NODE|PHB|PXB|PIX|NV[1-9][0-9]?)$"
 
 
 PORT = {"min": 1, "max": 65535}
@@ -206,6 +215,25 @@ HOST_SCHEMA: dict[str, Any] = {
             },
         },
     },
+    # What `gen host snapshot` captured from the host; `gen verify` fails when it differs.
+    "facts": {
+        "type": "dict",
+        "schema": {
+            "driver_version": {"type": "string", "regex": DRIVER_RE},
+            "cuda_version": {"type": "string", "regex": CUDA_VERSION_RE},
+            # null: the host SGLang's torch is built without CUDA (absent: not known)
+            "torch_cuda": {"type": "string", "regex": CUDA_VERSION_RE, "nullable": True},
+            "torch_arch_list": {"type": "list", "schema": {"type": "string", "regex": ARCH_RE}},
+            "topology": {
+                "type": "dict",
+                "schema": {
+                    "gpus": {"type": "list", "required": True, "minlength": 1, "schema": GPU_INDEX},
+                    "links": {"type": "list", "required": True, "minlength": 1,
+                              "schema": {"type": "list", "schema": {"type": "string", "regex": LINK_RE}}},
+                },
+            },
+        },
+    },
     "vm_passthrough": {
         "type": "list",
         "schema": {
@@ -262,6 +290,10 @@ _PATTERN_TEXT = {
     NET_ADDRESS_RE: "is not an IP address or a DNS name (write the port in multinode.port)",
     COMPUTE_CAP_RE: "is not a compute capability like \"12.0\" (as `nvidia-smi --query-gpu=compute_cap` "
                     "prints it)",
+    DRIVER_RE: "is not a driver version like \"580.95.05\" (as nvidia-smi prints it)",
+    CUDA_VERSION_RE: "is not a CUDA version like \"12.8\"",
+    ARCH_RE: "is not an architecture of torch.cuda.get_arch_list() like 'sm_120' or 'compute_120'",
+    LINK_RE: "is not a link of `nvidia-smi topo -m` (X, NV<n>, PIX, PXB, PHB, NODE or SYS)",
 }
 
 def _either(words: list[str]) -> str:

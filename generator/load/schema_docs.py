@@ -170,6 +170,26 @@ DOCS: dict[str, KeyDoc] = {
                         "(`CPUAffinity=`, `NUMAPolicy=bind`)."),
     "host.numa.node": KeyDoc("The NUMA node number.", example=0),
     "host.numa.cpus": KeyDoc("The node's CPU list, as `lscpu` prints it.", example="0-31,64-95"),
+    "host.facts": KeyDoc("What `gen host snapshot` captured from the host (keep it as captured); "
+                         "`gen verify` fails when the host no longer matches (a new driver, another "
+                         "torch, a changed topology)."),
+    "host.facts.driver_version": KeyDoc("The NVIDIA driver, as `nvidia-smi --query-gpu=driver_version` prints it.",
+                                        example="580.95.05"),
+    "host.facts.cuda_version": KeyDoc("The newest CUDA the driver supports (the `CUDA Version` of "
+                                      "`nvidia-smi`'s header).", example="13.0"),
+    "host.facts.torch_cuda": KeyDoc("`torch.version.cuda` of the host's SGLang Python (`sglang.python`); "
+                                    "null for a torch built without CUDA.", example="12.8"),
+    "host.facts.torch_arch_list": KeyDoc("`torch.cuda.get_arch_list()` of the host's SGLang Python: the GPU "
+                                         "architectures its kernels are built for (`sm_120`), and PTX "
+                                         "(`compute_120`).", example=["sm_90", "sm_100", "sm_120", "compute_120"]),
+    "host.facts.topology": KeyDoc("The GPU link matrix of `nvidia-smi topo -m`, between the GPUs the host "
+                                  "sees; placement puts a TP group on the best-joined GPUs."),
+    "host.facts.topology.gpus": KeyDoc("The GPUs of the matrix (inventory indexes), in its row order.",
+                                       example=[0, 1, 2, 3]),
+    "host.facts.topology.links": KeyDoc("One row per GPU: the link to each GPU of `gpus` (`X` itself, `NV18` "
+                                        "18 NVLinks, `PIX`/`PXB` under PCIe switches, `PHB` one host bridge, "
+                                        "`NODE` one NUMA node, `SYS` across NUMA nodes).",
+                                        example=[["X", "NODE"], ["NODE", "X"]]),
     "host.vm_passthrough": KeyDoc("GPUs passed through to virtual machines: never placed (P002); "
                                   "`gen verify` checks the host does not see them."),
     "host.vm_passthrough.vm": KeyDoc("The VM's name.", example="vm-gpu-101"),

@@ -24,7 +24,6 @@ from generator.live.plan import HostPlan, ServicePlan
 from .deploy import (
     DRAFT_DIR,
     FAULT,
-    GPUS_CSV,
     HOST,
     SERVER_INFO,
     MODEL_DIR,
@@ -32,7 +31,10 @@ from .deploy import (
     deploy,
     dist_info,
     fixture_repo,
+    hardware_files,
+    machine,
     provision,
+    standin_sysfs,
     push,
     render_plan,
     server_info,
@@ -124,7 +126,8 @@ def test_clean_deploy_passes_every_check(clean: Deployment) -> None:
     assert {"file-content", "no-stray-files", "systemd-analyze-verify", "sglang-version", "enabled",
             "active", "no-restarts", "unit-loaded", "listening", "health", "served-model",
             "process-argv", "process-environment", "weights", "draft-weights", "gpus-visible",
-            "vm-gpus-absent", "gpu-selection", "no-retired-paths", "memory"} <= checks
+            "vm-gpus-absent", "gpu-selection", "gpu-facts", "numa", "driver", "cuda-driver", "torch",
+            "topology", "no-retired-paths", "memory"} <= checks
     print(f"verify: {len(out.lines('PASS'))} checks passed in {elapsed:.1f} s")
     # The installed command line, the way an operator runs it.
     gen = Path(sys.executable).parent / "gen"
@@ -215,11 +218,69 @@ def test_missing_and_truncated_shards_fail(clean: Deployment) -> None:
 
 def test_gpu_gone_and_vm_gpu_visible_fail(clean: Deployment) -> None:
     """nvidia-smi no longer lists GPU 1, and lists the VM's GPU 2."""
-    push(clean.test_host, {GPUS_CSV: (b"0, 00000000:01:00.0\n1, 00000000:41:00.0\n", 0o644)})
+    gpus = machine(clean.plan)["gpus"] + [{"pci_bus_id": "00000000:41:00.0", "name": "NVIDIA stand-in GPU",
+                                           "memory_mib": 98304, "compute_cap": "12.0"}]
+    del gpus[1]
+    push(clean.test_host, hardware_files(clean.plan, gpus=gpus, links=[["X", "NODE"], ["NODE", "X"]]))
     out = gen_verify(clean)
     assert out.code == 1
     assert "GPU 1 (00000000:21:00.0)" in _fail_line(out, "gpus-visible")
     assert "GPU 2 (00000000:41:00.0, given to vm-standin)" in _fail_line(out, "vm-gpus-absent")
+
+
+def test_swapped_gpu_fails(clean: Deployment) -> None:
+    """GPU 1 is now another card: its name, memory and capability differ from the inventory."""
+    gpus = machine(clean.plan)["gpus"]
+    gpus[1] |= {"name": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "compute_cap": "9.0"}
+    push(clean.test_host, hardware_files(clean.plan, gpus=gpus))
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "3 GPU fact(s) differ; capture again with `gen host snapshot live-test`" in _fail_line(out, "gpu-facts")
+    for said in ("GPU 1: 81559 MiB, the inventory says 97887", "GPU 1: compute capability 9.0, the inventory says 12.0",
+                 "GPU 1: nvidia-smi names it 'NVIDIA H100 80GB HBM3', the inventory 'stand-in GPU'"):
+        assert said in out.output
+    assert out.failed_checks() == {"gpu-facts"}
+
+
+def test_new_driver_fails(clean: Deployment) -> None:
+    """The driver was upgraded: its version and the CUDA it supports differ from the facts."""
+    push(clean.test_host, hardware_files(clean.plan, driver_version="590.48.01", cuda_version="13.1"))
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "NVIDIA driver 590.48.01, the inventory records 580.95.05" in _fail_line(out, "driver")
+    assert "the driver supports CUDA 13.1, the inventory records 13.0" in _fail_line(out, "cuda-driver")
+    assert out.failed_checks() == {"driver", "cuda-driver"}
+
+
+def test_changed_topology_fails(clean: Deployment) -> None:
+    """The GPUs now cross the CPU interconnect: the link matrix differs."""
+    push(clean.test_host, hardware_files(clean.plan, links=[["X", "SYS"], ["SYS", "X"]]))
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "1 GPU link(s) changed" in _fail_line(out, "topology")
+    assert "GPUs 0-1: SYS, the inventory says NODE" in out.output
+    assert out.failed_checks() == {"topology"}
+
+
+def test_rebuilt_torch_fails(clean: Deployment) -> None:
+    """The host's SGLang venv got a torch without sm_120 kernels (the "no kernel image" class)."""
+    push(clean.test_host, hardware_files(clean.plan, torch={"cuda": "12.6", "arch": "sm_80 sm_90"}))
+    out = gen_verify(clean)
+    assert out.code == 1
+    line = _fail_line(out, "torch")
+    assert "CUDA 12.6, sm_80 sm_90; the inventory records CUDA 12.8, sm_90 sm_100 sm_120 compute_120" in line
+    assert out.failed_checks() == {"torch"}
+
+
+def test_moved_numa_fails(clean: Deployment) -> None:
+    """The host now has two NUMA nodes and GPU 1 sits on the second."""
+    standin_sysfs(clean.test_host, {0: "0-1", 1: "2-3"},
+                  {g.pci_bus_id: (1 if g.index == 1 else 0) for g in clean.plan.gpus})
+    out = gen_verify(clean)
+    assert out.code == 1
+    assert "GPU 1: on NUMA node 1, the inventory says 0" in out.output
+    assert "node 1: CPUs 2-3, not in the inventory" in out.output
+    assert out.failed_checks() == {"gpu-facts", "numa"}
 
 
 def test_restart_loop_fails_with_the_crash_in_the_journal(clean: Deployment) -> None:

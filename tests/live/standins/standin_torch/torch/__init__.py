@@ -11,12 +11,19 @@ enumerates devices:
   empty value none, and the list stops at the first entry that is not a valid index;
 * ``GEN_STANDIN_TORCH_NO_PCI=1`` models a torch whose device properties lack the
   ``pci_*`` fields (the probe then asks the CUDA driver, which is absent here).
+
+What the wheel was built for (``torch.version.cuda``, and the architectures
+``torch._C._cuda_getArchFlags()`` lists, as ``gen host snapshot`` reads them) comes from
+``/etc/standin-torch/build.json`` (``{"cuda": "12.8", "arch": "sm_90 sm_120"}``; the
+tests write it), or ``$GEN_STANDIN_TORCH_BUILD``; without it this is a CPU-only build.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 __version__ = "0.0-standin"
 STANDIN = True
@@ -83,3 +90,29 @@ class _Cuda:
 
 
 cuda = _Cuda()
+
+
+def _build() -> dict:
+    path = Path(os.environ.get("GEN_STANDIN_TORCH_BUILD", "/etc/standin-torch/build.json"))
+    return json.loads(path.read_text()) if path.exists() else {"cuda": None, "arch": None}
+
+
+class _Version:
+    """torch.version, stand-in: the CUDA the wheel was built with."""
+
+    @property
+    def cuda(self) -> str | None:
+        return _build()["cuda"]
+
+
+class _C:
+    """torch._C, stand-in: only the build's arch flags (absent, like a CPU-only wheel's, without CUDA)."""
+
+    def __getattr__(self, name: str) -> object:
+        if name == "_cuda_getArchFlags" and _build()["cuda"]:
+            return lambda: _build()["arch"]
+        raise AttributeError(name)
+
+
+version = _Version()
+_C = _C()  # type: ignore[misc]

@@ -1,0 +1,170 @@
+"""generator.live.inventory_update: captured facts into an inventory's text, everything else as written."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from generator.errors import Diagnostics
+from generator.live.facts import LiveFacts, LiveGpu
+from generator.live.inventory_update import _yaml, model_names_gpu, update_inventory
+from generator.load.manifests import load_text
+from generator.load.resolve import Host, host_from_doc
+
+ROOT = Path(__file__).resolve().parent.parent
+INVENTORIES = sorted([*ROOT.glob("hosts/*.yaml"), *ROOT.glob("tests/live/fixtures/repo/hosts/*.yaml"),
+                      *(p for p in ROOT.glob("tests/fixtures/bad/*/hosts/*.yaml")
+                        if p.parent.parent.name not in ("duplicate-keys", "malformed-yaml"))])
+NAME = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+
+
+def _host(text: str) -> Host:
+    doc = load_text(text, "hosts/h.yaml", Diagnostics())
+    assert doc is not None
+    return host_from_doc(doc)
+
+
+def _live(host: Host, **changes: object) -> LiveFacts:
+    """What a host whose hardware is exactly its inventory answers (VM GPUs invisible)."""
+    vm = {i for i, _ in host.vm_gpus}
+    seen = [g for g in host.gpus if g.index not in vm]
+    gpus = tuple(LiveGpu(i, g.model or NAME, g.pci_bus_id, g.memory_mib, g.compute_cap) for i, g in enumerate(seen))
+    topo = host.facts.topology
+    links = {a.pci_bus_id: {b.pci_bus_id: (topo.link(a.index, b.index) if topo else ("X" if a is b else "NODE"))
+                            for b in seen} for a in seen}
+    facts = host.facts
+    live = LiveFacts(gpus, facts.driver_version, facts.cuda_version, links, dict(host.numa),
+                     {g.pci_bus_id: g.numa_node for g in host.gpus}, facts.torch_cuda,
+                     facts.torch_arch_list if facts.torch_known else None,
+                     None if facts.torch_known else "not captured")
+    return replace(live, **changes)  # type: ignore[arg-type]
+
+
+LLM_TWO = (ROOT / "hosts" / "llm-two.yaml").read_text()
+
+
+def _captured(text: str = LLM_TWO) -> str:
+    """The inventory after a first capture of a host that matches it (facts added)."""
+    host = _host(text)
+    return update_inventory(text, host, _live(host, driver_version="580.95.05", cuda_version="13.0",
+                                              torch_cuda="12.8", torch_arch_list=("sm_120",))).text
+
+
+@pytest.mark.parametrize("path", INVENTORIES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_round_trip_reproduces_every_inventory_byte_for_byte(path: Path) -> None:
+    """ruamel.yaml, with the indentation found for the file, writes it back unchanged."""
+    import io
+
+    text = path.read_text()
+    yaml = _yaml(text)
+    out = io.StringIO()
+    yaml.dump(yaml.load(text), out)
+    assert out.getvalue() == text
+
+
+def test_an_unchanged_host_leaves_the_file_as_it_was() -> None:
+    host = _host(LLM_TWO)
+    first = update_inventory(LLM_TWO, host, _live(host, driver_version="580.95.05", cuda_version="13.0",
+                                                  torch_cuda="12.8", torch_arch_list=("sm_100", "sm_120")))
+    assert first.changed
+    again = update_inventory(first.text, _host(first.text),
+                             _live(_host(first.text)))  # the same host, captured again
+    assert not again.changed and again.text == first.text
+
+
+def _diff(a: str, b: str) -> list[str]:
+    return [ln for ln in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=0)
+            if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+
+
+def test_the_first_capture_adds_the_facts_after_numa_and_nothing_else_moves() -> None:
+    host = _host(LLM_TWO)
+    new = update_inventory(LLM_TWO, host, _live(host, driver_version="580.95.05", cuda_version="13.0",
+                                                torch_cuda="12.8", torch_arch_list=("sm_120", "compute_120")))
+    added = _diff(LLM_TWO, new.text)
+    assert all(ln.startswith("+") for ln in added)
+    assert added[:3] == ["+# Captured by `gen host snapshot llm-two`; `gen verify --host llm-two` fails when the host",
+                         "+# no longer matches. Capture again rather than edit.", "+facts:"]
+    assert '+  driver_version: "580.95.05"' in added and "+  torch_arch_list: [sm_120, compute_120]" in added
+    assert "+    gpus: [0, 1, 2, 3]" in added and "+      - [X, NODE, NODE, NODE]" in added
+    lines = new.text.splitlines()
+    assert lines.index("facts:") == lines.index('  - {node: 1, cpus: "32-63,96-127"}') + 3
+
+
+def test_a_changed_gpu_changes_its_own_line_only() -> None:
+    text = _captured()
+    host = _host(text)
+    live = _live(host)
+    swapped = LiveGpu(1, "NVIDIA H100 80GB HBM3", "00000000:21:00.0", 81559, "9.0")
+    new = update_inventory(text, host, replace(live, gpus=(live.gpus[0], swapped, *live.gpus[2:])))
+    assert _diff(text, new.text) == [
+        '-  - {index: 1, pci_bus_id: "00000000:21:00.0", memory_gb: 96, memory_mib: 97887, compute_cap: "12.0", '
+        "numa_node: 0, model: RTX PRO 6000 Blackwell}",
+        '+  - {index: 1, pci_bus_id: "00000000:21:00.0", memory_mib: 81559, compute_cap: "9.0", numa_node: 0, '
+        "model: NVIDIA H100 80GB HBM3}"]
+    assert any("memory_gb 96 dropped" in n for n in new.notes)
+    assert any("model 'RTX PRO 6000 Blackwell' replaced" in n for n in new.notes)
+
+
+def test_a_hand_typed_inventory_gets_the_measured_figures_beside_its_own() -> None:
+    typed = _captured().replace(', memory_mib: 97887, compute_cap: "12.0"', "")
+    host = _host(typed)
+    live = _live(host)
+    live = replace(live, gpus=tuple(replace(g, memory_mib=97887, compute_cap="12.0") for g in live.gpus))
+    new = update_inventory(typed, host, live)
+    changed = _diff(typed, new.text)
+    assert len(changed) == 8  # GPUs 0-3, each one line out and one in; the VM's GPUs are not seen
+    assert '+  - {index: 0, pci_bus_id: "00000000:01:00.0", memory_gb: 96, memory_mib: 97887, compute_cap: "12.0", ' \
+           "numa_node: 0, model: RTX PRO 6000 Blackwell}" in changed
+    assert any("GPU 4" in ln for ln in changed) is False
+
+
+def test_numa_from_sysfs_and_a_vm_gpu_node() -> None:
+    text = _captured()
+    host = _host(text)
+    live = _live(host, numa_cpus={0: "0-31,64-95", 1: "32-63,96-127,128-129"},
+                 gpu_numa={g.pci_bus_id: g.numa_node for g in host.gpus} | {"00000000:E1:00.0": 0})
+    changed = _diff(text, update_inventory(text, host, live).text)
+    assert len(changed) == 4
+    assert '+  - {node: 1, cpus: "32-63,96-127,128-129"}' in changed
+    assert any(ln.startswith("+  - {index: 7,") and "numa_node: 0," in ln for ln in changed)
+
+
+def test_a_gpu_the_host_does_not_show_is_kept_with_a_note() -> None:
+    host = _host(LLM_TWO)
+    live = _live(host)
+    new = update_inventory(LLM_TWO, host, replace(live, gpus=live.gpus[:3],
+                                                  links={b: {c: v for c, v in row.items() if c != "00000000:61:00.0"}
+                                                         for b, row in live.links.items() if b != "00000000:61:00.0"}))
+    assert "index: 3," in new.text
+    assert any(n.startswith("GPU 3 (00000000:61:00.0) is not visible") for n in new.notes)
+
+
+def test_a_new_gpu_is_appended() -> None:
+    host = _host(LLM_TWO)
+    live = _live(host)
+    extra = LiveGpu(8, NAME, "00000000:F1:00.0", 97887, "12.0")
+    links = {b: {**row, "00000000:F1:00.0": "SYS"} for b, row in live.links.items()}
+    links["00000000:F1:00.0"] = {b: "SYS" for b in links} | {"00000000:F1:00.0": "X"}
+    new = update_inventory(LLM_TWO, host, replace(live, gpus=(*live.gpus, extra), links=links,
+                                                  gpu_numa={**live.gpu_numa, "00000000:F1:00.0": 1}))
+    assert f'  - {{index: 8, pci_bus_id: "00000000:F1:00.0", memory_mib: 97887, compute_cap: "12.0", numa_node: 1, ' \
+           f"model: {NAME}}}" in new.text
+    assert "    gpus: [0, 1, 2, 3, 8]" in new.text
+
+
+@pytest.mark.parametrize(("written", "live", "names"), [
+    ("H200", "NVIDIA H200", True), ("RTX PRO 6000 Blackwell", NAME, True), ("NVIDIA H200", "NVIDIA H200", True),
+    ("H200", "NVIDIA H100 80GB HBM3", False), ("", "NVIDIA H200", False), (None, "NVIDIA H200", False)])
+def test_which_written_models_name_the_gpu(written: str | None, live: str, names: bool) -> None:
+    assert model_names_gpu(written, live) is names
+
+
+def test_a_torch_that_could_not_be_read_leaves_the_torch_facts() -> None:
+    host = _host(LLM_TWO)
+    new = update_inventory(LLM_TWO, host, _live(host, driver_version="580.95.05", torch_arch_list=None,
+                                                torch_error="No such file or directory"))
+    assert "torch_cuda" not in new.text and any("could not be read (No such file" in n for n in new.notes)
