@@ -19,8 +19,9 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "host llm-two (llm-two.lan), SGLang 0.5.9"
-    assert lines[2] == "    0  00000000:01:00.0     0     96 GB  service:qwen"
-    assert lines[6] == "    4  00000000:81:00.0     1     96 GB  vm:vm-gpu-101"
+    assert lines[1] == "  GPU  PCI bus id        NUMA     memory    cc  owner"
+    assert lines[2] == "    0  00000000:01:00.0     0  97887 MiB  12.0  service:qwen"
+    assert lines[6] == "    4  00000000:81:00.0     1  97887 MiB  12.0  vm:vm-gpu-101"
     assert lines[-2] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
                          "/shared/models/Qwen3.5-122B-A10B, CPUs 0-31,64-95 (NUMA 0)")
     # Without a checkpoint snapshot: 234 GB / 4 of weights on 97887 MiB cards, 1.1 GiB of CUDA context
@@ -47,6 +48,31 @@ def test_show_json(repo_root: Path) -> None:
     assert (memory["mem_fraction_static"], memory["mem_fraction_static_default"]) == (0.85, False)
     assert memory["sglang_default_fraction"] == 0.833
     assert memory["max_total_num_tokens"] is None and memory["skipped"] == "no checkpoint snapshot"
+
+
+def test_show_without_measured_facts_prints_the_typed_memory(repo_copy: Path) -> None:
+    host = repo_copy / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace(', memory_mib: 97887, compute_cap: "12.0"', ""))
+    lines = _gen("show", "--host", "llm-two", "--root", str(repo_copy)).stdout.splitlines()
+    assert lines[1:3] == ["  GPU  PCI bus id        NUMA  memory  owner",
+                          "    0  00000000:01:00.0     0   96 GB  service:qwen"]
+
+
+def test_show_draws_the_link_matrix_beside_the_gpu_map(repo_copy: Path) -> None:
+    """The host GPUs' rows of `nvidia-smi topo -m`; the VM's GPUs are not in it."""
+    host = repo_copy / "hosts/llm-two.yaml"
+    rows = "".join("      - [" + ", ".join("X" if a == b else "NODE" for b in range(4)) + "]\n" for a in range(4))
+    host.write_text(host.read_text().replace("vm_passthrough:", "facts:\n  topology:\n    gpus: [0, 1, 2, 3]\n"
+                                             "    links:\n" + rows + "vm_passthrough:"))
+    result = _gen("show", "--host", "llm-two", "--root", str(repo_copy))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "  GPU  PCI bus id        NUMA     memory    cc  owner          links:     0     1     2     3"
+    assert lines[2] == "    0  00000000:01:00.0     0  97887 MiB  12.0  service:qwen              X  NODE  NODE  NODE"
+    assert lines[5] == "    3  00000000:61:00.0     0  97887 MiB  12.0  service:qwen           NODE  NODE  NODE     X"
+    assert lines[6] == "    4  00000000:81:00.0     1  97887 MiB  12.0  vm:vm-gpu-101"
+    doc = json.loads(_gen("show", "--host", "llm-two", "--format", "json", "--root", str(repo_copy)).stdout)
+    assert doc["topology"]["gpus"] == [0, 1, 2, 3] and doc["topology"]["links"][1] == ["NODE", "X", "NODE", "NODE"]
 
 
 def test_show_marks_free_gpus(repo_copy: Path) -> None:

@@ -2,8 +2,9 @@
 
 Everything comes from the pipeline's own results (:func:`generator.pipeline.fleet.run_fleet`
 with ``detail``: placements, argv, environment), so what is shown is what is rendered: a
-GPU map (index, PCI bus id, NUMA node, memory, owner: a service, a VM or free) and per
-service its port, TP, weights, the estimated KV cache and the CPU binding.
+GPU map (index, PCI bus id, NUMA node, memory, compute capability, owner: a service, a VM
+or free) with the link matrix beside it when the inventory has one (``facts.topology``),
+and per service its port, TP, weights, the estimated KV cache and the CPU binding.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
 from generator.emit.render import HostRender, RenderedService
 from generator.errors import ExitCode
-from generator.load.resolve import ServiceSpec, default_timeout_start_min
+from generator.load.resolve import ServiceSpec, Topology, default_timeout_start_min
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.plan.memory_check import MemoryOutcome
+from generator.plan.topology import worst_link
 
 
 def _r(value: float) -> float:
@@ -68,9 +70,10 @@ def _written(spec: ServiceSpec, key: str) -> bool:
     return isinstance(data, dict) and key in data
 
 
-def _service_view(svc: RenderedService) -> dict[str, Any]:
+def _service_view(svc: RenderedService, topo: Topology | None) -> dict[str, Any]:
     p, spec, model = svc.placement, svc.placement.service, svc.placement.model
     return {
+        "worst_link": worst_link(p.gpus, topo) if topo is not None else None,
         "name": spec.name, "unit": spec.unit, "model": model.name, "enabled": spec.enabled,
         "listen": spec.listen, "listen_default": not _written(spec, "listen"), "port": spec.port, "tp": model.tp, "pp": model.pp, "dp": model.dp,
         "gpus": [g.index for g in p.gpus], "gpus_chosen_by": "inventory" if spec.gpus is not None else "placement",
@@ -93,16 +96,35 @@ def host_view(render: HostRender) -> dict[str, Any]:
     gpus = [{"index": g.index, "pci_bus_id": g.pci_bus_id, "numa_node": g.numa_node, "memory_gb": g.memory_gb,
              "memory_mib": g.memory_mib, "compute_cap": g.compute_cap,
              "model": g.model or None, "owner": owner.get(g.index, "free")} for g in host.gpus]
+    topo = host.facts.topology
     return {"host": host.name, "address": host.address, "sglang_pin": host.sglang.pin,
-            "gpus": gpus, "services": [_service_view(s) for s in render.services]}
+            "gpus": gpus, "topology": {"gpus": list(topo.gpus), "links": [list(r) for r in topo.links]}
+            if topo is not None else None,
+            "services": [_service_view(s, topo) for s in render.services]}
+
+
+def _memory(g: dict[str, Any]) -> str:
+    """The measured MiB when the inventory has them, else the typed GB."""
+    return f"{g['memory_mib']} MiB" if g["memory_mib"] is not None else f"{g['memory_gb']:g} GB"
 
 
 def _gpu_lines(view: dict[str, Any]) -> list[str]:
-    lines = [f"{'GPU':>3}  {'PCI bus id':<16}  NUMA  {'memory':>7}  owner"]
-    for g in view["gpus"]:
-        lines.append(f"{g['index']:>3}  {g['pci_bus_id']:<16}  {g['numa_node']:>4}  "
-                     f"{g['memory_gb']:>5g} GB  {g['owner']}")
-    return lines
+    """The GPU map; with a link matrix, each GPU's row of it beside its line (`nvidia-smi topo -m`)."""
+    gpus = view["gpus"]
+    caps = any(g["compute_cap"] for g in gpus)
+    width = max(len("memory"), *(len(_memory(g)) for g in gpus))
+    cells = [f"{'GPU':>3}", f"{'PCI bus id':<16}", "NUMA", f"{'memory':>{width}}"] + (["  cc"] if caps else []) + ["owner"]
+    rows = [[f"{g['index']:>3}", f"{g['pci_bus_id']:<16}", f"{g['numa_node']:>4}", f"{_memory(g):>{width}}"]
+            + ([f"{g['compute_cap'] or '-':>4}"] if caps else []) + [g["owner"]] for g in gpus]
+    topo = view["topology"]
+    if topo is not None:
+        owner_width = max(len(r[-1]) for r in rows + [cells])
+        cells[-1] = f"{cells[-1]:<{owner_width}}  links:" + "".join(f"{i:>6}" for i in topo["gpus"])
+        for g, row in zip(gpus, rows):
+            links = topo["links"][topo["gpus"].index(g["index"])] if g["index"] in topo["gpus"] else None
+            row[-1] = f"{row[-1]:<{owner_width}}" + ("  " + " " * 6 + "".join(f"{c:>6}" for c in links)
+                                                     if links else "")
+    return ["  ".join(r).rstrip() for r in [cells] + rows]
 
 
 def _service_line(s: dict[str, Any]) -> str:
@@ -141,8 +163,10 @@ def decisions(view: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for s in view["services"]:
         where = f"{view['host']}/{s['name']}"
+        chosen = "chosen: the best-joined free GPUs" if s["worst_link"] else "chosen: free GPUs"
         lines.append(f"gen: {where}: placement: GPUs {','.join(map(str, s['gpus']))} "
-                     f"({'from the inventory' if s['gpus_chosen_by'] == 'inventory' else 'chosen: free GPUs'})")
+                     f"({'from the inventory' if s['gpus_chosen_by'] == 'inventory' else chosen}"
+                     + (f", joined by {s['worst_link']} at worst" if s["worst_link"] else "") + ")")
         if s["cpu_binding"]:
             lines.append(f"gen: {where}: NUMA: node {s['numa_nodes'][0]}, unit bound to CPUs {s['cpu_binding']}")
         else:

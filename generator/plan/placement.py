@@ -3,7 +3,9 @@
 Rules (each a diagnostic with a stable code): never a GPU that is not in the inventory,
 is passed through to a VM, or belongs to another service; a tensor-parallel group stays
 inside one NUMA node whenever a node has enough free GPUs (crossing then needs
-``allow_cross_numa``); one port per service; no path under a retired volume; weights
+``allow_cross_numa``); with the host's link matrix (``facts.topology``) a group gets the
+best-joined GPUs, and one that crosses the CPU interconnect while better-joined free GPUs
+exist is warned about (P040); one port per service; no path under a retired volume; weights
 under the host's model root. Whether the weights and a KV cache fit is
 :mod:`generator.plan.memory_check`'s, after the flags are built (SGLang's own sizing).
 
@@ -28,7 +30,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from generator.errors import Diagnostics, Position
-from generator.load.resolve import Gpu, Host, Model, ServiceSpec
+from generator.load.resolve import Gpu, Host, Model, ServiceSpec, Topology
+from generator.plan.topology import CROSS_SOCKET, best_group, link_rank, worst_link
 
 
 @dataclass(frozen=True)
@@ -81,17 +84,25 @@ def check_pci_numbering(host: Host, diags: Diagnostics) -> None:
             return
 
 
-def _choose(free: list[Gpu], count: int) -> tuple[Gpu, ...] | None:
-    """Best fit inside one NUMA node (the fullest node that still fits), else across nodes."""
+def _choose(free: list[Gpu], count: int, topo: Topology | None) -> tuple[Gpu, ...] | None:
+    """Best fit inside one NUMA node (the fullest node that still fits), else across nodes.
+
+    With a link matrix, the best-joined GPUs of that node (or of all free GPUs, when the
+    group must cross nodes) rather than the lowest indexes (:mod:`generator.plan.topology`).
+    """
     by_node: dict[int, list[Gpu]] = {}
     for gpu in free:
         by_node.setdefault(gpu.numa_node, []).append(gpu)
     fitting = [(len(g), node) for node, g in by_node.items() if len(g) >= count]
     if fitting:
         _, node = min(fitting)
+        if topo is not None:
+            return best_group(by_node[node], count, topo)
         return tuple(sorted(by_node[node], key=lambda g: g.index)[:count])
     if len(free) < count:
         return None
+    if topo is not None:
+        return best_group(free, count, topo)
     # No single node can hold the group: take whole nodes first, most free GPUs first.
     order = sorted(by_node.items(), key=lambda item: (-len(item[1]), item[0]))
     picked = [g for _, gs in order for g in sorted(gs, key=lambda g: g.index)][:count]
@@ -135,8 +146,9 @@ def plan_nodes(free_by_node: dict[int, int], needs: Sequence[int]) -> list[int |
     return best
 
 
-def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, tuple[Gpu, ...]]:
-    """GPUs for each automatic service that the plan keeps inside one node (lowest indexes first)."""
+def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]], topo: Topology | None) -> dict[str, tuple[Gpu, ...]]:
+    """GPUs for each automatic service that the plan keeps inside one node (lowest indexes first,
+    or with a link matrix the best-joined of the node's free GPUs, in service order)."""
     by_node: dict[int, list[Gpu]] = {}
     for gpu in sorted(free, key=lambda g: g.index):
         by_node.setdefault(gpu.numa_node, []).append(gpu)
@@ -144,9 +156,29 @@ def _reserve_local(free: list[Gpu], needs: list[tuple[str, int]]) -> dict[str, t
     out: dict[str, tuple[Gpu, ...]] = {}
     for (name, count), node in zip(needs, plan, strict=True):
         if node is not None:
-            out[name] = tuple(by_node[node][:count])
-            del by_node[node][:count]
+            group = best_group(by_node[node], count, topo) if topo is not None else None
+            out[name] = group or tuple(by_node[node][:count])
+            by_node[node] = [g for g in by_node[node] if g not in out[name]]
     return out
+
+
+def _check_links(host: Host, svc: ServiceSpec, gpus: Sequence[Gpu], free: Sequence[Gpu], pos: Position,
+                 diags: Diagnostics) -> None:
+    """P040: the group crosses the CPU interconnect (SYS) while free GPUs are better joined."""
+    topo = host.facts.topology
+    if topo is None or len(gpus) < 2 or any(topo.link(a.index, b.index) is None for a in gpus for b in gpus):
+        return  # no matrix, or one that does not cover these GPUs: nothing known to compare
+    if worst_link(gpus, topo) != CROSS_SOCKET:
+        return
+    better = best_group(free, len(gpus), topo)
+    best = worst_link(better, topo) if better else None
+    if better is None or best is None or link_rank(best) >= link_rank(CROSS_SOCKET):
+        return
+    names = ", ".join(str(g.index) for g in better)
+    diags.warning(pos, "P040", f"the GPUs of service '{svc.name}' ({', '.join(str(g.index) for g in gpus)}) "
+                  f"cross the CPU interconnect (SYS in the link matrix), but free GPUs {names} are joined by "
+                  f"{best} at worst", f"place it on GPUs {names}" + ("" if svc.gpus is None else
+                                                                     f": gpus: [{names}]"))
 
 
 def _under(path: str, root: str) -> bool:
@@ -206,10 +238,16 @@ class _Ledger:
     vm_of: dict[int, str]  # GPU index -> the VM it is passed through to
     owner: dict[int, str] = field(default_factory=dict)  # GPU index -> the service using it
     reserved: dict[str, tuple[Gpu, ...]] | None = None  # the NUMA plan of automatic services
+    listed: dict[int, str] = field(default_factory=dict)  # GPU index -> the service whose list names it
 
     def free(self) -> list[Gpu]:
         """GPUs neither passed through to a VM nor used by a service placed so far."""
         return [g for g in self.host.gpus if g.index not in self.vm_of and g.index not in self.owner]
+
+    def open_to(self, svc: ServiceSpec) -> list[Gpu]:
+        """Free GPUs no other service claims (by its list, or the NUMA plan): what ``svc`` could have."""
+        planned = {g.index for name, gs in (self.reserved or {}).items() if name != svc.name for g in gs}
+        return [g for g in self.free() if self.listed.get(g.index, svc.name) == svc.name and g.index not in planned]
 
 
 def _check_ports(host: Host, diags: Diagnostics) -> None:
@@ -255,6 +293,8 @@ def _take_explicit(ledger: _Ledger, svc: ServiceSpec, model: Model, diags: Diagn
         else:
             chosen.append(gpu)
     _check_gpu_count(svc, model, diags)
+    if len(chosen) == len(svc.gpus):
+        _check_links(host, svc, chosen, ledger.open_to(svc), svc.pos("gpus"), diags)
     nodes = sorted({g.numa_node for g in chosen})
     if len(nodes) > 1 and not svc.allow_cross_numa:
         counts: dict[int, int] = {}
@@ -272,17 +312,19 @@ def _take_automatic(ledger: _Ledger, svc: ServiceSpec, model: Model, automatic: 
                     models: dict[str, Model], diags: Diagnostics) -> tuple[Gpu, ...] | None:
     """GPUs for a service without a list: the NUMA plan's, else best fit; None when too few (P006)."""
     free = ledger.free()
+    topo = ledger.host.facts.topology
     if ledger.reserved is None:  # first automatic service: plan all of them at once
         ledger.reserved = _reserve_local(free, [(s.name, models[s.model].gpus_per_node)
-                                                for s in automatic if s.model in models])
+                                                for s in automatic if s.model in models], topo)
     taken = {g.index for name, gs in ledger.reserved.items() if name != svc.name for g in gs}
     picked = ledger.reserved.get(svc.name) or _choose([g for g in free if g.index not in taken],
-                                                      model.gpus_per_node)
+                                                      model.gpus_per_node, topo)
     if picked is None:
         diags.error(svc.pos("model"), "P006", f"service '{svc.name}' needs {model.gpus_per_node} GPU(s), "
                     f"but host '{ledger.host.name}' has only {len(free)} free "
                     f"({len(ledger.vm_of)} passed through to VMs, {len(ledger.owner)} used by other services)")
         return None
+    _check_links(ledger.host, svc, picked, ledger.open_to(svc), svc.pos("model"), diags)
     nodes = sorted({g.numa_node for g in picked})
     if len(nodes) > 1 and not svc.allow_cross_numa:
         diags.error(svc.pos("model"), "P005", f"service '{svc.name}' needs {model.gpus_per_node} GPUs; "
@@ -300,6 +342,8 @@ def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tupl
     placed: dict[str, Placement] = {}
     explicit = [s for s in host.services if s.gpus is not None]
     automatic = [s for s in host.services if s.gpus is None]
+    for svc in reversed(explicit):  # the first service listing a GPU keeps it (P003 for the others)
+        ledger.listed.update({index: svc.name for index in svc.gpus or ()})
     for svc in explicit + automatic:
         model = models.get(svc.model)
         if model is None:
