@@ -120,7 +120,7 @@ def _gpu_lines(view: dict[str, Any]) -> list[str]:
     if topo is not None:
         owner_width = max(len(r[-1]) for r in rows + [cells])
         cells[-1] = f"{cells[-1]:<{owner_width}}  links:" + "".join(f"{i:>6}" for i in topo["gpus"])
-        for g, row in zip(gpus, rows):
+        for g, row in zip(gpus, rows, strict=True):
             links = topo["links"][topo["gpus"].index(g["index"])] if g["index"] in topo["gpus"] else None
             row[-1] = f"{row[-1]:<{owner_width}}" + ("  " + " " * 6 + "".join(f"{c:>6}" for c in links)
                                                      if links else "")

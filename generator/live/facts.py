@@ -162,7 +162,7 @@ def parse_topology(text: str) -> dict[int, dict[int, str]]:
         if len(cells) < len(devices):
             raise FactsError(f"nvidia-smi topo -m row {words[0]} has {len(cells)} of {len(devices)} cells")
         row: dict[int, str] = {}
-        for column, cell in zip(devices, cells):
+        for column, cell in zip(devices, cells, strict=True):
             if re.fullmatch(r"GPU[0-9]+", column):
                 if not _LINK.match(cell):
                     raise FactsError(f"nvidia-smi topo -m: {words[0]} to {column} is {cell!r}, not a link of its legend")
