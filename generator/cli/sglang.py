@@ -91,6 +91,24 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
     output.current().say(f"{state} {env_path}: SGLang's environment variables")
 
 
+def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
+                      path: Path) -> None:
+    """Capture what the same SGLang checks against the GPU, beside its flag catalog."""
+    from generator.sglang.devices import devices_path, snapshot_devices_python, snapshot_devices_remote
+    from generator.sglang.envsnapshot import write_env_catalog
+
+    if python:
+        text = snapshot_devices_python(python)
+    else:
+        assert inventory is not None
+        text = snapshot_devices_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
+                                       inventory.sglang.python)
+    dev_path = devices_path(path)
+    state = "wrote    " if write_env_catalog(text, dev_path) else "unchanged"
+    output.current().say(f"{state} {dev_path}: SGLang's GPU checks (capability probes, quantization "
+                         "minimums, attention registry)")
+
+
 @sglang.command(epilog=EXIT_CODES_HELP)
 @click.option("--python", "python", metavar="PATH",
               help="A local interpreter in which `import sglang` works.")
@@ -139,6 +157,7 @@ def snapshot(python: str | None, host: str | None, out: Path | None, commit: str
         write_catalog(catalog, path)
         output.current().say(f"wrote     {path}: pin {pin or '(none: not a pin)'}, {what}")
     _snapshot_env(python, inventory, ssh_options, catalog, path)
+    _snapshot_devices(python, inventory, ssh_options, path)
     if inventory is not None and pin is not None and inventory.sglang.pin != pin:
         output.current().error_line(
             f"gen: note: host '{inventory.name}' pins SGLang '{inventory.sglang.pin}' but "

@@ -1,0 +1,186 @@
+"""Probe: what one SGLang checks against the GPU, as data (``catalogs/sglang/<pin>.devices.json``).
+
+Run inside the target interpreter (``PYTHON - < deviceprobe.py``, locally or over SSH, like
+the flag, env and architecture probes); standard library only at module level, one JSON
+document on stdout (format 1). No GPU is needed: each check is run with the capability
+answered by this probe, for every compute capability of :data:`CAPABILITIES`.
+
+* ``probes``: SGLang's capability probes (``utils.common.is_sm90_supported`` ...) as the
+  majors and the minimum ``torch.version.cuda`` each one tests (they are ``partial``s of
+  ``_check_cuda_device_version``; read from their keywords, not copied);
+* ``quantization``: each registered quantization method's ``get_min_capability()``, the
+  model loader's "is not supported for the current GPU" bound (an instance method is
+  asked on an instance whose other settings are off; ``mxfp8`` with ``use_mxfp8``);
+* ``attention_registry``: per registered attention backend, for MHA and MLA models, the
+  capabilities its creator in ``layers/attention/attention_registry.py`` refuses, grouped
+  by SGLang's words (``[{"capabilities": ["10.0", ...], "message": ...}]``): the creator is called with a stand-in model runner while the
+  capability probes answer that capability; an ``AssertionError``/``ValueError`` raised
+  in the registry itself is a refusal, anything raised further in (the backend's own
+  construction, which needs a GPU) means the registry let it through.
+
+No date: a re-capture of one install is byte-identical (gen stamps the capture header's
+digest, generator/load/captured.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import sys
+import traceback
+import types
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+PROBE_FORMAT = 1
+# Every CUDA compute capability SGLang distinguishes (V100 .. GB10).
+CAPABILITIES = ((7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1))
+PROBE_NAMES = ("is_sm80_supported", "is_ampere_with_cuda_12_3", "is_hopper_with_cuda_12_3", "is_sm90_supported",
+               "is_sm100_supported", "is_sm100_or_sm110_supported", "is_sm110_supported", "is_sm120_supported",
+               "is_blackwell_supported")
+REFUSALS = (AssertionError, ValueError, NotImplementedError)
+
+
+def _quiet() -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    sink = io.StringIO()
+    stack.enter_context(contextlib.redirect_stdout(sink))
+    stack.enter_context(contextlib.redirect_stderr(sink))
+    return stack
+
+
+def _probes(common: types.ModuleType) -> dict:
+    out = {}
+    for name in PROBE_NAMES:
+        fn = getattr(common, name, None)
+        partial = getattr(fn, "__wrapped__", None)
+        keywords = getattr(partial, "keywords", None)
+        if keywords and "device_capability_majors" in keywords:
+            out[name] = {"majors": list(keywords["device_capability_majors"]),
+                         "cuda": list(keywords["cuda_version"])}
+    return out
+
+
+def _min_capability(name: str, cls: type) -> object:
+    try:
+        return cls.get_min_capability()  # type: ignore[attr-defined]  # every QuantizationConfig has it
+    except TypeError:
+        pass  # an instance method: ask an instance whose other settings are off
+
+    def _off(self: object, attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return False
+
+    stand_in = type(f"StandIn{cls.__name__}", (cls,), {"__getattr__": _off})
+    instance: Any = object.__new__(stand_in)
+    instance.__dict__["use_mxfp8"] = name == "mxfp8"
+    return instance.get_min_capability()
+
+
+def _quantization() -> dict:
+    from sglang.srt.layers.quantization import QUANTIZATION_METHODS
+
+    out = {}
+    for name, cls in sorted(QUANTIZATION_METHODS.items()):
+        try:
+            value = _min_capability(name, cls)
+            out[name] = int(value) if isinstance(value, int) else None
+        except Exception:  # noqa: BLE001 - a method this probe cannot ask stays unknown (null)
+            out[name] = None
+    return out
+
+
+def _stand_in_runner(mla: bool) -> types.SimpleNamespace:
+    """What the registry's creators read of a ModelRunner, for a Llama-like (or MLA) model."""
+    import torch
+
+    hf = types.SimpleNamespace(architectures=["LlamaForCausalLM"])
+    model = types.SimpleNamespace(is_encoder_decoder=False, hf_config=hf, hf_text_config=hf, attention_arch=None)
+    args = types.SimpleNamespace(attention_backend=None, speculative_algorithm=None)
+    return types.SimpleNamespace(use_mla_backend=mla, model_config=model, server_args=args,
+                                 kv_cache_dtype=torch.bfloat16, init_new_workspace=False)
+
+
+@contextlib.contextmanager
+def _capability(reg: Any, major: int, minor: int) -> Iterator[None]:
+    """The registry and torch answer (major, minor); 0.5.23's platform facts say the same."""
+    import torch
+
+    saved = torch.cuda.get_device_capability, getattr(reg, "get_device_capability", None)
+    answer = lambda *_a, **_k: (major, minor)  # noqa: E731 - a stand-in for the device query
+    torch.cuda.get_device_capability = answer
+    if saved[1] is not None:
+        reg.get_device_capability = answer
+    override = contextlib.nullcontext()
+    try:
+        from sglang.srt.runtime_context import override_platform
+
+        sm = major * 10 + minor
+        override = override_platform(is_cuda=True, is_sm90=major == 9, is_sm100=major == 10,
+                                     is_sm120=major == 12, is_blackwell=major in (10, 11, 12),
+                                     device_sm=sm, device_capability=(major, minor))
+    except ImportError:
+        pass  # 0.5.9: the registry reads torch directly
+    try:
+        with override:
+            yield
+    finally:
+        torch.cuda.get_device_capability = saved[0]
+        if saved[1] is not None:
+            reg.get_device_capability = saved[1]
+
+
+def _refusal(reg: Any, name: str, mla: bool) -> str | None:
+    """SGLang's words when the registry's creator of ``name`` refuses (None: it lets it through)."""
+    try:
+        with _quiet():
+            reg.ATTENTION_BACKENDS[name](_stand_in_runner(mla))
+    except REFUSALS as exc:
+        if traceback.extract_tb(exc.__traceback__)[-1].filename == reg.__file__:
+            return str(exc)
+    except BaseException:  # noqa: BLE001 - raised beyond the registry's checks: let through
+        pass
+    return None
+
+
+def _registry() -> dict:
+    """backend -> mha|mla -> [{"capabilities": [...], "message": ...}] (only what it refuses)."""
+    from sglang.srt.layers.attention import attention_registry as reg
+
+    out: dict = {}
+    for name in sorted(reg.ATTENTION_BACKENDS):
+        out[name] = {}
+        for kind in ("mha", "mla"):
+            groups: dict = {}
+            for major, minor in CAPABILITIES:
+                with _capability(reg, major, minor):
+                    message = _refusal(reg, name, kind == "mla")
+                if message is not None:
+                    groups.setdefault(message, []).append(f"{major}.{minor}")
+            out[name][kind] = [{"capabilities": caps, "message": message} for message, caps in groups.items()]
+    return out
+
+
+def probe() -> dict:
+    """The devices document (module docstring)."""
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    with _quiet():
+        import sglang
+        from sglang.srt.utils import common
+
+    return {"format": PROBE_FORMAT, "captured": {"tool": "gen sglang snapshot", "probe": PROBE_FORMAT},
+            "sglang": getattr(sglang, "__version__", None),
+            "capabilities": [f"{a}.{b}" for a, b in CAPABILITIES], "probes": _probes(common),
+            "quantization": _quantization(), "attention_registry": _registry()}
+
+
+if __name__ == "__main__":
+    real_stdout, sys.stdout = sys.stdout, sys.stderr  # what SGLang prints on import is not the document
+    document = probe()
+    sys.stdout = real_stdout
+    sys.stdout.write(json.dumps(document, indent=1, sort_keys=True, ensure_ascii=True) + "\n")

@@ -1,0 +1,129 @@
+"""What a pin's SGLang checks against the GPU: ``catalogs/sglang/<pin>.devices.json``.
+
+Captured by ``gen sglang snapshot`` with :mod:`generator.sglang.deviceprobe` (the same
+interpreter as the flag catalog, locally or over SSH) and committed beside it. The GPU rules
+read :func:`load_devices`:
+
+* :meth:`Devices.probe`: SGLang's capability probes (``is_sm100_supported`` ...) answered
+  from a GPU's compute capability and the host torch's CUDA, the way SGLang computes them;
+* :meth:`Devices.min_capability`: a quantization method's minimum capability (the model
+  loader refuses a GPU below it);
+* :meth:`Devices.registry_refusal`: what the attention backend registry says when it
+  refuses a backend for a capability, for MHA or MLA models.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.load.captured import captured_json
+from generator.sglang.catalog import CatalogFormatError, read_data_text
+from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
+
+PROBE = Path(__file__).resolve().parent / "deviceprobe.py"
+FORMAT = 1
+
+Capability = tuple[int, int]
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(".")[:2])
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Devices:
+    """One pin's device checks, as its probe captured them."""
+
+    probes: dict[str, tuple[tuple[int, ...], tuple[int, ...]]]  # name -> (majors, minimum torch CUDA)
+    quantization: dict[str, int | None]
+    registry: dict[str, dict[str, dict[str, str]]]  # backend -> mha|mla -> capability -> message
+
+    def probe(self, name: str, capability: Capability, torch_cuda: str | None) -> bool:
+        """SGLang's ``name()`` on that GPU. A torch CUDA not known is taken as new enough
+        (the torch rule, G002, says when it is not); an unknown probe is False."""
+        found = self.probes.get(name)
+        if found is None:
+            return False
+        majors, cuda = found
+        version = _version(torch_cuda)
+        return capability[0] in majors and (version is None or version >= cuda)
+
+    def min_capability(self, method: str) -> int | None:
+        """The quantization method's minimum capability (major * 10 + minor); None when unknown."""
+        return self.quantization.get(method)
+
+    def registry_refusal(self, backend: str, mla: bool, capability: Capability) -> str | None:
+        """SGLang's words when its attention registry refuses ``backend`` on that GPU."""
+        return self.registry.get(backend, {}).get("mla" if mla else "mha", {}).get(f"{capability[0]}.{capability[1]}")
+
+
+def devices_path(catalog_file: Path) -> Path:
+    """``<pin>.devices.json`` beside ``<pin>.json``."""
+    return catalog_file.with_name(catalog_file.name.removesuffix(".json") + ".devices.json")
+
+
+def load_devices(catalog_file: Path) -> Devices | None:
+    """The pin's device checks, or None when no file was captured for it."""
+    path = devices_path(catalog_file)
+    try:
+        stamp = path.lstat()
+    except OSError:
+        return None
+    return _load(path, stamp.st_mtime_ns, stamp.st_size)
+
+
+def parse_devices(data: Any) -> Devices:
+    """A devices document as :class:`Devices`; ValueError/KeyError/TypeError when malformed."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("not format 1")
+    probes = {str(k): (tuple(int(m) for m in v["majors"]), tuple(int(c) for c in v["cuda"]))
+              for k, v in data["probes"].items()}
+    quantization = {str(k): (int(v) if v is not None else None) for k, v in data["quantization"].items()}
+    registry: dict[str, dict[str, dict[str, str]]] = {}
+    for backend, kinds in data["attention_registry"].items():
+        registry[str(backend)] = {kind: {str(cap): str(group["message"]) for group in groups
+                                         for cap in group["capabilities"]} for kind, groups in kinds.items()}
+    return Devices(probes, quantization, registry)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path, mtime_ns: int, size: int) -> Devices:
+    try:
+        return parse_devices(json.loads(read_data_text(path)))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CatalogFormatError(f"{path}: not a devices file (format {FORMAT}): {exc}; re-capture it "
+                                 "with `gen sglang snapshot`") from exc
+
+
+def _checked(stdout: bytes, what: str) -> bytes:
+    """The file text of the probe's document, stamped with its capture digest."""
+    try:
+        data = json.loads(stdout)
+        parse_devices(data)
+        return captured_json(data).encode("ascii")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SnapshotError(f"{what}: the devices probe's output is not a devices file (format {FORMAT}): "
+                            f"{exc}") from exc
+
+
+def snapshot_devices_python(python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """The device checks of the SGLang installed for the local interpreter ``python``."""
+    what = f"SGLang device checks with {python}"
+    return _checked(_run([python, "-"], what, stdin=PROBE.read_bytes(), timeout=timeout, env=probe_env()), what)
+
+
+def snapshot_devices_remote(prefix: Sequence[str], python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """The device checks of the SGLang on a host, with the probe piped over SSH."""
+    what = f"SGLang device checks with {python} over ssh"
+    return _checked(_run(remote_probe_command(prefix, python), what, stdin=PROBE.read_bytes(),
+                         timeout=timeout, env=None), what)

@@ -1,0 +1,73 @@
+"""catalogs/sglang/<pin>.devices.json: captured from the real SGLang (marker sglang: re-captured
+byte-identical), read by the GPU rules; the probes answered from a capability the way SGLang does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sglang_env import sglang_python
+
+from generator.sglang.catalog import CatalogFormatError, known_pins
+from generator.sglang.devices import load_devices, parse_devices, snapshot_devices_python
+
+ROOT = Path(__file__).resolve().parent.parent
+PINS = ("0.5.9", "0.5.23")
+
+
+def _devices(pin: str):  # type: ignore[no-untyped-def]
+    found = load_devices(ROOT / "catalogs" / "sglang" / f"{pin}.json")
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize("pin", PINS)
+def test_committed_files_load_with_what_the_rules_read(pin: str) -> None:
+    dev = _devices(pin)
+    assert {"is_sm90_supported", "is_sm100_supported", "is_sm120_supported", "is_blackwell_supported",
+            "is_hopper_with_cuda_12_3"} <= set(dev.probes)
+    assert dev.min_capability("awq") == 75 and dev.min_capability("fp8") == 80 and dev.min_capability("mxfp8") == 100
+    assert dev.registry_refusal("fa3", False, (12, 0)) == ("FlashAttention v3 Backend requires SM>=80 and SM<=90. "
+                                                           "Please use `--attention-backend flashinfer`.")
+    assert dev.registry_refusal("fa3", False, (9, 0)) is None and dev.registry_refusal("fa3", True, (8, 0))
+    assert dev.registry_refusal("flashinfer", False, (12, 0)) is None
+
+
+def test_the_pins_differ_where_sglang_changed() -> None:
+    """modelopt_fp4 needed SM100 in 0.5.9 and SM80 in 0.5.23 (its W4A16 Marlin path)."""
+    assert _devices("0.5.9").min_capability("modelopt_fp4") == 100
+    assert _devices("0.5.23").min_capability("modelopt_fp4") == 80
+    assert "is_sm100_or_sm110_supported" not in _devices("0.5.9").probes
+
+
+@pytest.mark.parametrize(("cap", "cuda", "sm90", "sm100", "sm120", "blackwell"), [
+    ((9, 0), "12.8", True, False, False, False), ((10, 0), "12.8", False, True, False, True),
+    ((12, 0), "12.8", False, False, True, True), ((12, 1), "13.0", False, False, True, True),
+    ((12, 0), "12.6", False, False, False, False),  # a torch built before Blackwell: every probe says no
+    ((9, 0), "12.1", False, False, False, False), ((12, 0), None, False, False, True, True)])
+def test_probes_from_facts(cap: tuple[int, int], cuda: str | None, sm90: bool, sm100: bool, sm120: bool,
+                           blackwell: bool) -> None:
+    dev = _devices("0.5.23")
+    assert [dev.probe(n, cap, cuda) for n in ("is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
+                                              "is_blackwell_supported")] == [sm90, sm100, sm120, blackwell]
+
+
+def test_companion_file_is_no_pin() -> None:
+    assert not any(p.endswith(".devices") for p in known_pins(ROOT))
+
+
+def test_a_broken_file_is_a_catalog_error(tmp_path: Path) -> None:
+    (tmp_path / "0.5.9.devices.json").write_text('{"format": 1, "probes": {}}')
+    with pytest.raises(CatalogFormatError, match="re-capture it"):
+        load_devices(tmp_path / "0.5.9.json")
+    assert load_devices(tmp_path / "0.5.23.json") is None
+    with pytest.raises(ValueError):
+        parse_devices(json.loads('{"format": 2}'))
+
+
+@pytest.mark.sglang
+@pytest.mark.parametrize("pin", PINS)
+def test_recapture_is_byte_identical(pin: str) -> None:
+    text = snapshot_devices_python(sglang_python(pin))
+    assert text == (ROOT / "catalogs" / "sglang" / f"{pin}.devices.json").read_bytes()
