@@ -82,7 +82,7 @@ def test_an_explicit_group_across_sockets_is_warned_when_a_better_one_is_free(tm
 
 
 def test_an_explicit_group_across_sockets_when_nothing_better_is_free(tmp_path: Path) -> None:
-    svc = ("  - {name: x, model: m3, port: 1, gpus: [0, 1, 2]}\n  - {name: y, model: m3, port: 2, gpus: [5, 6, 7]}\n"
+    svc = ("  - {name: x, model: m3, port: 1, gpus: [0, 1, 2]}\n  - {name: z, model: m3, port: 2, gpus: [5, 6, 7]}\n"
            "  - {name: a, model: m2, port: 3, gpus: [3, 4], allow_cross_numa: true}\n")
     _, errors = _place(tmp_path, svc, {"m2": model_yaml("m2", tp=2), "m3": model_yaml("m3", tp=3)}, SWITCHED)
     assert errors == []
