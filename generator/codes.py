@@ -63,6 +63,8 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
            "`catalogs/` (rules.yaml, the flag tables; their YAML and schema problems keep Y/S codes)"),
     Family("E", "environment", "SGLang's variables (`SGLANG_*`, `SGL_*` in `env:`) against the "
            "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
+    Family("G", "GPU", "the service's GPUs (`gpus[].compute_cap`, the host's `facts:`, `gen host snapshot`) "
+           "against the flags and the pin's device checks, from `catalogs/rules.yaml`; G0xx and G2xx errors, G1xx warnings"),
     Family("I", "import", "`gen import`: the command line read"),
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
@@ -238,11 +240,12 @@ for _c in _CODES:
     REGISTRY[_c.code] = _c
 del _c
 
-_RULE_CODE = re.compile(r"X([012])\d\d")
+_RULE_CODE = re.compile(r"[XG]([012])\d\d")
 
 
 def rule_code_severity(code: str) -> Severity | None:
-    """The severity an ``X`` rule code implies (X0xx and X2xx error, X1xx warning), None if not one."""
+    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules:
+    x0xx and x2xx error, x1xx warning), None if not one."""
     match = _RULE_CODE.fullmatch(code)
     if not match:
         return None
@@ -256,7 +259,7 @@ def lookup(code: str) -> Code | None:
         return found
     severity = rule_code_severity(code)
     if severity is not None:
-        return Code(code, severity, "an SGLang cross-flag rule of catalogs/rules.yaml")
+        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules)")
     return None
 
 

@@ -9,6 +9,11 @@ the pin has them (0.5.23), ``resolve_once()``; then ``check_server_args()``.
 The model is a stand-in: ``fake_model_*/config.json`` of a tiny LlamaForCausalLM made
 here, since no real checkpoint (and no GPU) exists on a test machine; the argv word
 ``fake_draft_model`` is replaced by a second such folder (a stand-in drafter).
+
+A case with ``"platform": {"capability": [12, 0], "cuda": "12.8", ...}`` is validated as
+on that NVIDIA GPU (``--device cuda``, the pin's device checks answered by
+tests/sglang_platform.py: 0.5.23's own override_platform, 0.5.9's probes patched); its
+result also carries the attention backend SGLang picked (``attention_backend``).
 """
 
 from __future__ import annotations
@@ -50,20 +55,37 @@ def _draft_tokens(args: Any) -> Any:
     return resolved_view(args).speculative_num_draft_tokens
 
 
+def _attention_backend(args: Any) -> Any:
+    """The attention backend after SGLang's own choice (0.5.23 keeps it in a resolved view)."""
+    try:
+        from sglang.srt.arg_groups.model_override_base import resolved_view
+    except ImportError:
+        return args.attention_backend
+    return resolved_view(args).attention_backend
+
+
 def _one(model: str, draft: str, case: dict[str, Any]) -> dict[str, Any]:
     from sglang.srt.server_args import prepare_server_args
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/: the stand-in GPU (the worker restores sys.path)
+    from sglang_platform import platform
+
     saved = dict(os.environ)
     os.environ.update(case.get("env") or {})
-    out: dict[str, Any] = {"id": case["id"], "ok": False, "error": None, "draft_tokens": None}
+    out: dict[str, Any] = {"id": case["id"], "ok": False, "error": None, "draft_tokens": None,
+                           "attention_backend": None}
     sink = io.StringIO()
+    facts = case.get("platform")
+    device = "cuda" if facts else "cpu"
     try:
-        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), \
+                (platform(facts) if facts else contextlib.nullcontext()):
             argv = [draft if w == DRAFT_WORD else w for w in case["argv"]]
-            args = prepare_server_args(["--model-path", model, "--device", "cpu", *argv])
+            args = prepare_server_args(["--model-path", model, "--device", device, *argv])
             if hasattr(args, "resolve_once"):
                 args.resolve_once()
             args.check_server_args()
+            out["attention_backend"] = _attention_backend(args)
         out["ok"] = True
         out["draft_tokens"] = _draft_tokens(args)
     except SystemExit as exc:  # argparse: usage error

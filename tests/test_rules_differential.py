@@ -373,7 +373,8 @@ def test_every_covering_rule_is_proven_against_sglang(
     covering = {e["rule"] for pin in PINS
                 for e in (yaml.load((COVERAGE / f"{pin}.yaml").read_text(encoding="utf-8"))["checks"] or {}).values()
                 if "rule" in e}
-    args_rules = {r for r in covering if rules[r].enforced == "args"}
+    # The G rules need a GPU: tests/test_gpu_rules_differential.py proves them on a stand-in one.
+    args_rules = {r for r in covering if rules[r].enforced == "args" and not rules[r].code.startswith("G")}
     fired, _ = _proof(outcomes)
     assert not args_rules - fired, f"covering rules never seen firing where SGLang refuses: {sorted(args_rules - fired)}"
 

@@ -7,12 +7,14 @@ builds the settings of a rendered service and records the findings as diagnostic
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from generator.errors import Diagnostics, Position, Severity
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
+from generator.sglang.gpu import gpu_facts
 from generator.sglang.rules.kept import Fired, settings_key, store_for
 from generator.sglang.rules.load import load_rules, rules_path
 from generator.sglang.rules.message import render
@@ -71,13 +73,15 @@ def _fire(settings: Settings, rules: Sequence[RuleSpec]) -> list[Fired]:
 
 
 def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequence[tuple[str, str]],
-                diags: Diagnostics, rules: Sequence[RuleSpec] | None = None) -> Settings:
+                diags: Diagnostics, rules: Sequence[RuleSpec] | None = None, facts: Any = None) -> Settings:
     """Run every rule on one rendered service; record findings in ``diags``.
 
     ``placement`` is the service's Placement (for positions of its model and service
-    manifests), ``argv`` its checked ServiceArgv, ``environment`` the rendered variables;
-    ``rules`` the catalog's rules when the caller loaded them once for a host
-    (:func:`catalog_rules`). Returns the settings the rules saw (the memory sizing reads them).
+    manifests, and its GPUs), ``argv`` its checked ServiceArgv, ``environment`` the rendered
+    variables; ``rules`` the catalog's rules when the caller loaded them once for a host
+    (:func:`catalog_rules`); ``facts`` the host's HostFacts (its torch), None when the
+    service is not on a host (a model checked alone: no GPU facts, the GPU rules stay silent).
+    Returns the settings the rules saw (the memory sizing reads them).
     """
     model, service = placement.model, placement.service
     env_pos: dict[str, Position] = {}
@@ -89,6 +93,8 @@ def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequen
     settings = settings_from_words(catalog, groups, dict(environment), env_pos)
     settings = _with_dropped_tool_parser(settings, placement)
     settings = _with_secret_args(settings, placement)
+    if facts is not None:
+        settings = dataclasses.replace(settings, gpu=gpu_facts(placement.gpus, facts, catalog.source_file))
     fallback = service.pos("model")
     for finding in evaluate(settings, rules if rules is not None else catalog_rules(catalog)):
         record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning

@@ -54,7 +54,8 @@ def settings_key(settings: Settings) -> tuple[Any, ...] | None:
     env = tuple(settings.env.items())
     if any(type(k) is not str or type(v) is not str for k, v in env):
         return None
-    return (tuple(written), env)
+    # The GPU facts are part of what the rules see (a frozen value; its devices follow the catalog).
+    return (tuple(written), env, settings.gpu)
 
 
 class _Store:

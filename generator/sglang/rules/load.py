@@ -68,7 +68,8 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         params_ok = all([_range(doc, at + ("params", name, text), str(text), diags, key=True) is not None
                          for name, table in (item.get("params") or {}).items() for text in table])
         if rule_code_severity(code) is not severity:
-            family = "X0xx or X2xx" if severity is Severity.ERROR else "X1xx"
+            letter = code[0] if code[:1] in ("X", "G") else "X"  # the code's own family
+            family = f"{letter}0xx or {letter}2xx" if severity is Severity.ERROR else f"{letter}1xx"
             diags.error(doc.pos(at + ("code",)), "C013",
                         f"rule '{rid}': code {code} does not fit severity {item['severity']} ({family})")
         if rid in first_id:

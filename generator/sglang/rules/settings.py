@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from generator.errors import Position
 from generator.sglang.argtypes import NOTHING, ArgTypeError, Unparsed, stored
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
+from generator.sglang.gpu import GpuFacts
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Settings:
     # True when every value not in ``written`` is the catalog's default (settings_from_words
     # guarantees it): then the rules' answer is fixed by the written values (rules/kept.py).
     plain: bool = field(default=False, compare=False, repr=False)
+    # The service's GPUs as the inventory declares them (capability, memory, the host torch),
+    # None when a capability is unknown: a GPU rule then stays silent (generator/sglang/gpu.py).
+    gpu: GpuFacts | None = None
 
     @property
     def version(self) -> tuple[int, ...] | None:
