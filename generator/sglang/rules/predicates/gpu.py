@@ -38,7 +38,7 @@ def _trtllm_mha_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
     fields = _gpu_fields(gpu)
     if not s.at_least(0, 5, 23):
         # 0.5.9's _handle_attention_backend_compatibility: any of the three flags, SM100 only.
-        written = [n for n, v in zip(_BACKENDS, backends(s)) if v == "trtllm_mha"]
+        written = [n for n, v in zip(_BACKENDS, backends(s), strict=True) if v == "trtllm_mha"]
         return first_broken([check(written and not gpu.probe("is_sm100_supported"), "sm100-only",
                                    tuple(written), backend=s.flag(written[0]) if written else "")], **fields)
     prefill, decode = _phases(s)
@@ -106,7 +106,7 @@ def _attention_registry_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
     gpu = s.gpu
     if gpu is None or gpu.devices is None:
         return None
-    for name, backend in zip(_BACKENDS, backends(s)):
+    for name, backend in zip(_BACKENDS, backends(s), strict=True):
         if backend is None:
             continue
         # Whether the model is MLA is not known here: only a refusal for both kinds is certain.
