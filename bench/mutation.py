@@ -38,9 +38,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# What the tests read besides generator/ and tests/ (the example repo, the docs they check).
-COPY = ("catalogs", "models", "hosts", "templates", "output", "rollout.yaml", "docs", "README.md",
-        "ARCHITECTURE.md", "scripts", "bench", ".importlinter", "pyproject.toml")
 PACKAGES: dict[str, str] = {  # name -> the only_mutate glob
     "load": "generator/load/*.py",
     "sglang": "generator/sglang/*",
@@ -77,17 +74,18 @@ def prepare(work: Path, name: str) -> Path:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    shutil.copytree(REPO / "generator", root / "generator",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    for part in COPY:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, root / part, ignore=shutil.ignore_patterns("__pycache__"))
-        elif src.is_file():
-            shutil.copy2(src, root / part)
+    # Every tracked file: the tests read the example repo, schemas/, docs/ and the CI files.
+    tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True,
+                             text=True, check=True).stdout.split("\0")
+    for rel in filter(None, tracked):
+        src = REPO / rel
+        if src.is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, root / rel)
+    # mutmut copies source_paths (generator/) and also_copy into its own mutants/ tree.
+    tops = sorted({rel.split("/", 1)[0] for rel in tracked if rel} - {"generator", "tests"})
     tests = tests_for(name)
-    also = "\n    ".join(p for p in COPY if (REPO / p).exists())
+    also = "\n    ".join(tops)
     (root / "setup.cfg").write_text(
         "[mutmut]\n"
         "source_paths = generator/\n"
@@ -123,8 +121,9 @@ def run_package(work: Path, name: str, sample: int | None, seed: int, children: 
     started = time.monotonic()
     first = mutmut(root, "run", "--max-children", str(children), NO_MATCH)
     every = results(root)
-    if not every:
-        sys.exit(f"{name}: mutmut found no mutants\n{first.stdout[-3000:]}\n{first.stderr[-3000:]}")
+    if "failed to collect stats" in first.stdout + first.stderr or not every:
+        # The selected tests must pass unmutated; otherwise no verdict means anything.
+        sys.exit(f"{name}: the unmutated tests failed or no mutant was made\n{first.stdout[-3000:]}\n{first.stderr[-3000:]}")
     names = sorted(every)
     chosen = names if sample is None or sample >= len(names) else sorted(random.Random(seed).sample(names, sample))
     done = mutmut(root, "run", "--max-children", str(children), *chosen)
