@@ -148,9 +148,15 @@ def test_a_swapped_gpu_changes_its_own_line(standin: Standin, repo: Path) -> Non
 
 def test_a_host_without_a_driver_is_an_environment_failure(standin: Standin, repo: Path) -> None:
     """nvidia-smi finds no device: exit 3, the inventory untouched."""
-    sh(standin.test_host, f"rm -f {MACHINE}")
+    # Without machine.json the stand-in falls back to gpus.csv, which the deploy tests provision on
+    # the same test host: set it aside for this test, so the order of the live tests does not matter.
+    csv = "/etc/standin-nvidia-smi/gpus.csv"
+    sh(standin.test_host, f"rm -f {MACHINE}; if [ -e {csv} ]; then mv {csv} {csv}.aside; fi")
     data = (repo / "hosts" / f"{HOST}.yaml").read_bytes()
-    code, out, err = snapshot(standin, repo)
+    try:
+        code, out, err = snapshot(standin, repo)
+    finally:
+        sh(standin.test_host, f"if [ -e {csv}.aside ]; then mv {csv}.aside {csv}; fi")
     assert code == 3 and out == ""
     assert "No devices were found" in err
     assert (repo / "hosts" / f"{HOST}.yaml").read_bytes() == data
