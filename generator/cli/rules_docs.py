@@ -12,12 +12,12 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from ruamel.yaml import YAML
 
 from generator.sglang.catalog import known_pins, read_data_text, version_key
 from generator.sglang.rules import PREDICATES, RULES_FILE, RuleSpec, load_rules
+from generator.sglang.rules.load import plain_data
 
 RULES_DOCS_FILE = "docs/rules.md"
 _INTRO = """\
@@ -90,7 +90,7 @@ def _section(rule: RuleSpec, pins: list[str], covered: dict[str, list[str]], roo
              f"- message: {_code(rule.message)}",
              f"- fix: {_code(rule.fix)}"]
     if rule.params:
-        lines.append(f"- params: {_code(json.dumps(_plain(rule.params), sort_keys=True))}")
+        lines.append(f"- params: {_code(json.dumps(plain_data(rule.params), sort_keys=True))}")
     if rule.checks:
         lines += ["", "Checks, in SGLang's order:", ""]
         for name, texts in rule.checks.items():
@@ -102,14 +102,6 @@ def _section(rule: RuleSpec, pins: list[str], covered: dict[str, list[str]], roo
     for pin in sorted(covered, key=lambda p: version_key(p) or ()):
         lines += [f"- {pin}: {_code(c)}" for c in covered[pin]]
     return lines + ([""] if covered else [])
-
-
-def _plain(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {str(k): _plain(v) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_plain(v) for v in data]
-    return data
 
 
 def rules_docs(root: Path) -> str:

@@ -117,15 +117,15 @@ def _when(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: Diagn
         diags.error(doc.pos(at + ("when",), key=True), "C030",
                     f"rule '{item['id']}': a declarative rule names the settings to blame (blame: [...])")
         return None
-    return When(test, tuple(item["blame"]), _plain(item["when"]))
+    return When(test, tuple(item["blame"]), plain_data(item["when"]))
 
 
-def _plain(data: Any) -> Any:
+def plain_data(data: Any) -> Any:
     """A YAML condition as plain lists and dicts (ruamel's commented containers dropped)."""
     if isinstance(data, dict):
-        return {str(k): _plain(v) for k, v in data.items()}
+        return {str(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [_plain(v) for v in data]
+        return [plain_data(v) for v in data]
     return data
 
 
