@@ -202,6 +202,7 @@ def test_wait_fails_a_unit_that_exited_or_restarted_and_carries_its_journal(
     systemd.on_start[UNIT] = outcome
     out = _wait([UNIT], rollout.start([{"unit": UNIT}]), health)[UNIT]
     assert out["ok"] is False and out["check"] == check and words in out["detail"]
+    assert out["reason"] and out["reason"] in out["journal"] + out["detail"]  # gen status and the fail message read it
     assert "Starting sglang-chat.service" in out["journal"]
     assert "from an earlier start" not in out["journal"], "only the journal since this start"
 
