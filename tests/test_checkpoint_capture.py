@@ -17,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.checkpoint import reader
+from generator.checkpoint.capture import checkpoint_document
+from generator.checkpoint.names import compact_names, expand_names
 from generator.checkpoint.snapshot import snapshot_path
 from generator.cli.main import main
 from standin_checkpoint import LLAMA_CONFIG, llama_tensors, write_checkpoint, write_hub_cache
@@ -32,15 +34,15 @@ def _snapshot(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_folder_facts(tmp_path: Path) -> None:
     folder = write_checkpoint(tmp_path / "ck")
     facts = reader.read_folder(str(folder))
+    weights = checkpoint_document(facts, {})["weights"]
     assert facts["problems"] == []
     assert facts["config"] == LLAMA_CONFIG
-    weights = facts["weights"]
     assert [s["file"] for s in weights["shards"]] == ["model-00001-of-00002.safetensors",
                                                        "model-00002-of-00002.safetensors"]
     assert weights["dtypes"]["BF16"]["elements"] == sum(
         (s[1][0] * (s[1][1] if len(s[1]) > 1 else 1)) for s in llama_tensors().values())
     assert weights["total_size"] == weights["dtypes"]["BF16"]["bytes"]
-    assert reader.expand_names(weights["tensor_names"]) == sorted(llama_tensors())
+    assert expand_names(weights["tensor_names"]) == sorted(llama_tensors())
     assert weights["tensor_names"]["model.layers.*.mlp.down_proj.weight"] == "0-1"
     assert set(facts["files"]) == {"config.json", "model.safetensors.index.json"}
     for shard in weights["shards"]:
@@ -50,9 +52,9 @@ def test_folder_facts(tmp_path: Path) -> None:
 
 def test_a_single_file_checkpoint_without_index(tmp_path: Path) -> None:
     folder = write_checkpoint(tmp_path / "ck", index=False)
-    weights = reader.read_folder(str(folder))["weights"]
+    weights = checkpoint_document(reader.read_folder(str(folder)), {})["weights"]
     assert weights["index"] is None and [s["file"] for s in weights["shards"]] == ["model.safetensors"]
-    assert reader.expand_names(weights["tensor_names"]) == sorted(llama_tensors())
+    assert expand_names(weights["tensor_names"]) == sorted(llama_tensors())
 
 
 def test_remote_code_is_recorded_never_run(tmp_path: Path) -> None:
@@ -62,7 +64,7 @@ def test_remote_code_is_recorded_never_run(tmp_path: Path) -> None:
     (folder / "configuration_x.py").write_text("raise SystemExit('never imported')\n")
     facts = reader.read_folder(str(folder))
     assert facts["problems"] == []
-    assert facts["remote_code"]["files"] == {
+    assert checkpoint_document(facts, {})["remote_code"]["files"] == {
         "configuration_x.py": {"classes": ["configuration_x.XConfig"], "present": True},
         "other/repo--modeling_y.py": {"classes": ["other/repo--modeling_y.Y"], "present": False}}
     assert "configuration_x.py" in facts["files"]
@@ -73,19 +75,19 @@ def test_remote_code_is_recorded_never_run(tmp_path: Path) -> None:
                          st.sampled_from(["w", "x.y", "07"])), min_size=1, max_size=60))
 def test_tensor_name_templates_are_exact(parts: set[tuple[str, int, int, str]]) -> None:
     names = {f"{a}.{i}.m.{j}.{tail}" for a, i, j, tail in parts} | {"lm_head.weight", "a.*.b"}
-    compact = reader.compact_names(names)
-    assert reader.expand_names(compact) == sorted(names)
+    compact = compact_names(names)
+    assert expand_names(compact) == sorted(names)
 
 
 def test_a_moe_index_compacts_to_a_few_templates() -> None:
     names = {f"model.layers.{i}.mlp.experts.{e}.{p}.weight" for i in range(3, 61) for e in range(256)
              for p in ("gate_proj", "up_proj", "down_proj")}
     names |= {f"model.layers.{i}.mlp.down_proj.weight" for i in range(3)}
-    compact = reader.compact_names(names)
+    compact = compact_names(names)
     assert compact["model.layers.*.mlp.experts.*.down_proj.weight"] == "3-60 x 0-255"
     assert compact["model.layers.*.mlp.down_proj.weight"] == "0-2"
     assert len(json.dumps(compact)) < 400
-    assert reader.expand_names(compact) == sorted(names)
+    assert expand_names(compact) == sorted(names)
 
 
 # ----- untrusted input: every case a positioned error, exit 1, nothing written --------------
@@ -156,6 +158,7 @@ BAD = {
 def test_bad_checkpoint_is_a_positioned_error(repo_copy: Path, tmp_path: Path, how: str) -> None:
     folder = _bad(tmp_path, how)
     where, code, text = BAD[how]
+    committed = snapshot_path(repo_copy, "qwen3.5-122b-a10b").read_bytes()
     out = _snapshot(repo_copy, "--model", "qwen3.5-122b-a10b", str(folder))
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
@@ -163,7 +166,7 @@ def test_bad_checkpoint_is_a_positioned_error(repo_copy: Path, tmp_path: Path, h
     assert line.startswith(f"{folder}/{where}"), line
     assert text in line
     assert "no snapshot written" in out.stderr
-    assert not snapshot_path(repo_copy, "qwen3.5-122b-a10b").exists()
+    assert snapshot_path(repo_copy, "qwen3.5-122b-a10b").read_bytes() == committed
 
 
 def test_every_problem_at_once(repo_copy: Path, tmp_path: Path) -> None:
@@ -227,7 +230,7 @@ def test_hub_repo_through_huggingface_hub_cache(repo_copy: Path, tmp_path: Path)
     part = doc["checkpoint"]
     assert part["source"] == {"kind": "hub", "repo": "org/tiny-llama", "revision": "main", "commit": commit}
     assert part["generation_config"] == {"temperature": 0.6}
-    local = reader.read_folder(str(folder))
+    local = checkpoint_document(reader.read_folder(str(folder)), {})
     assert part["files"] == local["files"]
     assert part["weights"] == local["weights"]  # headers read from the cached shards
 
@@ -242,7 +245,7 @@ def test_hub_shards_not_cached_are_never_fetched(repo_copy: Path, tmp_path: Path
     assert out.returncode == 0, out.stderr
     part = json.loads(snapshot_path(repo_copy, "qwen3.5-122b-a10b").read_text())["checkpoint"]
     assert "headers" in part["source"]["note"]
-    assert part["weights"]["total_size"] == reader.read_folder(str(folder))["weights"]["total_size"]
+    assert part["weights"]["total_size"] == checkpoint_document(reader.read_folder(str(folder)), {})["weights"]["total_size"]
     assert part["weights"]["dtypes"] is None
     assert all(s["header_sha256"] is None for s in part["weights"]["shards"])
 

@@ -78,7 +78,7 @@ def test_a_broken_snapshot_is_a_positioned_error(repo_copy: Path, tmp_path: Path
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
 def test_a_snapshot_that_is_no_regular_file_is_refused(repo_copy: Path, tmp_path: Path, kind: str) -> None:
     path = snapshot_path(repo_copy, MODEL)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink()
     if kind == "symlink":
         path.symlink_to("/etc/passwd")
     elif kind == "fifo":
@@ -142,9 +142,22 @@ def test_a_value_that_agrees_is_fine(repo_copy: Path, tmp_path: Path) -> None:
 
 
 def test_size_gb_is_required_without_a_snapshot(repo_copy: Path) -> None:
+    snapshot_path(repo_copy, MODEL).unlink()
     manifest = repo_copy / "models" / f"{MODEL}.yaml"
     manifest.write_text(manifest.read_text().replace("  size_gb: 234\n", ""))
     status, output = _check(repo_copy)
     assert status == 1
     line = next(ln for ln in output.splitlines() if "error[M010]" in ln)
     assert line.startswith(f"models/{MODEL}.yaml:") and "gen model snapshot --model" in line
+
+
+def test_the_example_snapshots_load_and_say_where_they_came_from() -> None:
+    root = Path(__file__).resolve().parent.parent
+    for name in ("qwen3.5-122b-a10b", "kimi-k2.5-eagle3", "deepseek-v3-bf16"):
+        diags = Diagnostics()
+        found = load_snapshot(root, name, diags)
+        assert found is not None and diags.items == [], [str(d) for d in diags.items]
+        source = found.checkpoint.data["source"]
+        assert source["kind"] == "published" and source["urls"] and "cannot reach huggingface.co" in source["note"]
+    kimi = load_snapshot(root, "kimi-k2.5-eagle3", Diagnostics())
+    assert kimi is not None and kimi.draft is not None and kimi.draft.architecture == "LlamaForCausalLMEagle3"

@@ -92,7 +92,8 @@ def resolve_weights(model: Model, snapshot: ModelSnapshot | None, diags: Diagnos
     if size is None and ("weights", "size_gb") not in written:
         diags.error(model.pos("weights", key=True), "M010",
                     f"weights.size_gb is missing and the snapshot {where} has no weights' size",
-                    "write the size of the weights in GB, or capture the snapshot from the checkpoint folder")
+                    f"write the size of the weights in GB, or capture the facts from the checkpoint folder: "
+                    f"`{snapshot_command(model.name)}`")
     return dataclasses.replace(model, weights=weights, snapshot=snapshot)
 
 

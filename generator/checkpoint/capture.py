@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.checkpoint import reader
+from generator.checkpoint.weights import weight_facts
 from generator.checkpoint.snapshot import SNAPSHOT_FORMAT
 from generator.errors import Diagnostic, GenError, Position
 
@@ -60,10 +61,34 @@ def problems_as_diagnostics(facts: dict[str, Any], where: str) -> list[Diagnosti
 
 
 def checkpoint_document(facts: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    """The ``checkpoint`` (or ``draft``) part of a snapshot from the reader's facts."""
+    """The ``checkpoint`` (or ``draft``) part of a snapshot from the reader's facts (tensor
+    names as templates, :mod:`generator.checkpoint.names`)."""
+    weights = facts["weights"]
+    if weights is not None and "headers" in weights:
+        weights = weight_facts(weights["index"], weights["headers"], weights["shards"], facts["problems"])
+    config = facts["config"] or {}
+    named = remote_code_files(config)
+    remote = {"auto_map": config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
+              "files": {f: {"classes": c, "present": f in facts["files"]} for f, c in named.items()}}
     return {"source": source, "files": facts["files"], "config": facts["config"],
-            "generation_config": facts["generation_config"], "remote_code": facts["remote_code"],
-            "weights": facts["weights"]}
+            "generation_config": facts["generation_config"], "remote_code": remote, "weights": weights}
+
+
+def remote_code_files(config: dict[str, Any]) -> dict[str, list[str]]:
+    """``auto_map``'s classes as ``{file: [classes]}`` (``configuration_x.XConfig`` -> file
+    ``configuration_x.py``); a class in another repository (``org/repo--module.Class``) keeps
+    that repository in its file name."""
+    auto_map = config.get("auto_map")
+    files: dict[str, list[str]] = {}
+    if not isinstance(auto_map, dict):
+        return files
+    for value in auto_map.values():
+        for ref in value if isinstance(value, list) else [value]:
+            if not isinstance(ref, str) or "." not in ref:
+                continue
+            module = ref.rsplit(".", 1)[0]
+            files.setdefault(module.replace(".", "/") + ".py", []).append(ref)
+    return {f: sorted(set(c)) for f, c in sorted(files.items())}
 
 
 def snapshot_document(model: str, checkpoint: dict[str, Any], draft: dict[str, Any] | None) -> dict[str, Any]:
@@ -236,7 +261,7 @@ def capture_hub(repo: str, revision: str | None) -> tuple[dict[str, Any], dict[s
     """The facts of hub repository ``repo`` at ``revision`` (default ``main``), and its source."""
     files = HubFiles(repo, revision)
     facts = reader.read_checkpoint(files, repo)
-    headers_known = facts["weights"] is None or all(s["header_sha256"] for s in facts["weights"]["shards"])
+    headers_known = facts["weights"] is None or set(facts["weights"]["headers"]) == set(facts["weights"]["shards"])
     source: dict[str, Any] = {"kind": "hub", "repo": repo, "revision": revision or "main", "commit": files.commit}
     if not headers_known:
         source["note"] = ("offline and the shards are not in the cache: their headers (dtypes, sizes) "

@@ -182,7 +182,7 @@ class CheckpointFacts:
     def tensor_names(self) -> tuple[str, ...]:
         """Every tensor name (from the index, or the headers without one), sorted; expanded
         from the snapshot's templates on first use."""
-        from generator.checkpoint.reader import expand_names
+        from generator.checkpoint.names import expand_names
 
         weights = self.weights
         return tuple(expand_names(weights["tensor_names"])) if weights else ()

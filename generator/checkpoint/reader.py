@@ -13,15 +13,10 @@ folder). Everything here is bounded and never runs, follows or blocks:
 * small files are read up to a limit (:data:`LIMITS`), a safetensors header only when its
   8-byte length is at most :data:`MAX_HEADER_BYTES` and fits the file;
 * JSON that does not parse is a problem at the parser's line and column;
-* ``auto_map``'s remote-code files are hashed as bytes, never imported.
+* code files (``*.py``: ``auto_map``'s remote code) are hashed as bytes, never imported.
 
-A problem is reported as ``{"file", "line", "column", "message"}`` (line 0 for the file as a
-whole), and reading goes on with the other files, so one run names every problem.
-
-Tensor names are kept as *templates*: each name with its numeric components replaced by
-``*`` (``model.layers.*.mlp.experts.*.down_proj.weight``), mapped to the exact set of numbers
-in a compact text (``3-60 x 0-255``). A 1T-parameter MoE index names 200,000 tensors; its
-templates are a few KB, and :func:`expand_names` gives back every name exactly.
+A problem is ``{"file", "line", "column", "message", "code"}`` (line 0: the whole file);
+reading goes on with the other files, so one run names every problem.
 """
 
 from __future__ import annotations
@@ -49,23 +44,27 @@ LIMITS = {CONFIG: 4 << 20, GENERATION_CONFIG: 1 << 20, INDEX: 128 << 20, "remote
 # safetensors' own reader refuses headers above 100 MB (safetensors/src/tensor.rs, MAX_HEADER_SIZE).
 MAX_HEADER_BYTES = 100_000_000
 MAX_SHARDS = 100_000
+MAX_CODE_FILES = 64
 # Bytes per element of each safetensors dtype; packed 4-bit types count as half a byte.
 DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2,
                "I16": 2, "U16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I8": 1, "U8": 1,
                "BOOL": 1, "F4": 0.5, "F6_E2M3": 0.75, "F6_E3M2": 0.75}
 
 _OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_NUMBER = re.compile(r"^(?:0|[1-9][0-9]*)$")
 _SHARD_NAME = re.compile(r"^[^/\\\x00-\x1f]+\.safetensors$")
 
 
-# What kind of problem (gen's diagnostic codes, generator/codes.py): a file gen will not read
-# (link, FIFO, too large, a header length past the limit), a file that is not what its name
-# says (not JSON, not an object, a malformed index or header), an incomplete checkpoint.
+# gen's codes (generator/codes.py): a file gen will not read (link, FIFO, too large, a 2 GB
+# header claim); not what its name says (not JSON, malformed); an incomplete checkpoint.
 UNSAFE, MALFORMED, INCOMPLETE = "M001", "M002", "M003"
 
+try:  # in gen: one of gen's errors; on a host (this file alone on stdin) a plain exception
+    from generator.errors import GenError as _Base
+except ImportError:  # pragma: no cover - the host side, tested through `python -`
+    _Base = Exception  # type: ignore[misc,assignment]
 
-class Problem(Exception):
+
+class Problem(_Base, ValueError):  # type: ignore[misc,valid-type]
     """One thing wrong with one file of the checkpoint, with its position when known."""
 
     def __init__(self, file: str, message: str, line: int = 0, column: int = 0, code: str = MALFORMED) -> None:
@@ -270,184 +269,7 @@ def fd_header(fd: int, name: str) -> dict:
         os.close(fd)
 
 
-# ------------------------------------------------------------------ tensor name templates
-
-
-def _ranges(values: list) -> str:
-    """Sorted distinct ints as ``0-3,7,9-12``."""
-    parts, start, prev = [], None, None
-    for v in values:
-        if start is None:
-            start = prev = v
-        elif v == prev + 1:
-            prev = v
-        else:
-            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = v
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(parts)
-
-
-def _encode(tuples: set) -> str:
-    """A set of equal-length int tuples as text: ``A x B + C x D`` (A, C ranges of the first
-    number; B, D the rest, bracketed when they have more than one block)."""
-    if not tuples:
-        return ""
-    if len(next(iter(tuples))) == 1:
-        return _ranges(sorted(t[0] for t in tuples))
-    rest_of: dict = {}
-    for t in tuples:
-        rest_of.setdefault(t[0], set()).add(t[1:])
-    firsts_by_rest: dict = {}
-    for first, rest in rest_of.items():
-        firsts_by_rest.setdefault(frozenset(rest), []).append(first)
-    blocks = []
-    for rest, firsts in sorted(firsts_by_rest.items(), key=lambda item: min(item[1])):
-        sub = _encode(set(rest))
-        blocks.append(f"{_ranges(sorted(firsts))} x {'(' + sub + ')' if ' + ' in sub else sub}")
-    return " + ".join(blocks)
-
-
-def compact_names(names) -> dict:
-    """Tensor names as ``{template: numbers}`` (see the module docstring); exact and sorted."""
-    by_template: dict = {}
-    for name in names:
-        parts = name.split(".")
-        numbers = tuple(int(p) for p in parts if _NUMBER.match(p))
-        template = ".".join("*" if _NUMBER.match(p) else p.replace("*", "**") for p in parts)
-        by_template.setdefault(template, set()).add(numbers)
-    return {t: _encode(nums) if nums != {()} else "" for t, nums in sorted(by_template.items())}
-
-
-def _parse_ranges(text: str) -> list:
-    out = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        out.extend(range(int(low), int(high or low) + 1))
-    return out
-
-
-def _split_top(text: str, sep: str) -> list:
-    """``text`` split at ``sep`` outside brackets."""
-    parts, depth, start = [], 0, 0
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
-            i += len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
-def _decode(text: str) -> list:
-    """The tuples :func:`_encode` wrote, in order."""
-    out = []
-    for block in _split_top(text, " + "):
-        head, sep, rest = block.partition(" x ")
-        firsts = _parse_ranges(head)
-        if not sep:
-            out.extend((f,) for f in firsts)
-            continue
-        rest = rest[1:-1] if rest.startswith("(") and rest.endswith(")") else rest
-        tails = _decode(rest)
-        out.extend((f,) + t for f in firsts for t in tails)
-    return out
-
-
-def expand_names(templates: dict) -> list:
-    """Every tensor name of :func:`compact_names`' output, sorted."""
-    names = []
-    for template, numbers in templates.items():
-        parts = re.split(r"(?<!\*)\*(?!\*)", template) if "*" in template else [template]
-        tuples = _decode(numbers) if numbers else [()]
-        for t in tuples:
-            pieces = [parts[0]]
-            for value, part in zip(t, parts[1:]):
-                pieces.append(str(value))
-                pieces.append(part)
-            names.append("".join(pieces).replace("**", "*"))
-    return sorted(names)
-
-
 # ------------------------------------------------------------------ the checkpoint
-
-
-def remote_code_files(config: dict) -> dict:
-    """``auto_map``'s classes as ``{file: [classes]}`` (``configuration_x.XConfig`` -> file
-    ``configuration_x.py``); a class in another repository (``org/repo--module.Class``) keeps
-    that repository in its file name."""
-    auto_map = config.get("auto_map")
-    files: dict = {}
-    if not isinstance(auto_map, dict):
-        return files
-    for value in auto_map.values():
-        for ref in value if isinstance(value, list) else [value]:
-            if not isinstance(ref, str) or "." not in ref:
-                continue
-            module = ref.rsplit(".", 1)[0]
-            files.setdefault(module.replace(".", "/") + ".py", []).append(ref)
-    return {f: sorted(set(c)) for f, c in sorted(files.items())}
-
-
-def weight_facts(index: dict | None, headers: dict, shard_names: list, problems: list, index_name: str) -> dict:
-    """The ``weights`` part of the facts, from the index (may be None) and the shard headers read."""
-    weights: dict = {"format": "safetensors", "index": index_name if index is not None else None,
-                     "total_size": None, "total_parameters": None}
-    names: list = []
-    if index is not None:
-        meta = index.get("metadata") if isinstance(index.get("metadata"), dict) else {}
-        for key in ("total_size", "total_parameters"):
-            value = meta.get(key)
-            weights[key] = int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-        names = sorted(index["weight_map"])
-    shards = []
-    dtypes: dict = {}
-    complete = True
-    for shard in shard_names:
-        found = headers.get(shard)
-        entry = {"file": shard, "bytes": None, "header_sha256": None, "tensors": None}
-        if found is None:
-            complete = False
-        else:
-            entry.update(bytes=found.get("bytes"), header_sha256=found["header_sha256"],
-                         tensors=len(found["tensors"]))
-            for dtype, elements in found["tensors"].values():
-                d = dtypes.setdefault(dtype, {"tensors": 0, "elements": 0, "bytes": 0})
-                d["tensors"] += 1
-                d["elements"] += elements
-                d["bytes"] += int(elements * DTYPE_BYTES[dtype])
-            if index is None:
-                names.extend(found["tensors"])
-        shards.append(entry)
-    if index is not None and complete and headers:
-        listed: dict = {}
-        for tensor, shard in index["weight_map"].items():
-            listed.setdefault(shard, set()).add(tensor)
-        for shard in shard_names:
-            lacking = sorted(listed.get(shard, set()) - set(headers[shard]["tensors"]))
-            if lacking:
-                problems.append(Problem(shard, f"lacks {len(lacking)} tensor(s) the index names, e.g. "
-                                        f"{lacking[0]!r} (a shard from another save?)", code=INCOMPLETE).as_dict())
-        total = sum(d["bytes"] for d in dtypes.values())
-        if weights["total_size"] is not None and weights["total_size"] != total:
-            problems.append(Problem(index_name, f"says total_size {weights['total_size']} but the shards' "
-                                    f"tensors hold {total} bytes", code=INCOMPLETE).as_dict())
-    weights["shards"] = shards
-    weights["dtypes"] = {k: dtypes[k] for k in sorted(dtypes)} if complete and dtypes else None
-    if weights["total_size"] is None and weights["dtypes"] is not None:
-        weights["total_size"] = sum(d["bytes"] for d in dtypes.values())
-    weights["tensor_count"] = len(set(names))
-    weights["tensor_names"] = compact_names(set(names))
-    return weights
 
 
 def check_index(data: object, name: str = INDEX) -> dict:
@@ -482,7 +304,7 @@ def read_folder(path: str) -> dict:
 def empty_facts() -> dict:
     """Facts with nothing read yet."""
     return {"reader": READER_VERSION, "files": {}, "problems": [], "config": None, "generation_config": None,
-            "remote_code": {"auto_map": None, "files": {}}, "weights": None}
+            "weights": None}
 
 
 def read_checkpoint(source, where: str) -> dict:
@@ -491,7 +313,9 @@ def read_checkpoint(source, where: str) -> dict:
     ``header(name)`` (None when a header cannot be reached without downloading weights).
 
     Returns ``{"files": {name: {"sha256", "bytes"}}, "config", "generation_config",
-    "remote_code": {"auto_map", "files"}, "weights", "problems": [...]}``.
+    "weights": {"index", "shards", "headers"} | None,
+    "problems": [...]}``: the index as parsed, the shard files, and each header read as
+    ``{"header_sha256", "header_bytes", "bytes", "data_end", "tensors": {name: [dtype, elements]}}``.
     """
     out = empty_facts()
     files, problems = out["files"], out["problems"]
@@ -517,12 +341,11 @@ def read_checkpoint(source, where: str) -> dict:
         problems.append(Problem(GENERATION_CONFIG, "is not a JSON object", 1, 1).as_dict())
         generation = None
     out["generation_config"] = generation
-    if config is not None:
-        out["remote_code"] = {"auto_map": config.get("auto_map"), "files": {}}
-        for code, classes in remote_code_files(config).items():
-            local = "/" not in code and "--" not in code  # another repository's code is not here
-            data = small(code, LIMITS["remote-code"], False) if local else None
-            out["remote_code"]["files"][code] = {"classes": classes, "present": data is not None}
+    # Code files (auto_map's configuration_*.py, modeling_*.py) are hashed, never run; which
+    # of them config.json names is worked out by gen (capture.py).
+    for name in source.names():
+        if name.endswith(".py") and len([n for n in files if n.endswith(".py")]) < MAX_CODE_FILES:
+            small(name, LIMITS["remote-code"], True)
     index = None
     has_index = source.exists(INDEX)
     if has_index:
@@ -556,7 +379,11 @@ def read_checkpoint(source, where: str) -> dict:
             problems.append(Problem(shard, found.pop("problem"), code=INCOMPLETE).as_dict())
         headers[shard] = found
     if index is not None or (shard_names and not has_index):
-        out["weights"] = weight_facts(index, headers, shard_names, problems, INDEX)
+        # Sizes, dtypes, names and their consistency are worked out by gen (weights.py) from
+        # these, the same for every source.
+        out["weights"] = {"index": index, "shards": shard_names,
+                          "headers": {k: {**v, "tensors": {t: list(d) for t, d in v["tensors"].items()}}
+                                      for k, v in headers.items()}}
     return out
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,13 +38,13 @@ from typing import Any
 
 from generator.checkpoint.facts import CheckpointFacts
 from generator.checkpoint.jsonpos import positioned
+from generator.checkpoint.listing import FOLDER
 from generator.errors import Diagnostic, Diagnostics, Position
 from generator.load.files import read_file
 from generator.load.manifests import Document
 from generator.load.schema import validate
 
 SNAPSHOT_FORMAT = 1
-FOLDER = Path("catalogs") / "models"
 # The largest snapshot (a 1T MoE with its drafter) is ~100 KB: tensor names are templates.
 MAX_SNAPSHOT_BYTES = 16 << 20
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -209,27 +208,7 @@ def snapshot_from_bytes(data: bytes, display: str, model: str, diags: Diagnostic
                          CheckpointFacts(parsed["draft"], "draft") if parsed["draft"] else None, doc)
 
 
-def snapshot_files(root: Path) -> list[str]:
-    """The model names of every ``catalogs/models/*.json`` (hidden entries skipped), sorted."""
-    try:
-        with os.scandir(root / FOLDER) as entries:
-            return sorted(e.name[:-5] for e in entries if e.name.endswith(".json") and not e.name.startswith("."))
-    except OSError:
-        return []
-
-
 def valid_model_name(name: str) -> bool:
     """True for a name a manifest may carry (and so a snapshot file may be named after)."""
     return bool(_NAME_RE.match(name))
 
-
-def missing_snapshots(root: Path) -> list[str]:
-    """The model manifests (``models/*.yaml``) that have no ``catalogs/models/<name>.json``."""
-    try:
-        with os.scandir(root / "models") as entries:
-            names = {e.name.rsplit(".", 1)[0] for e in entries
-                     if e.name.endswith((".yaml", ".yml")) and not e.name.startswith(".")}
-    except OSError:
-        return []
-    have = set(snapshot_files(root))
-    return sorted(n for n in names if n not in have)

@@ -81,7 +81,7 @@ def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool 
 
 def _note_snapshots(root: Path) -> None:
     """One info line naming the models whose checkpoint facts are unknown, and the command."""
-    from generator.checkpoint.snapshot import missing_snapshots
+    from generator.checkpoint.listing import missing_snapshots
 
     missing = missing_snapshots(root)
     if missing:

@@ -56,7 +56,8 @@ def _capture(source: str, host: str | None, revision: str | None, root: Path, ss
                                      param_hint=role)
         facts, where = capture_folder(source)
         display = source
-    return checkpoint_document(facts, where), problems_as_diagnostics(facts, display)
+    document = checkpoint_document(facts, where)  # adds the weights' consistency problems
+    return document, problems_as_diagnostics(facts, display)
 
 
 def _write(path: Path, text: str) -> None:
