@@ -51,8 +51,9 @@ class CheckpointFacts:
         for key in TEXT_CONFIG_KEYS:
             sub = config.get(key)
             if isinstance(sub, dict):
-                if key == "thinker_config" and isinstance(sub.get("text_config"), dict):
-                    return sub["text_config"]
+                inner = sub.get("text_config")
+                if key == "thinker_config" and isinstance(inner, dict):
+                    return inner
                 return sub
         return config
 

@@ -10,14 +10,17 @@ It accepts exactly what ``json.loads`` accepted before it (it is never run on ot
 from __future__ import annotations
 
 import json
+import json.decoder
 import re
-from typing import Any
+from typing import Any, Callable
 
 from generator.load.manifests import DocPath, Document
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
+# json's own string scanner (C when built): the same unescaping json.loads did.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 class _Walker:
@@ -50,7 +53,7 @@ class _Walker:
             while True:
                 i = self.skip(i)
                 key_at = i
-                key, i = json.decoder.scanstring(self.text, i + 1)
+                key, i = _scanstring(self.text, i + 1)
                 self.doc.key_pos[path + (key,)] = self.where(key_at)
                 i = self.skip(i) + 1  # the ':'
                 out[key], i = self.value(i, path + (key,))
@@ -71,7 +74,8 @@ class _Walker:
                     return items, i + 1
                 i += 1
         if c == '"':
-            return json.decoder.scanstring(self.text, i + 1)
+            text, end = _scanstring(self.text, i + 1)
+            return text, end
         for word, literal in _LITERALS.items():
             if self.text.startswith(word, i):
                 return literal, i + len(word)

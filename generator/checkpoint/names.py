@@ -10,13 +10,16 @@ name is written ``**``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _NUMBER = re.compile(r"^(?:0|[1-9][0-9]*)$")
 
 
-def _ranges(values: list) -> str:
+def _ranges(values: list[int]) -> str:
     """Sorted distinct ints as ``0-3,7,9-12``."""
-    parts, start, prev = [], None, None
+    parts: list[str] = []
+    start: int | None = None
+    prev = 0
     for v in values:
         if start is None:
             start = prev = v
@@ -30,29 +33,29 @@ def _ranges(values: list) -> str:
     return ",".join(parts)
 
 
-def _encode(tuples: set) -> str:
+def _encode(tuples: set[tuple[int, ...]]) -> str:
     """A set of equal-length int tuples as text: ``A x B + C x D`` (A, C ranges of the first
     number; B, D the rest, bracketed when they have more than one block)."""
     if not tuples:
         return ""
     if len(next(iter(tuples))) == 1:
         return _ranges(sorted(t[0] for t in tuples))
-    rest_of: dict = {}
+    rest_of: dict[int, set[tuple[int, ...]]] = {}
     for t in tuples:
         rest_of.setdefault(t[0], set()).add(t[1:])
-    firsts_by_rest: dict = {}
+    firsts_by_rest: dict[frozenset[tuple[int, ...]], list[int]] = {}
     for first, rest in rest_of.items():
         firsts_by_rest.setdefault(frozenset(rest), []).append(first)
     blocks = []
-    for rest, firsts in sorted(firsts_by_rest.items(), key=lambda item: min(item[1])):
-        sub = _encode(set(rest))
+    for tails, firsts in sorted(firsts_by_rest.items(), key=lambda item: min(item[1])):
+        sub = _encode(set(tails))
         blocks.append(f"{_ranges(sorted(firsts))} x {'(' + sub + ')' if ' + ' in sub else sub}")
     return " + ".join(blocks)
 
 
-def compact_names(names) -> dict:
+def compact_names(names: Iterable[str]) -> dict[str, str]:
     """Tensor names as ``{template: numbers}`` (see the module docstring); exact and sorted."""
-    by_template: dict = {}
+    by_template: dict[str, set[tuple[int, ...]]] = {}
     for name in names:
         parts = name.split(".")
         numbers = tuple(int(p) for p in parts if _NUMBER.match(p))
@@ -61,15 +64,15 @@ def compact_names(names) -> dict:
     return {t: _encode(nums) if nums != {()} else "" for t, nums in sorted(by_template.items())}
 
 
-def _parse_ranges(text: str) -> list:
-    out = []
+def _parse_ranges(text: str) -> list[int]:
+    out: list[int] = []
     for part in text.split(","):
         low, _, high = part.partition("-")
         out.extend(range(int(low), int(high or low) + 1))
     return out
 
 
-def _split_top(text: str, sep: str) -> list:
+def _split_top(text: str, sep: str) -> list[str]:
     """``text`` split at ``sep`` outside brackets."""
     parts, depth, start = [], 0, 0
     i = 0
@@ -89,9 +92,9 @@ def _split_top(text: str, sep: str) -> list:
     return parts
 
 
-def _decode(text: str) -> list:
+def _decode(text: str) -> list[tuple[int, ...]]:
     """The tuples :func:`_encode` wrote, in order."""
-    out = []
+    out: list[tuple[int, ...]] = []
     for block in _split_top(text, " + "):
         head, sep, rest = block.partition(" x ")
         firsts = _parse_ranges(head)
@@ -104,7 +107,7 @@ def _decode(text: str) -> list:
     return out
 
 
-def expand_names(templates: dict) -> list:
+def expand_names(templates: dict[str, str]) -> list[str]:
     """Every tensor name of :func:`compact_names`' output, sorted."""
     names = []
     for template, numbers in templates.items():
@@ -112,7 +115,7 @@ def expand_names(templates: dict) -> list:
         tuples = _decode(numbers) if numbers else [()]
         for t in tuples:
             pieces = [parts[0]]
-            for value, part in zip(t, parts[1:]):
+            for value, part in zip(t, parts[1:], strict=True):
                 pieces.append(str(value))
                 pieces.append(part)
             names.append("".join(pieces).replace("**", "*"))

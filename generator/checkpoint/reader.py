@@ -29,6 +29,7 @@ import re
 import stat
 import struct
 import sys
+from typing import Any, Callable
 
 RESULT_MARKER = "=== gen checkpoint facts ==="
 READER_VERSION = 1
@@ -64,14 +65,14 @@ except ImportError:  # pragma: no cover - the host side, tested through `python 
     _Base = Exception  # type: ignore[misc,assignment]
 
 
-class Problem(_Base, ValueError):  # type: ignore[misc,valid-type]
+class Problem(_Base, ValueError):
     """One thing wrong with one file of the checkpoint, with its position when known."""
 
     def __init__(self, file: str, message: str, line: int = 0, column: int = 0, code: str = MALFORMED) -> None:
         super().__init__(message)
         self.file, self.message, self.line, self.column, self.code = file, message, line, column, code
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The problem as the JSON the snapshot command reports."""
         return {"file": self.file, "line": self.line, "column": self.column, "message": self.message,
                 "code": self.code}
@@ -99,7 +100,7 @@ class Folder:
         """Release the folder's descriptor."""
         os.close(self.fd)
 
-    def names(self) -> list:
+    def names(self) -> list[str]:
         """The folder's entry names, sorted."""
         return sorted(os.listdir(self.fd))
 
@@ -144,7 +145,7 @@ class Folder:
         finally:
             os.close(fd)
 
-    def header(self, name: str) -> dict:
+    def header(self, name: str) -> dict[str, Any]:
         """The safetensors header of shard ``name`` and its size on disk."""
         return fd_header(self.open(name), name)
 
@@ -199,7 +200,7 @@ def sha256(data: bytes) -> str:
 # ------------------------------------------------------------------ safetensors headers
 
 
-def read_header(read_at, size: int, name: str) -> dict:
+def read_header(read_at: Callable[[int, int], bytes], size: int, name: str) -> dict[str, Any]:
     """One safetensors header through ``read_at(offset, count) -> bytes`` of a ``size``-byte file.
 
     Returns ``{"header_sha256", "header_bytes", "tensors": {name: (dtype, elements)},
@@ -245,7 +246,7 @@ def read_header(read_at, size: int, name: str) -> dict:
             "data_end": 8 + length + end}
 
 
-def fd_header(fd: int, name: str) -> dict:
+def fd_header(fd: int, name: str) -> dict[str, Any]:
     """The header of the open shard ``fd`` (closed after), plus the shard's size on disk."""
     try:
         size = os.fstat(fd).st_size
@@ -272,7 +273,7 @@ def fd_header(fd: int, name: str) -> dict:
 # ------------------------------------------------------------------ the checkpoint
 
 
-def check_index(data: object, name: str = INDEX) -> dict:
+def check_index(data: object, name: str = INDEX) -> dict[str, Any]:
     """The index as a dict with a ``weight_map`` of tensor -> shard file; Problem otherwise."""
     if not isinstance(data, dict) or not isinstance(data.get("weight_map"), dict) or not data["weight_map"]:
         raise Problem(name, "has no \"weight_map\" object of tensor -> shard file: not a safetensors index")
@@ -286,7 +287,7 @@ def check_index(data: object, name: str = INDEX) -> dict:
     return data
 
 
-def read_folder(path: str) -> dict:
+def read_folder(path: str) -> dict[str, Any]:
     """The facts of the checkpoint folder ``path`` on this machine (see :func:`read_checkpoint`)."""
     try:
         folder = Folder(path)
@@ -301,13 +302,13 @@ def read_folder(path: str) -> dict:
         folder.close()
 
 
-def empty_facts() -> dict:
+def empty_facts() -> dict[str, Any]:
     """Facts with nothing read yet."""
     return {"reader": READER_VERSION, "files": {}, "problems": [], "config": None, "generation_config": None,
             "weights": None}
 
 
-def read_checkpoint(source, where: str) -> dict:
+def read_checkpoint(source: Any, where: str) -> dict[str, Any]:
     """The facts of one checkpoint, read through ``source`` (a :class:`Folder`, or the hub's
     files in capture.py): ``exists(name)``, ``names()``, ``read_small(name, limit)`` and
     ``header(name)`` (None when a header cannot be reached without downloading weights).
@@ -363,7 +364,7 @@ def read_checkpoint(source, where: str) -> dict:
         if not shard_names:
             problems.append(Problem(where, f"has neither {INDEX} nor any *.safetensors file",
                                     code=INCOMPLETE).as_dict())
-    headers: dict = {}
+    headers: dict[str, Any] = {}
     for shard in shard_names:
         try:
             found = source.header(shard)
@@ -387,7 +388,7 @@ def read_checkpoint(source, where: str) -> dict:
     return out
 
 
-def main(argv: list) -> int:
+def main(argv: list[str]) -> int:
     """``PYTHON reader.py PATH`` (or ``PYTHON - PATH`` with this file on stdin): the facts as JSON."""
     if len(argv) != 1:
         print("usage: reader.py CHECKPOINT_FOLDER", file=sys.stderr)

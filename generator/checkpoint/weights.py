@@ -23,7 +23,8 @@ def weight_facts(index: dict[str, Any] | None, headers: dict[str, Any], shard_na
                      "total_size": None, "total_parameters": None}
     names: list[str] = []
     if index is not None:
-        meta = index.get("metadata") if isinstance(index.get("metadata"), dict) else {}
+        found_meta = index.get("metadata")
+        meta: dict[str, Any] = found_meta if isinstance(found_meta, dict) else {}
         for key in ("total_size", "total_parameters"):
             value = meta.get(key)
             weights[key] = int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
@@ -33,7 +34,7 @@ def weight_facts(index: dict[str, Any] | None, headers: dict[str, Any], shard_na
     complete = True
     for shard in shard_names:
         found = headers.get(shard)
-        entry = {"file": shard, "bytes": None, "header_sha256": None, "tensors": None}
+        entry: dict[str, Any] = {"file": shard, "bytes": None, "header_sha256": None, "tensors": None}
         if found is None:
             complete = False
         else:
