@@ -1,0 +1,83 @@
+"""Probe: the model architectures one SGLang registers, and the model classes of its Transformers.
+
+Run inside the target interpreter (``PYTHON - < archprobe.py``, locally or over SSH, like the
+flag and env probes); it imports only the standard library at module level and prints one
+JSON document (``<pin>.architectures.json``, format 1) on stdout:
+
+* ``registry``: architecture -> module, from ``sglang.srt.models.registry.ModelRegistry`` as
+  SGLang builds it at start (every module of ``sglang.srt.models`` imported, ``EntryClass``
+  read). A module that cannot be imported here (a CUDA-only dependency on a CPU machine)
+  is in ``import_errors`` with the error's first line, and its ``EntryClass`` names are
+  read from its source instead (``static``: the names SGLang registers where it imports);
+* ``transformers``: the version and the model classes (``*For*``, ``*Model``) the installed
+  Transformers exports: what SGLang's Transformers fallback can load for an architecture
+  its registry lacks.
+
+No date: a re-capture of one install is byte-identical.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import logging
+import os
+import pkgutil
+import sys
+
+PROBE_FORMAT = 1
+
+
+def _entry_names(path: str) -> list:
+    """The class names a module assigns to ``EntryClass`` (a name or a list of names)."""
+    with open(path, encoding="utf-8-sig") as handle:  # a few files start with a BOM
+        tree = ast.parse(handle.read())
+    names: list = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in targets) or node.value is None:
+            continue
+        values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+        names += [v.id for v in values if isinstance(v, ast.Name)]
+    return names
+
+
+def probe() -> dict:
+    """The architectures document (module docstring)."""
+    logging.disable(logging.CRITICAL)  # SGLang logs every failed import; they are recorded below
+    import sglang  # type: ignore[import-not-found]  # the target's own SGLang
+    from sglang.srt.models import registry as reg  # type: ignore[import-not-found]
+
+    models_pkg = importlib.import_module("sglang.srt.models")
+    registry = {arch: getattr(cls, "__module__", str(cls)) for arch, cls in reg.ModelRegistry.models.items()}
+    errors, static = {}, {}
+    for info in pkgutil.iter_modules(models_pkg.__path__, "sglang.srt.models."):
+        if info.ispkg or info.name.endswith(".registry"):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception as exc:  # noqa: BLE001 - any import failure is a fact to record
+            errors[info.name] = (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0][:300]
+            path = os.path.join(models_pkg.__path__[0], info.name.rsplit(".", 1)[1] + ".py")
+            for name in _entry_names(path):
+                if name not in registry:
+                    static[name] = info.name
+    out = {"format": PROBE_FORMAT, "sglang": getattr(sglang, "__version__", None), "registry": registry,
+           "import_errors": errors, "static": static, "transformers": None}
+    try:
+        import transformers  # type: ignore[import-not-found]
+
+        names = sorted(n for n in dir(transformers) if n[:1].isupper() and ("For" in n or n.endswith("Model")))
+        out["transformers"] = {"version": transformers.__version__, "classes": names}
+    except Exception as exc:  # noqa: BLE001 - recorded: no fallback known
+        out["transformers"] = {"version": None, "classes": [], "error": str(exc)[:300]}
+    return out
+
+
+if __name__ == "__main__":
+    real_stdout, sys.stdout = sys.stdout, sys.stderr  # what SGLang prints on import is not the document
+    document = probe()
+    sys.stdout = real_stdout
+    sys.stdout.write(json.dumps(document, indent=1, sort_keys=True, ensure_ascii=True) + "\n")
