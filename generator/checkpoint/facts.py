@@ -122,6 +122,80 @@ class CheckpointFacts:
         value = self.text(*keys)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
+    # ----- shapes, as every pinned SGLang reads them (rules compare them with the flags) -----
+
+    @property
+    def attention_heads(self) -> int | None:
+        """The language model's query heads (``num_attention_heads``)."""
+        return self.int_of("num_attention_heads")
+
+    @property
+    def kv_heads(self) -> int | None:
+        """KV heads in SGLang's order of keys (ModelConfig.get_total_num_kv_heads), else the
+        query heads (no grouped-query attention)."""
+        return self.int_of("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                           "num_attention_groups") or self.attention_heads
+
+    @property
+    def uses_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3 style): KV heads are not sharded by TP."""
+        return self.int_of("kv_lora_rank") is not None
+
+    @property
+    def vision_heads(self) -> int | None:
+        """The vision tower's attention heads, or None without one."""
+        vision = self.vision_config or {}
+        for key in ("num_heads", "num_attention_heads"):
+            value = vision.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    @property
+    def experts(self) -> int | None:
+        """Routed experts of a MoE model (``n_routed_experts``, ``num_experts``, ``num_local_experts``)."""
+        return self.int_of("n_routed_experts", "num_experts", "num_local_experts")
+
+    @property
+    def weight_block_size(self) -> tuple[int, int] | None:
+        """``quantization_config.weight_block_size`` (block-wise FP8: [block_n, block_k]), or None."""
+        block = (self.quantization_config or {}).get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+            return block[0], block[1]
+        return None
+
+    @property
+    def quant_method(self) -> str | None:
+        """``quantization_config.quant_method``, lower-case, or None."""
+        method = (self.quantization_config or {}).get("quant_method")
+        return method.lower() if isinstance(method, str) else None
+
+    @property
+    def nextn_layers(self) -> int | None:
+        """The checkpoint's own next-token (MTP) layers: ``num_nextn_predict_layers`` or
+        ``mtp_num_hidden_layers``; None when config.json says neither."""
+        return self.int_of("num_nextn_predict_layers", "mtp_num_hidden_layers")
+
+    @property
+    def context_limit(self) -> int:
+        """The context length SGLang derives from the text config (get_context_length, the same in
+        both pinned releases): the first of its length keys times rope_scaling's factor (1 with
+        original_max_position_embeddings or llama3 rope), else 2048."""
+        config = self.text_config
+        rope = config.get("rope_scaling")
+        factor: float = 1
+        if isinstance(rope, dict) and rope:
+            found = rope.get("factor", 1)
+            factor = found if isinstance(found, (int, float)) else 1
+            if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
+                factor = 1
+        for key in ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                    "max_position_embeddings"):
+            value = config.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(factor * value)
+        return 2048
+
     # ----- the weights -----
 
     @property
