@@ -176,13 +176,16 @@ class CheckpointFacts:
         ``mtp_num_hidden_layers``; None when config.json says neither."""
         return self.int_of("num_nextn_predict_layers", "mtp_num_hidden_layers")
 
-    @property
-    def context_limit(self) -> int:
-        """The context length SGLang derives from the text config (get_context_length, the same in
-        both pinned releases): the first of its length keys times rope_scaling's factor (1 with
-        original_max_position_embeddings or llama3 rope), else 2048."""
+    def context_limit(self, rope_scaling: bool = True) -> int:
+        """The context length SGLang derives from the text config (get_context_length, the same
+        code in both pinned releases): the first of its length keys times rope_scaling's factor
+        (1 with original_max_position_embeddings or llama3 rope), else 2048.
+
+        ``rope_scaling``: whether the pin's Transformers still hands SGLang a ``rope_scaling``
+        (4.x does; 5.x moves it to ``rope_parameters``, so SGLang 0.5.23 never multiplies:
+        proven by tests/test_model_oracle.py on both pins)."""
         config = self.text_config
-        rope = config.get("rope_scaling")
+        rope = config.get("rope_scaling") if rope_scaling else None
         factor: float = 1
         if isinstance(rope, dict) and rope:
             found = rope.get("factor", 1)
