@@ -35,11 +35,15 @@ def _entry_names(path: str) -> list:
         tree = ast.parse(handle.read())
     names: list = []
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
-        if not any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in targets) or node.value is None:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
             continue
-        values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+        if not any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in targets):
+            continue
+        values = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
         names += [v.id for v in values if isinstance(v, ast.Name)]
     return names
 
@@ -47,8 +51,8 @@ def _entry_names(path: str) -> list:
 def probe() -> dict:
     """The architectures document (module docstring)."""
     logging.disable(logging.CRITICAL)  # SGLang logs every failed import; they are recorded below
-    import sglang  # type: ignore[import-not-found]  # the target's own SGLang
-    from sglang.srt.models import registry as reg  # type: ignore[import-not-found]
+    import sglang  # the target's own SGLang
+    from sglang.srt.models import registry as reg
 
     models_pkg = importlib.import_module("sglang.srt.models")
     registry = {arch: getattr(cls, "__module__", str(cls)) for arch, cls in reg.ModelRegistry.models.items()}
