@@ -36,5 +36,5 @@ def test_a_broken_file_is_a_catalog_error(tmp_path: Path) -> None:
 @pytest.mark.sglang
 @pytest.mark.parametrize("pin", ["0.5.9", "0.5.23"])
 def test_recapture_is_byte_identical(pin: str) -> None:
-    text = snapshot_architectures_python(sglang_python(pin))
+    text = snapshot_architectures_python(sglang_python(pin))  # stamped like the committed file
     assert text == (ROOT / "catalogs" / "sglang" / f"{pin}.architectures.json").read_bytes()

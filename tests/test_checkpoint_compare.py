@@ -19,7 +19,7 @@ from standin_checkpoint import write_checkpoint
 
 def _expect(folder: Path):
     part = checkpoint_document(read_folder(str(folder)), {"kind": "folder", "path": str(folder)})
-    snapshot = ModelSnapshot("m", "catalogs/models/m.json", CheckpointFacts(part), None, Document("x", {}))
+    snapshot = ModelSnapshot("m", "catalogs/models/m.json", Path("catalogs/models/m.json"), CheckpointFacts(part), None, Document("x", {}))
     return checkpoint_expect(snapshot, "checkpoint")
 
 
@@ -54,6 +54,6 @@ def test_a_missing_index_or_other_shards_fail(tmp_path: Path) -> None:
 
 def test_a_published_snapshot_without_hashes_expects_no_file() -> None:
     part = {"files": {"config.json": {"sha256": None, "bytes": None}}, "weights": None}
-    snapshot = ModelSnapshot("m", "catalogs/models/m.json", CheckpointFacts(part), None, Document("x", {}))
+    snapshot = ModelSnapshot("m", "catalogs/models/m.json", Path("catalogs/models/m.json"), CheckpointFacts(part), None, Document("x", {}))
     expect = checkpoint_expect(snapshot, "checkpoint")
     assert expect is not None and expect.files == () and expect.shards == ()

@@ -23,14 +23,14 @@ Format 1 (``catalogs/README.md`` documents every key)::
                                      "dtypes": {dtype: {"tensors", "elements", "bytes"}} | null,
                                      "tensor_count", "tensor_names": {template: numbers}}}
 
-The text is ``json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True)`` plus a newline:
-a re-capture of the same checkpoint is byte-identical (no date is recorded).
+The text is ``captured_json(doc)`` (generator/load/captured.py: indent 1, sorted keys, ASCII,
+a final newline, the capture header's ``sha256`` of the file itself): a re-capture of the same
+checkpoint is byte-identical (no date is recorded), and an edit after it is C016.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,7 @@ from generator.checkpoint.facts import CheckpointFacts
 from generator.checkpoint.jsonpos import positioned
 from generator.checkpoint.listing import FOLDER
 from generator.errors import Diagnostic, Diagnostics, Position
+from generator.load.captured import captured_json
 from generator.load.files import read_file
 from generator.load.manifests import Document
 from generator.load.schema import validate
@@ -108,7 +109,8 @@ SNAPSHOT_SCHEMA: dict[str, Any] = {
     "format": {"type": "integer", "required": True},
     "model": {"type": "string", "required": True},
     "captured": {"type": "dict", "required": True, "schema": {
-        "tool": {"type": "string", "required": True}, "reader": {"type": "integer", "required": True}}},
+        "tool": {"type": "string", "required": True}, "reader": {"type": "integer", "required": True},
+        "sha256": {"type": "string", "required": True, "regex": _HEX64}}},
     "note": {"type": "string"},
     "checkpoint": {"type": "dict", "required": True, "schema": _CHECKPOINT},
     "draft": {"type": "dict", "nullable": True, "required": True, "schema": _CHECKPOINT},
@@ -121,6 +123,7 @@ class ModelSnapshot:
 
     model: str
     display: str  # catalogs/models/<model>.json, as diagnostics print it
+    path: Path  # the file read (its capture digest names it in rendered files)
     checkpoint: CheckpointFacts
     draft: CheckpointFacts | None
     document: Document  # positions, for findings that point into the snapshot
@@ -137,8 +140,9 @@ def snapshot_path(root: Path, model: str) -> Path:
 
 
 def render_snapshot(doc: dict[str, Any]) -> str:
-    """The committed text of a snapshot document (deterministic)."""
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+    """The committed text of a snapshot document (deterministic), stamped with its capture
+    header's digest (generator/load/captured.py: an edit after the capture is C016)."""
+    return captured_json(doc)
 
 
 def snapshot_command(model: str) -> str:
@@ -175,11 +179,12 @@ def _load_cached(path: str, model: str, mtime_ns: int, size: int, inode: int) ->
     if problem is not None or data is None:
         diags.add(problem or Diagnostic(Position(display), "Y008", "cannot read file"))
         return None, tuple(diags.items)
-    snapshot = snapshot_from_bytes(data, display, model, diags)
+    snapshot = snapshot_from_bytes(data, display, model, diags, Path(path))
     return snapshot, tuple(diags.items)
 
 
-def snapshot_from_bytes(data: bytes, display: str, model: str, diags: Diagnostics) -> ModelSnapshot | None:
+def snapshot_from_bytes(data: bytes, display: str, model: str, diags: Diagnostics,
+                        path: Path | None = None) -> ModelSnapshot | None:
     """Parse and check the bytes of a snapshot file; None with findings when it is broken."""
     from generator.checkpoint.reader import Problem, parse_json
 
@@ -204,7 +209,7 @@ def snapshot_from_bytes(data: bytes, display: str, model: str, diags: Diagnostic
         diags.error(doc.pos(("model",)), "C041", f"the snapshot in {display} is of model '{parsed['model']}', "
                     f"not '{model}'; snapshots are named after the model manifest they serve")
         return None
-    return ModelSnapshot(model, display, CheckpointFacts(parsed["checkpoint"], "checkpoint"),
+    return ModelSnapshot(model, display, path or Path(display), CheckpointFacts(parsed["checkpoint"], "checkpoint"),
                          CheckpointFacts(parsed["draft"], "draft") if parsed["draft"] else None, doc)
 
 

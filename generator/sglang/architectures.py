@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from generator.load.captured import captured_json
 from generator.sglang.catalog import CatalogFormatError, read_data_text
 from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
 
@@ -63,13 +64,14 @@ def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
 
 
 def _checked(stdout: bytes, what: str) -> bytes:
+    """The committed text of the probe's document: with its capture header, stamped."""
     try:
         data = json.loads(stdout)
     except ValueError as exc:
         raise SnapshotError(f"{what}: the architectures probe printed no JSON ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
         raise SnapshotError(f"{what}: the probe's output is not an architectures file (format 1)")
-    return stdout
+    return captured_json(data, tool="gen sglang snapshot", probe="archprobe").encode()
 
 
 def snapshot_architectures_python(python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
