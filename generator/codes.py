@@ -253,11 +253,11 @@ for _c in _CODES:
     REGISTRY[_c.code] = _c
 del _c
 
-_RULE_CODE = re.compile(r"[XG]([012])\d\d")
+_RULE_CODE = re.compile(r"[XGM]([012])\d\d")
 
 
 def rule_code_severity(code: str) -> Severity | None:
-    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules:
+    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules, ``M`` model rules:
     x0xx and x2xx error, x1xx warning), None if not one."""
     match = _RULE_CODE.fullmatch(code)
     if not match:
@@ -272,7 +272,7 @@ def lookup(code: str) -> Code | None:
         return found
     severity = rule_code_severity(code)
     if severity is not None:
-        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules)")
+        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules, M: model rules)")
     return None
 
 

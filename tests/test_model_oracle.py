@@ -17,8 +17,13 @@ from typing import Any
 
 import pytest
 
+import dataclasses
+
 from generator.checkpoint.facts import CheckpointFacts
 from generator.sglang.architectures import load_architectures
+from generator.sglang.catalog import load_catalog
+from generator.sglang.rules import evaluate, load_rules, rules_path, settings_from_argv
+from rule_tables.model_facts import MODEL_ROWS
 from sglang_env import sglang_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,37 +40,16 @@ YARN = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
 YARN_ORIG = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}}
 
 
-def _tp(argv: list[str]) -> tuple[int, int, bool]:
-    tp = int(argv[argv.index("--tp") + 1]) if "--tp" in argv else 1
-    dp = int(argv[argv.index("--dp") + 1]) if "--dp" in argv else 1
-    return tp, dp, "--enable-dp-attention" in argv
+def gen_codes(pin: str, config: dict[str, Any], argv: list[str], env: dict[str, str]) -> list[str]:
+    """The M codes gen's own model rules give for this checkpoint and argv on ``pin``."""
+    catalog = load_catalog(ROOT, pin)
+    settings = dataclasses.replace(settings_from_argv(catalog, argv, env), model=CheckpointFacts({"config": config}),
+                                   architectures=load_architectures(catalog.source_file))
+    return [f.rule.code for f in evaluate(settings, load_rules(rules_path(catalog))) if f.rule.code.startswith("M")]
 
 
-def gen_predicts(pin: str, config: dict[str, Any], argv: list[str], env: dict[str, str]) -> bool:
-    """Whether gen's facts say SGLang starts (the checks the model rules make)."""
-    facts = CheckpointFacts({"config": config})
-    archs = load_architectures(ROOT / "catalogs" / "sglang" / f"{pin}.json")
-    assert archs is not None and archs.transformers_version
-    rope = int(archs.transformers_version.split(".")[0]) < 5
-    tp, dp, dp_attn = _tp(argv)
-    attn_tp = tp // dp if dp_attn else tp
-    heads, kv = facts.attention_heads, facts.kv_heads
-    if heads and heads % attn_tp:
-        return False
-    if kv and not facts.uses_mla and (kv % attn_tp if kv >= attn_tp else attn_tp % kv):
-        return False
-    if facts.vision_heads and facts.vision_heads % attn_tp:
-        return False
-    block = facts.weight_block_size
-    if block and tp > 1:
-        for size in (facts.int_of("intermediate_size"), facts.int_of("moe_intermediate_size")):
-            if size and ((size // tp) % block[0] or (size // tp) % block[1]):
-                return False
-    if "--context-length" in argv:
-        wanted = int(argv[argv.index("--context-length") + 1])
-        if wanted > facts.context_limit(rope) and env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") not in ("1", "true"):
-            return False
-    return True
+def _tp_flag(pin: str) -> str:
+    return "--tensor-parallel-size" if pin == "0.5.9" else "--tp-size"
 
 
 CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
@@ -88,7 +72,7 @@ CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
      ["--tp", "12"], {}),  # replicated 4 times
     ("llama-kv-5-tp10", {**LLAMA, "hidden_size": 320, "num_attention_heads": 20, "num_key_value_heads": 5},
      ["--tp", "10"], {}),
-    ("llama-dp-attention-attn-tp2", LLAMA, ["--tp", "8", "--dp", "4", "--enable-dp-attention"], {}),
+    ("llama-dp-attention-attn-tp2", LLAMA, ["--tp", "8", "--dp-size", "4", "--enable-dp-attention"], {}),
     ("llama-context-over", LLAMA, ["--context-length", "16384"], {}),
     ("llama-context-over-allowed", LLAMA, ["--context-length", "16384"],
      {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}),
@@ -100,8 +84,15 @@ CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
 ]
 
 
+def _cases(pin: str) -> list[tuple[str, dict[str, Any], list[str], dict[str, str]]]:
+    """The corpus above, and every row of the model rules' table for this pin (the same shapes)."""
+    rows = [(f"row-{i}", config, argv, env) for i, (p, argv, env, config, _) in enumerate(MODEL_ROWS) if p == pin]
+    own = [(i, c, [w if w != "--tp" else _tp_flag(pin) for w in a], e) for i, c, a, e in CASES]
+    return own + rows
+
+
 def _sglang(pin: str) -> dict[str, dict[str, Any]]:
-    cases = [{"id": i, "config": c, "argv": a, "env": e} for i, c, a, e in CASES]
+    cases = [{"id": i, "config": c, "argv": a, "env": e} for i, c, a, e in _cases(pin)]
     done = subprocess.run([sglang_python(pin), str(RUNNER)], input=json.dumps(cases), capture_output=True,
                           text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -116,14 +107,27 @@ def sglang_says(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str
 def test_gen_predicts_what_sglang_decides(sglang_says: tuple[str, dict[str, dict[str, Any]]]) -> None:
     pin, results = sglang_says
     wrong = []
-    for case_id, config, argv, env in CASES:
+    for case_id, config, argv, env in _cases(pin):
         real = results[case_id]
-        if gen_predicts(pin, config, argv, env) != real["ok"]:
+        if (not gen_codes(pin, config, argv, env)) != real["ok"]:
             wrong.append(f"{pin} {case_id}: gen {'accepts' if not real['ok'] else 'refuses'}, SGLang "
                          f"{'accepts' if real['ok'] else 'refuses at ' + str(real['stage']) + ': ' + str(real['error'])}")
     assert not wrong, "\n".join(wrong)
     refused = sum(not r["ok"] for r in results.values())
-    assert 0 < refused < len(CASES)  # the corpus has both sides
+    assert 0 < refused < len(results)  # the corpus has both sides
+
+
+def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbour(
+        sglang_says: tuple[str, dict[str, dict[str, Any]]]) -> None:
+    pin, results = sglang_says
+    fired: dict[str, list[bool]] = {}
+    for case_id, config, argv, env in _cases(pin):
+        for code in gen_codes(pin, config, argv, env):
+            fired.setdefault(code, []).append(results[case_id]["ok"])
+    assert set(fired) == {"M030", "M031", "M032"}, fired
+    assert all(not any(oks) for oks in fired.values())  # every firing case SGLang refuses
+    accepted = [i for i, c, a, e in _cases(pin) if results[i]["ok"] and not gen_codes(pin, c, a, e)]
+    assert accepted
 
 
 def test_every_refusal_is_the_check_it_is_about(sglang_says: tuple[str, dict[str, dict[str, Any]]]) -> None:
