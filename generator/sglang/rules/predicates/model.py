@@ -11,23 +11,25 @@ absent (no snapshot, or a key the snapshot lacks).
 from __future__ import annotations
 
 from generator.sglang.rules.predicates.common import dp_attention
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Hit, Item, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
 
-def attention_tp(s: Settings) -> tuple[int, str]:
-    """The attention-TP width (TP divided by the DP-attention and attention-CP sizes) and how it came."""
+def attention_tp(s: Settings) -> tuple[int, list[Item]]:
+    """The attention-TP width (TP divided by the DP-attention and attention-CP sizes), and the
+    settings it came from as items (``tp``, the DP-attention items of common.dp_attention,
+    ``attn-cp`` in the rule's ``items:``)."""
     tp = s.integer("tp_size", 1)
-    on, dp, how = dp_attention(s)
+    on, dp, dp_item = dp_attention(s)
     cp = s.integer("attn_cp_size", 1) if s.has("attn_cp_size") else 1
     width = max(1, tp // (dp if on else 1) // max(1, cp))
-    parts = [f"{s.flag('tp_size')} {tp}"] + ([how] if on else []) + ([f"{s.flag('attn_cp_size')} {cp}"] if cp > 1 else [])
-    return width, " / ".join(parts)
+    parts = [item("tp")] + ([dp_item] if dp_item is not None else []) + ([item("attn-cp")] if cp > 1 else [])
+    return width, parts
 
 
-def _divisors(n: int) -> str:
-    return ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def _kv_misfit(heads: int, width: int) -> bool:
@@ -78,7 +80,7 @@ def _fp8_blocks(s: Settings, rule: RuleSpec) -> Hit | None:
                          block=block[0], side="block_n"),
                    check(ways > 1 and part % block[1] != 0, "experts", ("tp_size", "ep_size"), size=moe, ways=ways,
                          part=part, block=block[1], side="block_k")]
-    return first_broken(checks, block_size=f"{block[0]}x{block[1]}")
+    return first_broken(checks, block_n=block[0], block_k=block[1])
 
 
 @predicate("context-length-limit")
