@@ -106,15 +106,23 @@ def sglang_says(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str
 
 def test_gen_predicts_what_sglang_decides(sglang_says: tuple[str, dict[str, dict[str, Any]]]) -> None:
     pin, results = sglang_says
-    wrong = []
+    wrong, unverifiable = [], []
     for case_id, config, argv, env in _cases(pin):
         real = results[case_id]
+        if real["ok"] is None:  # SGLang's code needs a CUDA-only package here (sgl_kernel)
+            unverifiable.append(case_id)
+            continue
         if (not gen_codes(pin, config, argv, env)) != real["ok"]:
             wrong.append(f"{pin} {case_id}: gen {'accepts' if not real['ok'] else 'refuses'}, SGLang "
                          f"{'accepts' if real['ok'] else 'refuses at ' + str(real['stage']) + ': ' + str(real['error'])}")
     assert not wrong, "\n".join(wrong)
-    refused = sum(not r["ok"] for r in results.values())
+    refused = sum(r["ok"] is False for r in results.values())
     assert 0 < refused < len(results)  # the corpus has both sides
+    # Only 0.5.9's FP8 MoE method is out of reach on CPU (it imports sgl_kernel, CUDA-only):
+    # those shapes are decided by 0.5.23's run; the dense FP8 check before it ran on both.
+    assert all(results[i]["stage"] == "fp8_blocks" and "sgl_kernel" in results[i]["error"] for i in unverifiable)
+    assert pin == "0.5.9" or not unverifiable
+    assert len(unverifiable) <= 3, unverifiable
 
 
 def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbour(
