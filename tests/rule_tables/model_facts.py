@@ -28,6 +28,9 @@ YARN = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
 ALLOW = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
 
 MODEL_ROWS: list[ModelRow] = []
+# 0.5.23 asserts on CPU that a hybrid (Mamba) model's default extra_buffer cache needs a GPU
+# platform; no_buffer keeps the VL rows about their heads on this machine.
+NO_BUFFER = {"0.5.9": [], "0.5.23": ["--mamba-radix-cache-strategy", "no_buffer"]}
 for pin, tp in (("0.5.9", "--tensor-parallel-size"), ("0.5.23", "--tp-size")):
     MODEL_ROWS += [
         # tp-attention-heads (M030)
@@ -35,10 +38,10 @@ for pin, tp in (("0.5.9", "--tensor-parallel-size"), ("0.5.23", "--tp-size")):
         (pin, [tp, "3"], {}, LLAMA, ["M030"]),  # 16 query heads
         (pin, [tp, "16"], {}, LLAMA, []),  # 8 KV heads replicated twice
         (pin, [tp, "32"], {}, LLAMA, ["M030"]),
-        (pin, [tp, "4"], {}, {**LLAMA, "num_attention_heads": 12, "num_key_value_heads": 6}, ["M030"]),  # KV 6 by 4
-        (pin, [tp, "12"], {}, {**LLAMA, "num_attention_heads": 12, "num_key_value_heads": 3}, []),
-        (pin, [tp, "6"], {}, VL, ["M030"]),  # gpustack#4769: 16 vision heads
-        (pin, [tp, "4"], {}, VL, []),
+        (pin, [tp, "4"], {}, {**LLAMA, "hidden_size": 192, "num_attention_heads": 12, "num_key_value_heads": 6}, ["M030"]),  # KV 6 by 4
+        (pin, [tp, "12"], {}, {**LLAMA, "hidden_size": 192, "num_attention_heads": 12, "num_key_value_heads": 3}, []),
+        (pin, [tp, "6", *NO_BUFFER[pin]], {}, VL, ["M030"]),  # gpustack#4769: 16 vision heads
+        (pin, [tp, "4", *NO_BUFFER[pin]], {}, VL, []),
         (pin, [tp, "16"], {}, MLA, []),  # MLA: only the 128 query heads split
         (pin, [tp, "6"], {}, MLA, ["M030"]),
         # fp8-block-per-rank (M031)
