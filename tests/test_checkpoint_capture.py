@@ -183,10 +183,22 @@ def test_the_reader_never_follows_an_index_into_a_fifo_without_a_bound(tmp_path:
     folder = _bad(tmp_path, "fifo-shard")
     (folder / "model.safetensors.index.json").unlink()
     os.mkfifo(folder / "model.safetensors.index.json")
-    done = subprocess.run([sys.executable, "-", str(folder)], input=reader.__loader__.get_data(reader.__file__),
-                          capture_output=True, timeout=30)
-    facts = json.loads(done.stdout.decode().split(reader.RESULT_MARKER, 1)[1])
+    facts = _as_the_host_runs_it(folder)
     assert any("is a FIFO" in p["message"] for p in facts["problems"])
+
+
+def _as_the_host_runs_it(folder: Path) -> dict:
+    """The reader alone on stdin, as a host runs it: -I -S so gen's own package (the
+    editable install, the working folder) is not importable, as on a host."""
+    done = subprocess.run([sys.executable, "-I", "-S", "-", str(folder)],
+                          input=reader.__loader__.get_data(reader.__file__), capture_output=True, timeout=30)
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    return json.loads(done.stdout.decode().split(reader.RESULT_MARKER, 1)[1])
+
+
+def test_the_reader_runs_alone_on_a_host_without_gen(tmp_path: Path) -> None:
+    facts = _as_the_host_runs_it(write_checkpoint(tmp_path / "ck"))
+    assert not facts["problems"] and facts["config"]
 
 
 # ----- writing, the CLI ---------------------------------------------------------------------

@@ -62,7 +62,8 @@ UNSAFE, MALFORMED, INCOMPLETE = "M001", "M002", "M003"
 try:  # in gen: one of gen's errors; on a host (this file alone on stdin) a plain exception
     from generator.errors import GenError as _Base
 except ImportError:  # pragma: no cover - the host side, tested through `python -`
-    _Base = Exception  # type: ignore[misc,assignment]
+    class _Base(Exception):  # type: ignore[no-redef]
+        """The host side's base: a class of its own (Exception itself before ValueError has no MRO)."""
 
 
 class Problem(_Base, ValueError):
