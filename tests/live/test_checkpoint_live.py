@@ -38,6 +38,12 @@ def repo(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> Itera
                                     MODEL_DIR, "--draft", DRAFT_DIR, "--ssh-option", "-F",
                                     "--ssh-option", str(ssh_config)])
     assert out.exit_code == 0, out.output
+    # The snapshot gives the weights' size (the stand-in's 64 bytes): the hand-typed 1 GB the
+    # fixture needs without one now disagrees (M010), so it goes, as the fix text says.
+    manifest = root / "models" / f"{MODEL}.yaml"
+    text = manifest.read_text()
+    assert "  size_gb: 1\n" in text, "the fixture manifest's size line moved"
+    manifest.write_text(text.replace("  size_gb: 1\n", ""))
     plan, files = render_plan(root)  # now with the snapshot's expectations (and its size)
     assert plan.services[0].model_expect is not None and plan.services[0].draft_expect is not None
     deploy(test_host, plan, files)

@@ -29,8 +29,8 @@ ALLOW = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
 
 MODEL_ROWS: list[ModelRow] = []
 # 0.5.23 asserts on CPU that a hybrid (Mamba) model's default extra_buffer cache needs a GPU
-# platform; no_buffer keeps the VL rows about their heads on this machine.
-NO_BUFFER = {"0.5.9": [], "0.5.23": ["--mamba-radix-cache-strategy", "no_buffer"]}
+# platform; no_buffer (which refuses the overlap schedule) keeps the VL rows about their heads here.
+NO_BUFFER = {"0.5.9": [], "0.5.23": ["--mamba-radix-cache-strategy", "no_buffer", "--disable-overlap-schedule"]}
 for pin, tp in (("0.5.9", "--tensor-parallel-size"), ("0.5.23", "--tp-size")):
     MODEL_ROWS += [
         # tp-attention-heads (M030)
