@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from generator.checkpoint.attach import snapshot_of
 from generator.checkpoint.snapshot import ModelSnapshot
-
 from generator.emit.render import (
     ENV_DIR,
     UNIT_DIR,
