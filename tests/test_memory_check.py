@@ -119,8 +119,7 @@ def test_gpus_without_memory_mib_are_named_in_one_info_line(repo_copy: Path) -> 
     host = repo_copy / HOST
     host.write_text(host.read_text().replace(" memory_mib: 97887,", ""))
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
-    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: memory sizing")
-             and "snapshot's config.json has no number" not in ln]  # the partial example snapshots' notes
+    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: memory sizing")]
     assert notes == ["gen: note: memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve) "
                      "skipped on llm-two: GPUs without memory_mib (`gen host snapshot` captures it; P030 read "
                      "memory_gb as GiB)"]
@@ -180,3 +179,23 @@ def test_a_draft_loaded_after_the_pool_names_the_fraction_window(repo_root: Path
     assert at[0.499] > 0 > at[0.5]
     # 0.5.23 counts the draft in the budget: the same config starts
     assert size_memory("0.5.23", checkpoint, 81559, flags, nvlink=True).reserve_gib > 0
+
+
+def test_a_captured_snapshot_too_thin_to_size_tokens_is_named_once(repo_copy: Path) -> None:
+    """The example Qwen snapshot is written from published pages (it says the checks needing
+    other keys stay silent: no note); the same config as a capture gets the info line."""
+    from generator.load.captured import captured_json
+
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert "gen: note: memory sizing" not in result.stderr
+    path = repo_copy / "catalogs/models/qwen3.5-122b-a10b.json"
+    doc = json.loads(path.read_text())
+    doc.pop("captured")
+    doc["checkpoint"]["source"] = {"kind": "folder", "path": "/shared/models/Qwen3.5-122B-A10B"}
+    path.write_text(captured_json(doc, tool="gen model snapshot", reader=1))
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: memory sizing")]
+    assert notes == ["gen: note: memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve) of "
+                     "model 'qwen3.5-122b-a10b' skipped: the snapshot's config.json has no number "
+                     "'num_attention_heads' (SGLang reads it to size the KV cache) (`gen model snapshot --model "
+                     "qwen3.5-122b-a10b` from the checkpoint captures its full config.json)"], result.stderr

@@ -45,6 +45,13 @@ class CheckpointFacts:
         return value if isinstance(value, dict) else None
 
     @property
+    def published(self) -> bool:
+        """True for a snapshot written from published pages (``source.kind`` "published"), not
+        captured from the checkpoint: its config holds only the keys cited, the rest unknown."""
+        source = self.data.get("source")
+        return isinstance(source, dict) and source.get("kind") == "published"
+
+    @property
     def text_config(self) -> dict[str, Any]:
         """The language model's config: the first sub-config SGLang would use, else config.json."""
         config = self.config

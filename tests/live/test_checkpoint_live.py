@@ -43,7 +43,10 @@ def repo(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> Itera
     manifest = root / "models" / f"{MODEL}.yaml"
     text = manifest.read_text()
     assert "  size_gb: 1\n" in text, "the fixture manifest's size line moved"
-    manifest.write_text(text.replace("  size_gb: 1\n", ""))
+    # Sized by token from the snapshot's config.json, SGLang 0.5.9 loads the EAGLE3 draft's KV
+    # cache after the target's pool: at the default fraction the stand-in GPU runs out of memory
+    # at launch (P034, whose fix names at most 0.499), so the fixture takes a fraction that fits.
+    manifest.write_text(text.replace("  size_gb: 1\n", "") + "memory:\n  mem_fraction_static: 0.45\n")
     plan, files = render_plan(root)  # now with the snapshot's expectations (and its size)
     assert plan.services[0].model_expect is not None and plan.services[0].draft_expect is not None
     deploy(test_host, plan, files)
