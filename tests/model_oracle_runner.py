@@ -11,14 +11,18 @@ checkpoint folder's config.json, then runs, in order, stopping at the first refu
 2. ``model_config``: ``ModelConfig.from_server_args`` for the model, and for the draft
    (``is_draft_model=True``) when there is one: the context length, the quantization, the
    dtype, as the scheduler derives them;
-3. ``attention``: SGLang's ``QKVParallelLinear`` built for the attention-TP width SGLang's own
+3. ``architecture``: SGLang's ``get_model_architecture`` on the model's ModelConfig (and the
+   draft's): its registry, else the Transformers fallback (``resolve_transformers_arch``);
+4. ``attention``: SGLang's ``QKVParallelLinear`` built for the attention-TP width SGLang's own
    ``compute_dp_attention_world_info`` gives (on the ``meta`` device: no memory), which divides
    the query heads and divides or replicates the KV heads exactly as model construction does;
    the vision tower's heads through SGLang's ``divide``;
-4. ``fp8_blocks``: for a block-quantized checkpoint, SGLang's ``Fp8LinearMethod`` shape check
+5. ``fp8_blocks``: for a block-quantized checkpoint, SGLang's ``Fp8LinearMethod`` shape check
    on the MLP's gate/up projection per TP rank, and ``Fp8MoEMethod``'s on the experts'.
 
-Stand-ins, named so: the TP group (steps 3-4 are given the TP width instead of a process
+Stand-ins, named so: the model registry's classes for modules this CPU machine cannot import
+(:func:`standin_registry`: empty classes under the names their ``EntryClass`` gives, so
+SGLang's ``get_model_architecture`` decides on names as on a GPU host), the TP group (steps 4-5 are given the TP width instead of a process
 group, ``get_tensor_model_parallel_world_size`` patched to it: no GPUs here), and the
 weights (none are read: only config.json exists).
 """
@@ -63,6 +67,56 @@ def _model_configs(args: Any, draft: str | None) -> tuple[Any, Any]:
     if draft is not None:
         drafted = ModelConfig.from_server_args(args, model_path=draft, is_draft_model=True)
     return target, drafted
+
+
+def standin_registry() -> list[str]:
+    """Fill SGLang's ModelRegistry with stand-in classes for what this CPU machine cannot import.
+
+    SGLang registers a model class by importing its module and reading ``EntryClass``; on a
+    CPU-only machine most modules fail to import (CUDA-only kernels: 0.5.9's registry here
+    holds only MindSporeForCausalLM), so the registry SGLang builds on a GPU host cannot be
+    built here. The stand-in reads each failed module's ``EntryClass`` names from its source
+    (as ``gen sglang snapshot``'s probe does) and registers an empty class of that name, named
+    ``StandinRegistered*``: SGLang's own ``get_model_architecture`` then decides on the names as
+    it would on a GPU host. Returns the names stood in for."""
+    import ast
+    import importlib
+    import pkgutil
+
+    import torch
+    from sglang.srt.models.registry import ModelRegistry
+
+    package = importlib.import_module("sglang.srt.models")
+    added: list[str] = []
+    for info in pkgutil.iter_modules(package.__path__, "sglang.srt.models."):
+        if info.ispkg or info.name.endswith(".registry"):
+            continue
+        try:
+            importlib.import_module(info.name)
+            continue
+        except Exception:  # noqa: BLE001 - a module this machine cannot import: read its source
+            pass
+        path = os.path.join(package.__path__[0], info.name.rsplit(".", 1)[1] + ".py")
+        with open(path, encoding="utf-8-sig") as fh:
+            tree = ast.parse(fh.read())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EntryClass"
+                                                    for t in node.targets):
+                values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                for v in values:
+                    if isinstance(v, ast.Name) and v.id not in ModelRegistry.models:
+                        ModelRegistry.models[v.id] = type(f"StandinRegistered{v.id}", (torch.nn.Module,),
+                                                          {"__module__": info.name})
+                        added.append(v.id)
+    return added
+
+
+def _architecture(*configs: Any) -> None:
+    from sglang.srt.model_loader.utils import get_model_architecture
+
+    for mc in configs:
+        if mc is not None:
+            get_model_architecture(mc)
 
 
 def _attn_tp(args: Any) -> int:
@@ -198,7 +252,9 @@ def _one(root: str, case: dict[str, Any]) -> dict[str, Any]:
         with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
             args = _server_args(model, draft, case["argv"])
             stage = "model_config"
-            target, _ = _model_configs(args, draft)
+            target, drafted = _model_configs(args, draft)
+            stage = "architecture"
+            _architecture(target, drafted)
             stage = "attention"
             _attention(target, args)
             stage = "fp8_blocks"
@@ -224,6 +280,9 @@ def main() -> None:
     """Run every case of stdin; print the results as JSON."""
     cases = json.load(sys.stdin)
     logging.disable(logging.CRITICAL)
+    sink = io.StringIO()
+    with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+        standin_registry()
     with tempfile.TemporaryDirectory(prefix="gen-model-oracle-") as root:
         results = [_one(root, case) for case in cases]
     json.dump(results, sys.stdout)

@@ -20,6 +20,17 @@ def test_committed_files_load(pin: str) -> None:
     assert found is not None
     assert {"DeepseekV3ForCausalLM", "LlamaForCausalLMEagle3", "Qwen3_5MoeForConditionalGeneration"} <= found.sglang
     assert "LlamaForCausalLM" in found.transformers and found.transformers_version
+    # SGLang's Transformers fallback asks the class itself (is_backend_compatible()): the probe
+    # recorded the answer per class; BLOOM's and MPT's are False, Llama's and GPT-NeoX's True.
+    assert found.backend_compatible("BloomForCausalLM") is False and found.backend_compatible("MptForCausalLM") is False
+    assert found.backend_compatible("LlamaForCausalLM") and found.backend_compatible("GPTNeoXForCausalLM")
+
+
+def test_without_the_compatibility_capture_gen_does_not_guess(tmp_path: Path) -> None:
+    (tmp_path / "0.5.9.architectures.json").write_text(
+        '{"format": 1, "registry": {}, "static": {}, "transformers": {"version": "4", "classes": ["BloomForCausalLM"]}}')
+    found = load_architectures(tmp_path / "0.5.9.json")
+    assert found is not None and found.backend_compatible("BloomForCausalLM") is None
 
 
 def test_companion_file_is_no_pin() -> None:

@@ -5,7 +5,8 @@ Each case is a real config.json shape (the example snapshots' published configs,
 variants) with a TP layout; SGLang decides whether it starts as far as CPU allows (ServerArgs,
 ModelConfig, the attention and FP8 layers' shape checks with a stand-in TP group), and gen's
 facts must predict the same: the query heads, KV heads (divided or replicated) and vision heads
-per attention-TP rank, the FP8 block divisibility per rank, and the derived context length.
+per attention-TP rank, the FP8 block divisibility per rank, the derived context length, and
+whether the architecture resolves (SGLang's registry, else its Transformers fallback).
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
     ("llama-yarn-factor", YARN, ["--context-length", "32768"], {}),  # 0.5.9 x4; 0.5.23's Transformers 5 not
     ("llama-yarn-factor-over", YARN, ["--context-length", "32769"], {}),
     ("llama-yarn-original", YARN_ORIG, ["--context-length", "16384"], {}),
+    ("arch-unknown", {**LLAMA, "architectures": ["DeciLMForCausalLMX"]}, [], {}),  # like sglang#4689
+    ("arch-transformers-fallback", {**LLAMA, "architectures": ["GPTNeoXForCausalLM"]}, [], {}),
+    ("arch-transformers-incompatible", {**LLAMA, "architectures": ["MptForCausalLM"]}, [], {}),  # like sglang#4062
+    ("arch-second-native", {**LLAMA, "architectures": ["DeciLMForCausalLMX", "LlamaForCausalLM"]}, [], {}),
     ("llama-no-length-key", {k: v for k, v in LLAMA.items() if k != "max_position_embeddings"},
      ["--context-length", "4096"], {}),
 ]
@@ -132,7 +137,7 @@ def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbo
     for case_id, config, argv, env in _cases(pin):
         for code in gen_codes(pin, config, argv, env):
             fired.setdefault(code, []).append(results[case_id]["ok"])
-    assert set(fired) == {"M030", "M031", "M032"}, fired
+    assert set(fired) == {"M030", "M031", "M032", "M033"}, fired
     assert all(not any(oks) for oks in fired.values())  # every firing case SGLang refuses
     accepted = [i for i, c, a, e in _cases(pin) if results[i]["ok"] and not gen_codes(pin, c, a, e)]
     assert accepted
@@ -144,4 +149,7 @@ def test_every_refusal_is_the_check_it_is_about(sglang_says: tuple[str, dict[str
     assert "128 is not divisible by 6" in results["deepseek-bf16-tp6"]["error"]
     assert "16 is not divisible by 3" in results["llama-tp3"]["error"]
     assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in results["llama-context-over"]["error"]
+    assert "Cannot find model module" in results["arch-unknown"]["error"]
+    assert "not compatible" in results["arch-transformers-incompatible"]["error"]
+    assert results["arch-transformers-fallback"]["ok"] and results["arch-second-native"]["ok"]
     assert results["llama-tp16-replicated-kv"]["ok"] and results["llama-context-over-allowed"]["ok"]

@@ -30,6 +30,18 @@ class Architectures:
     sglang: frozenset[str]
     transformers: frozenset[str]
     transformers_version: str | None
+    # Transformers classes whose is_backend_compatible() is False (SGLang's fallback refuses
+    # them); None when the file predates the capture of it: gen then cannot say.
+    backend_incompatible: frozenset[str] | None = None
+    # Transformers classes the probe could not import (a missing optional dependency): unknown.
+    unresolved: frozenset[str] = frozenset()
+
+    def backend_compatible(self, architecture: str) -> bool | None:
+        """Whether SGLang's Transformers fallback accepts Transformers' class ``architecture``
+        (its own ``is_backend_compatible()``), None when the capture does not know."""
+        if self.backend_incompatible is None or architecture in self.unresolved:
+            return None
+        return architecture not in self.backend_incompatible
 
     def registered(self, architecture: str) -> bool:
         """True when SGLang's own registry has the class."""
@@ -55,9 +67,12 @@ def load_architectures(catalog_file: Path) -> Architectures | None:
 def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
     try:
         data = json.loads(read_data_text(path))
+        found = data.get("transformers") or {}
+        incompatible = found.get("backend_incompatible")
         return Architectures(frozenset(data["registry"]) | frozenset(data["static"]),
-                             frozenset((data.get("transformers") or {}).get("classes") or ()),
-                             (data.get("transformers") or {}).get("version"))
+                             frozenset(found.get("classes") or ()), found.get("version"),
+                             None if incompatible is None else frozenset(incompatible),
+                             frozenset(found.get("unresolved") or ()))
     except (ValueError, KeyError, TypeError) as exc:
         raise CatalogFormatError(f"{path}: not an architectures file (format 1): {exc}; re-capture it "
                                  "with `gen sglang snapshot`") from exc

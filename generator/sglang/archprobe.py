@@ -11,7 +11,9 @@ JSON document (``<pin>.architectures.json``, format 1) on stdout:
   read from its source instead (``static``: the names SGLang registers where it imports);
 * ``transformers``: the version and the model classes (``*For*``, ``*Model``) the installed
   Transformers exports: what SGLang's Transformers fallback can load for an architecture
-  its registry lacks.
+  its registry lacks; ``backend_incompatible``: the PyTorch ones whose own
+  ``is_backend_compatible()`` is False (``_supports_attention_backend``: SGLang's fallback
+  refuses them), and ``unresolved``: those that cannot be imported here (their answer unknown).
 
 No date: a re-capture of one install is byte-identical.
 """
@@ -48,6 +50,27 @@ def _entry_names(path: str) -> list:
     return names
 
 
+def _backend_compatibility(transformers: object, names: list) -> tuple:
+    """(classes whose ``is_backend_compatible()`` is False, classes that cannot be imported here).
+
+    SGLang's ``resolve_transformers_arch`` calls the class's own ``is_backend_compatible`` before
+    it falls back to Transformers; it depends on the class (``_supports_attention_backend``,
+    inherited), not on its name, so each PyTorch class is imported and asked. TensorFlow and
+    Flax classes (``TF*``, ``Flax*``) are not what SGLang loads."""
+    incompatible, unresolved = [], []
+    for name in names:
+        if name.startswith(("TF", "Flax")):
+            continue
+        try:
+            cls = getattr(transformers, name)
+            check = getattr(cls, "is_backend_compatible", None)
+            if check is not None and not check():
+                incompatible.append(name)
+        except Exception:  # noqa: BLE001 - a missing optional dependency: the answer is unknown here
+            unresolved.append(name)
+    return incompatible, unresolved
+
+
 def probe() -> dict:
     """The architectures document (module docstring)."""
     logging.disable(logging.CRITICAL)  # SGLang logs every failed import; they are recorded below
@@ -74,7 +97,9 @@ def probe() -> dict:
         import transformers  # type: ignore[import-not-found]
 
         names = sorted(n for n in dir(transformers) if n[:1].isupper() and ("For" in n or n.endswith("Model")))
-        out["transformers"] = {"version": transformers.__version__, "classes": names}
+        incompatible, unresolved = _backend_compatibility(transformers, names)
+        out["transformers"] = {"version": transformers.__version__, "classes": names,
+                               "backend_incompatible": incompatible, "unresolved": unresolved}
     except Exception as exc:  # noqa: BLE001 - recorded: no fallback known
         out["transformers"] = {"version": None, "classes": [], "error": str(exc)[:300]}
     return out

@@ -26,6 +26,11 @@ VL = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qw
       "vision_config": {"depth": 27, "hidden_size": 1152, "num_heads": 16}}
 YARN = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
 ALLOW = {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+UNKNOWN = {**LLAMA, "architectures": ["NoSuchForCausalLM"]}  # in neither SGLang nor Transformers
+# Classes SGLang does not implement, whose Transformers class is backend-compatible (GPT-NeoX) or
+# reports it is not (BLOOM: is_backend_compatible() False in both pins' Transformers).
+FALLBACK = {**LLAMA, "architectures": ["GPTNeoXForCausalLM"]}
+INCOMPATIBLE = {**LLAMA, "architectures": ["BloomForCausalLM"]}
 
 MODEL_ROWS: list[ModelRow] = []
 # 0.5.23 asserts on CPU that a hybrid (Mamba) model's default extra_buffer cache needs a GPU
@@ -54,7 +59,21 @@ for pin, tp in (("0.5.9", "--tensor-parallel-size"), ("0.5.23", "--tp-size")):
         (pin, ["--context-length", "16384"], ALLOW, LLAMA, []),
         (pin, ["--context-length", "200000"], {}, MLA, ["M032"]),  # 163840 (yarn with an original length: x1)
         (pin, ["--context-length", "163840"], {}, MLA, []),
+        # architecture-registered (M033)
+        (pin, [], {}, UNKNOWN, ["M033"]),  # sglang#4689: DeciLMForCausalLM before SGLang had it
+        (pin, [], {}, {**LLAMA, "architectures": ["NoSuchForCausalLM", "LlamaForCausalLM"]}, []),  # any native
+        (pin, [], {}, FALLBACK, []),  # the Transformers fallback
+        (pin, [], {}, INCOMPATIBLE, ["M033"]),  # sglang#4062: no SGLang class, Transformers' not compatible
+        (pin, ["--model-impl", "sglang"], {}, INCOMPATIBLE, []),  # no compatibility gate
+        (pin, ["--model-impl", "sglang"], {}, UNKNOWN, ["M033"]),
+        (pin, ["--model-impl", "transformers"], {}, LLAMA, []),  # Transformers' own Llama is compatible
     ]
 # The rope factor: 0.5.9's Transformers 4 applies it, 0.5.23's Transformers 5 does not.
 MODEL_ROWS += [("0.5.9", ["--context-length", "32768"], {}, YARN, []),
                ("0.5.23", ["--context-length", "32768"], {}, YARN, ["M032"])]
+# --model-impl transformers: 0.5.9 still refuses a class Transformers lacks or an incompatible
+# one, 0.5.23 skips the first and only warns about the second.
+MODEL_ROWS += [("0.5.9", ["--model-impl", "transformers"], {}, UNKNOWN, ["M033"]),
+               ("0.5.23", ["--model-impl", "transformers"], {}, UNKNOWN, []),
+               ("0.5.9", ["--model-impl", "transformers"], {}, INCOMPATIBLE, ["M033"]),
+               ("0.5.23", ["--model-impl", "transformers"], {}, INCOMPATIBLE, [])]

@@ -10,6 +10,7 @@ absent (no snapshot, or a key the snapshot lacks).
 
 from __future__ import annotations
 
+from generator.sglang.architectures import Architectures
 from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, Item, check, first_broken, item, predicate
 from generator.sglang.rules.settings import Settings
@@ -93,3 +94,50 @@ def _context(s: Settings, rule: RuleSpec) -> Hit | None:
     limit = m.context_limit(s.rope_scaling_applies)
     allowed = s.env_true("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") or s.env_true("SGLANG_IS_IN_CI")
     return first_broken([check(wanted > limit and not allowed, None, ("context_length",), wanted=wanted, limit=limit)])
+
+
+def _unloadable(archs: tuple[str, ...], known: Architectures, auto_map: dict[str, object], impl: str,
+                rule: RuleSpec, version: tuple[int, ...] | None) -> tuple[str, str] | None:
+    """(the check, the architecture) SGLang's ``get_model_architecture`` refuses, or None.
+
+    As SGLang decides: a class of its registry loads natively (any of the list), unless
+    ``--model-impl transformers``; otherwise ``resolve_transformers_arch`` looks each class up
+    in Transformers. One it lacks, without ``auto_map.AutoModel``, is "missing" (0.5.23 skips it
+    under ``--model-impl transformers``); one whose own ``is_backend_compatible()`` is False is
+    "incompatible" (0.5.23 only warns under ``--model-impl transformers``; ``--model-impl sglang``
+    asks no compatibility, the registry's Transformers backend takes the class).
+    A custom class (``auto_map.AutoModel``) is remote code gen never runs: silent."""
+    if impl == "mindspore" or (impl != "transformers" and any(a in known.sglang for a in archs)):
+        return None
+    for arch in archs:
+        if arch.startswith("Transformers"):
+            continue
+        if arch not in known.transformers:
+            if "AutoModel" in auto_map or (impl == "transformers"
+                                           and rule.param("transformers_impl_skips_missing", version)):
+                continue
+            return "missing", arch
+        if impl not in ("auto", "transformers"):
+            continue  # --model-impl sglang: no compatibility gate, the registry's Transformers backend takes it
+        if impl == "transformers" and rule.param("transformers_impl_skips_compatibility", version):
+            continue
+        if known.backend_compatible(arch) is False:
+            return "incompatible", arch
+    return None
+
+
+@predicate("architecture-registered")
+def _architecture(s: Settings, rule: RuleSpec) -> Hit | None:
+    """The checkpoint's (and the draft's) architecture is one the pinned SGLang can build."""
+    known = s.architectures
+    if known is None:
+        return None
+    impl = str(s.get("model_impl", "auto")).lower()
+    checks = []
+    for role, facts in (("", s.model), ("draft-", s.draft)):
+        if facts is None or not facts.architectures:
+            continue
+        found = _unloadable(facts.architectures, known, facts.auto_map or {}, impl, rule, s.version)
+        checks.append(check(found is not None, role + (found[0] if found else "missing"), ("model_impl",),
+                            arch=found[1] if found else None, transformers=known.transformers_version))
+    return first_broken(checks)
