@@ -40,11 +40,15 @@ import tempfile
 from typing import Any
 
 
-def _folder(root: str, name: str, config: dict[str, Any]) -> str:
+def _folder(root: str, name: str, config: dict[str, Any], files: dict[str, str] | None = None) -> str:
+    """A checkpoint folder: config.json, and the case's other files (a remote-code module)."""
     path = os.path.join(root, name)
     os.makedirs(path)
     with open(os.path.join(path, "config.json"), "w", encoding="utf-8") as fh:
         json.dump(config, fh)
+    for file_name, text in (files or {}).items():
+        with open(os.path.join(path, file_name), "w", encoding="utf-8") as fh:
+            fh.write(text)
     return path
 
 
@@ -247,7 +251,7 @@ def _one(root: str, case: dict[str, Any]) -> dict[str, Any]:
     stage = "server_args"
     try:
         folder = tempfile.mkdtemp(dir=root)
-        model = _folder(folder, "model", case["config"])
+        model = _folder(folder, "model", case["config"], case.get("files"))
         draft = _folder(folder, "draft", case["draft_config"]) if case.get("draft_config") else None
         with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
             args = _server_args(model, draft, case["argv"])
@@ -280,6 +284,10 @@ def main() -> None:
     """Run every case of stdin; print the results as JSON."""
     cases = json.load(sys.stdin)
     logging.disable(logging.CRITICAL)
+    # A trusted case's remote code is copied into Transformers' modules cache: a scratch one,
+    # never the user's (read when transformers is first imported, below).
+    modules = tempfile.mkdtemp(prefix="gen-model-oracle-modules-")
+    os.environ["HF_MODULES_CACHE"] = modules
     sink = io.StringIO()
     with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
         standin_registry()

@@ -38,6 +38,10 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
          "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000,
          "max_position_embeddings": 8192, "torch_dtype": "bfloat16"}
 YARN = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+REMOTE_TYPE = {**LLAMA, "model_type": "no_such_type", "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}
+# The checkpoint's own configuration code of the trusted case (written beside its config.json).
+FILES = {"type-remote-trusted": {"configuration_custom.py": (
+    "from transformers import LlamaConfig\n\n\nclass CustomConfig(LlamaConfig):\n    model_type = 'no_such_type'\n")}}
 YARN_ORIG = {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}}
 
 
@@ -84,6 +88,10 @@ CASES: list[tuple[str, dict[str, Any], list[str], dict[str, str]]] = [
     ("arch-transformers-fallback", {**LLAMA, "architectures": ["GPTNeoXForCausalLM"]}, [], {}),
     ("arch-transformers-incompatible", {**LLAMA, "architectures": ["MptForCausalLM"]}, [], {}),  # like sglang#4062
     ("arch-second-native", {**LLAMA, "architectures": ["DeciLMForCausalLMX", "LlamaForCausalLM"]}, [], {}),
+    ("type-unknown", {**LLAMA, "model_type": "no_such_type"}, [], {}),  # like sglang#2532
+    ("type-remote-untrusted", REMOTE_TYPE, [], {}),
+    ("type-remote-trusted", REMOTE_TYPE, ["--trust-remote-code"], {}),
+    ("type-known-auto-map", {**LLAMA, "auto_map": REMOTE_TYPE["auto_map"]}, [], {}),  # local class wins
     ("llama-no-length-key", {k: v for k, v in LLAMA.items() if k != "max_position_embeddings"},
      ["--context-length", "4096"], {}),
 ]
@@ -97,7 +105,7 @@ def _cases(pin: str) -> list[tuple[str, dict[str, Any], list[str], dict[str, str
 
 
 def _sglang(pin: str) -> dict[str, dict[str, Any]]:
-    cases = [{"id": i, "config": c, "argv": a, "env": e} for i, c, a, e in _cases(pin)]
+    cases = [{"id": i, "config": c, "argv": a, "env": e, "files": FILES.get(i)} for i, c, a, e in _cases(pin)]
     done = subprocess.run([sglang_python(pin), str(RUNNER)], input=json.dumps(cases), capture_output=True,
                           text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -137,7 +145,7 @@ def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbo
     for case_id, config, argv, env in _cases(pin):
         for code in gen_codes(pin, config, argv, env):
             fired.setdefault(code, []).append(results[case_id]["ok"])
-    assert set(fired) == {"M030", "M031", "M032", "M033"}, fired
+    assert set(fired) == {"M030", "M031", "M032", "M033", "M034"}, fired
     assert all(not any(oks) for oks in fired.values())  # every firing case SGLang refuses
     accepted = [i for i, c, a, e in _cases(pin) if results[i]["ok"] and not gen_codes(pin, c, a, e)]
     assert accepted
@@ -151,5 +159,8 @@ def test_every_refusal_is_the_check_it_is_about(sglang_says: tuple[str, dict[str
     assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in results["llama-context-over"]["error"]
     assert "Cannot find model module" in results["arch-unknown"]["error"]
     assert "not compatible" in results["arch-transformers-incompatible"]["error"]
+    assert "does not recognize this architecture" in results["type-unknown"]["error"]
+    assert "trust_remote_code" in results["type-remote-untrusted"]["error"]
+    assert results["type-remote-trusted"]["ok"] and results["type-known-auto-map"]["ok"]
     assert results["arch-transformers-fallback"]["ok"] and results["arch-second-native"]["ok"]
     assert results["llama-tp16-replicated-kv"]["ok"] and results["llama-context-over-allowed"]["ok"]

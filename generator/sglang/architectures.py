@@ -35,6 +35,9 @@ class Architectures:
     backend_incompatible: frozenset[str] | None = None
     # Transformers classes the probe could not import (a missing optional dependency): unknown.
     unresolved: frozenset[str] = frozenset()
+    # The model_type values AutoConfig recognizes with SGLang's own config classes registered;
+    # None when the file predates the capture of them.
+    model_types: frozenset[str] | None = None
 
     def backend_compatible(self, architecture: str) -> bool | None:
         """Whether SGLang's Transformers fallback accepts Transformers' class ``architecture``
@@ -72,7 +75,8 @@ def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
         return Architectures(frozenset(data["registry"]) | frozenset(data["static"]),
                              frozenset(found.get("classes") or ()), found.get("version"),
                              None if incompatible is None else frozenset(incompatible),
-                             frozenset(found.get("unresolved") or ()))
+                             frozenset(found.get("unresolved") or ()),
+                             None if data.get("model_types") is None else frozenset(data["model_types"]))
     except (ValueError, KeyError, TypeError) as exc:
         raise CatalogFormatError(f"{path}: not an architectures file (format 1): {exc}; re-capture it "
                                  "with `gen sglang snapshot`") from exc

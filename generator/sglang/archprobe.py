@@ -13,7 +13,10 @@ JSON document (``<pin>.architectures.json``, format 1) on stdout:
   Transformers exports: what SGLang's Transformers fallback can load for an architecture
   its registry lacks; ``backend_incompatible``: the PyTorch ones whose own
   ``is_backend_compatible()`` is False (``_supports_attention_backend``: SGLang's fallback
-  refuses them), and ``unresolved``: those that cannot be imported here (their answer unknown).
+  refuses them), and ``unresolved``: those that cannot be imported here (their answer unknown);
+* ``model_types``: the ``model_type`` values Transformers' ``AutoConfig`` recognizes once SGLang
+  has registered its own config classes (``CONFIG_MAPPING`` after importing SGLang's
+  ModelConfig, as a server start does): a config.json of another type needs its remote code.
 
 No date: a re-capture of one install is byte-identical.
 """
@@ -92,7 +95,14 @@ def probe() -> dict:
                 if name not in registry:
                     static[name] = info.name
     out = {"format": PROBE_FORMAT, "sglang": getattr(sglang, "__version__", None), "registry": registry,
-           "import_errors": errors, "static": static, "transformers": None}
+           "import_errors": errors, "static": static, "transformers": None, "model_types": None}
+    try:
+        import sglang.srt.configs.model_config  # registers SGLang's config classes with AutoConfig
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING  # type: ignore[import-not-found]
+
+        out["model_types"] = sorted(CONFIG_MAPPING.keys())
+    except Exception as exc:  # noqa: BLE001 - recorded: unknown, the rule stays silent
+        out["model_types_error"] = str(exc)[:300]
     try:
         import transformers  # type: ignore[import-not-found]
 

@@ -77,3 +77,14 @@ MODEL_ROWS += [("0.5.9", ["--model-impl", "transformers"], {}, UNKNOWN, ["M033"]
                ("0.5.23", ["--model-impl", "transformers"], {}, UNKNOWN, []),
                ("0.5.9", ["--model-impl", "transformers"], {}, INCOMPATIBLE, ["M033"]),
                ("0.5.23", ["--model-impl", "transformers"], {}, INCOMPATIBLE, [])]
+# model-type-known (M034): a model_type neither Transformers nor SGLang registers (sglang#2532),
+# then with its configuration code named (auto_map.AutoConfig), which needs --trust-remote-code.
+CUSTOM_TYPE = {**LLAMA, "model_type": "no_such_type"}
+REMOTE_TYPE = {**CUSTOM_TYPE, "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}
+for pin in ("0.5.9", "0.5.23"):
+    MODEL_ROWS += [
+        (pin, [], {}, CUSTOM_TYPE, ["M034"]),
+        (pin, [], {}, REMOTE_TYPE, ["M034"]),
+        (pin, ["--trust-remote-code"], {}, CUSTOM_TYPE, ["M034"]),  # no code to trust
+        (pin, [], {}, {**LLAMA, "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}, []),  # local class
+    ]

@@ -141,3 +141,36 @@ def _architecture(s: Settings, rule: RuleSpec) -> Hit | None:
         checks.append(check(found is not None, role + (found[0] if found else "missing"), ("model_impl",),
                             arch=found[1] if found else None, transformers=known.transformers_version))
     return first_broken(checks)
+
+
+def _config_refused(model_type: str | None, auto_map: dict[str, object], trust: bool, known: frozenset[str],
+                    fallbacks: list[str]) -> str | None:
+    """The check AutoConfig.from_pretrained (SGLang's get_config) fails, or None.
+
+    A ``model_type`` the pin's AutoConfig recognizes (Transformers' own, or a config class SGLang
+    registered) loads with local code, ``auto_map`` or not; another one needs the checkpoint's
+    ``auto_map.AutoConfig`` and ``--trust-remote-code``. A config without ``model_type`` is
+    matched by its folder name, which gen does not judge: silent."""
+    if model_type is None or model_type in known or model_type in fallbacks:
+        return None
+    if "AutoConfig" not in auto_map:
+        return "unknown"
+    return None if trust else "remote-code"
+
+
+@predicate("model-type-known")
+def _model_type(s: Settings, rule: RuleSpec) -> Hit | None:
+    """config.json's model_type (and the draft's) is one the pinned SGLang's AutoConfig can load."""
+    if s.architectures is None or s.architectures.model_types is None:
+        return None
+    known = s.architectures.model_types
+    trust = s.on("trust_remote_code")
+    fallbacks = list(rule.param("config_fallbacks", s.version) or [])
+    checks = []
+    for role, facts in (("", s.model), ("draft-", s.draft)):
+        if facts is None:
+            continue
+        found = _config_refused(facts.model_type, facts.auto_map or {}, trust, known, fallbacks)
+        checks.append(check(found is not None, role + (found or "unknown"), ("trust_remote_code",),
+                            model_type=facts.model_type, transformers=s.architectures.transformers_version))
+    return first_broken(checks)
