@@ -88,3 +88,20 @@ for pin in ("0.5.9", "0.5.23"):
         (pin, ["--trust-remote-code"], {}, CUSTOM_TYPE, ["M034"]),  # no code to trust
         (pin, [], {}, {**LLAMA, "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}, []),  # local class
     ]
+# quantization-matches-checkpoint (M035): --quantization against quantization_config.quant_method
+# (sglang#3283: a flag the checkpoint's method does not match).
+FP8_CKPT = {**LLAMA, "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
+for pin in ("0.5.9", "0.5.23"):
+    MODEL_ROWS += [
+        (pin, ["--quantization", "fp8"], {}, FP8_CKPT, []),
+        (pin, ["--quantization", "w8a8_fp8"], {}, FP8_CKPT, ["M035"]),  # pairs only with compressed-tensors
+        (pin, ["--quantization", "w8a8_int8"], {}, FP8_CKPT, ["M035"]),
+        (pin, ["--quantization", "fp8"], {}, {**LLAMA, "quantization_config": {
+            "quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}},
+         ["M035"]),
+        (pin, [], {}, FP8_CKPT, []),  # no flag: SGLang takes the checkpoint's
+        (pin, ["--quantization", "fp8"], {}, LLAMA, []),  # no quantization_config: the flag quantizes
+    ]
+# 0.5.23 pairs modelopt_fp4 with an FP8 checkpoint (online requantization of the experts); 0.5.9 does not.
+MODEL_ROWS += [("0.5.9", ["--quantization", "modelopt_fp4"], {}, FP8_CKPT, ["M035"]),
+               ("0.5.23", ["--quantization", "modelopt_fp4"], {}, FP8_CKPT, [])]

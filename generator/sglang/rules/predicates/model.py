@@ -174,3 +174,32 @@ def _model_type(s: Settings, rule: RuleSpec) -> Hit | None:
         checks.append(check(found is not None, role + (found or "unknown"), ("trust_remote_code",),
                             model_type=facts.model_type, transformers=s.architectures.transformers_version))
     return first_broken(checks)
+
+
+@predicate("quantization-matches-checkpoint")
+def _quantization(s: Settings, rule: RuleSpec) -> Hit | None:
+    """``--quantization`` against the checkpoint's ``quantization_config.quant_method``, as
+    ModelConfig._verify_quantization decides for the target model (a draft adopts its own).
+
+    SGLang keeps the flag when it equals the checkpoint's method, when its compatibility table
+    pairs them (``compatible``), or when the flag asks for online requantization
+    (``requantization``); a method's ``override_quantization_method`` may first replace the
+    flag: ModelOpt's claims its own checkpoints whatever the flag (``claimed_methods``), the
+    others claim a checkpoint of their family for their own flag, deciding from the rest of
+    the config (bits, desc_act, the GPU: ``overrides``, flag -> methods, ``*`` any), and there
+    gen stays silent. Otherwise SGLang raises. Silent without a quant_method (SGLang then takes
+    the flag, or reads files beside config.json gen has no facts of)."""
+    m = s.model
+    wanted = s.text("quantization")
+    qc = m.quantization_config if m is not None else None
+    method = qc.get("quant_method") if qc is not None else None
+    if wanted is None or not isinstance(method, str) or not method:
+        return None
+    flag, found = wanted.lower(), method.lower()
+    compatible = rule.param("compatible", s.version) or {}
+    overrides = rule.param("overrides", s.version) or {}
+    claimed = overrides.get(flag) or ()
+    spared = (flag == found or found in (compatible.get(flag) or ())
+              or flag in (rule.param("requantization", s.version) or ())
+              or found in (rule.param("claimed_methods", s.version) or ()) or "*" in claimed or found in claimed)
+    return first_broken([check(not spared, None, ("quantization",), wanted=flag, method=found)])
