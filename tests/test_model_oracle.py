@@ -145,7 +145,7 @@ def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbo
     for case_id, config, argv, env in _cases(pin):
         for code in gen_codes(pin, config, argv, env):
             fired.setdefault(code, []).append(results[case_id]["ok"])
-    assert set(fired) == {"M030", "M031", "M032", "M033", "M034", "M035"}, fired
+    assert set(fired) == {"M030", "M031", "M032", "M033", "M034", "M035", "M036"}, fired
     assert all(not any(oks) for oks in fired.values())  # every firing case SGLang refuses
     accepted = [i for i, c, a, e in _cases(pin) if results[i]["ok"] and not gen_codes(pin, c, a, e)]
     assert accepted
@@ -163,6 +163,8 @@ def test_every_refusal_is_the_check_it_is_about(sglang_says: tuple[str, dict[str
     assert "trust_remote_code" in results["type-remote-untrusted"]["error"]
     assert results["type-remote-trusted"]["ok"] and results["type-known-auto-map"]["ok"]
     quantization = [i for i, (p, argv, _, _, codes) in enumerate(MODEL_ROWS) if p == pin and codes == ["M035"]]
+    deterministic = [i for i, (p, argv, _, _, codes) in enumerate(MODEL_ROWS) if p == pin and codes == ["M036"]]
+    assert deterministic and all("deterministic inference" in results[f"row-{i}"]["error"] for i in deterministic)
     assert quantization and all("does not match the quantization method" in results[f"row-{i}"]["error"]
                                 for i in quantization)
     assert results["arch-transformers-fallback"]["ok"] and results["arch-second-native"]["ok"]

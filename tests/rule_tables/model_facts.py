@@ -105,3 +105,12 @@ for pin in ("0.5.9", "0.5.23"):
 # 0.5.23 pairs modelopt_fp4 with an FP8 checkpoint (online requantization of the experts); 0.5.9 does not.
 MODEL_ROWS += [("0.5.9", ["--quantization", "modelopt_fp4"], {}, FP8_CKPT, ["M035"]),
                ("0.5.23", ["--quantization", "modelopt_fp4"], {}, FP8_CKPT, [])]
+# deterministic-mla-attention (M036): deterministic inference on a DeepSeek-family checkpoint.
+DET = ["--enable-deterministic-inference", "--attention-backend"]
+for pin in ("0.5.9", "0.5.23"):
+    MODEL_ROWS += [
+        (pin, [*DET, "flashinfer"], {}, MLA, ["M036"]),
+        (pin, [*DET, "triton"], {}, MLA, []),
+        (pin, [*DET, "flashinfer"], {}, LLAMA, []),  # not an absorbed-MLA model
+        (pin, ["--attention-backend", "flashinfer"], {}, MLA, []),  # not deterministic
+    ]

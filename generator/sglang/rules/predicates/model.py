@@ -203,3 +203,22 @@ def _quantization(s: Settings, rule: RuleSpec) -> Hit | None:
               or flag in (rule.param("requantization", s.version) or ())
               or found in (rule.param("claimed_methods", s.version) or ()) or "*" in claimed or found in claimed)
     return first_broken([check(not spared, None, ("quantization",), wanted=flag, method=found)])
+
+
+@predicate("deterministic-mla-attention")
+def _deterministic_mla(s: Settings, rule: RuleSpec) -> Hit | None:
+    """Deterministic inference on an absorbed-MLA (DeepSeek-family) checkpoint takes only the
+    attention backends with a deterministic radix path (SGLang's is_deepseek_model list, per
+    pin). A backend left unset is SGLang's pick by GPU (one of those); a backend outside the
+    deterministic choices is X291's."""
+    m = s.model
+    backend = s.text("attention_backend")
+    if m is None or backend is None or not (s.on("enable_deterministic_inference") or s.on("rl_on_policy_target")):
+        return None
+    if m.architecture not in (rule.param("architectures", s.version) or ()):
+        return None
+    allowed = list(rule.param("radix_backends", s.version) or ())
+    deterministic = rule.param("deterministic_backends", s.version) or ()
+    broken = backend in deterministic and backend not in allowed
+    return first_broken([check(broken, None, ("attention_backend", "enable_deterministic_inference"),
+                               backend=backend, arch=m.architecture, allowed=allowed)])
