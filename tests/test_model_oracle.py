@@ -145,7 +145,7 @@ def test_every_model_rule_fires_where_sglang_refuses_and_has_an_accepted_neighbo
     for case_id, config, argv, env in _cases(pin):
         for code in gen_codes(pin, config, argv, env):
             fired.setdefault(code, []).append(results[case_id]["ok"])
-    assert set(fired) == {"M030", "M031", "M032", "M033", "M034", "M035", "M036"}, fired
+    assert set(fired) == {"M030", "M031", "M032", "M033", "M034", "M035", "M036"} | ({"M037"} if pin == "0.5.9" else set()), fired
     assert all(not any(oks) for oks in fired.values())  # every firing case SGLang refuses
     accepted = [i for i, c, a, e in _cases(pin) if results[i]["ok"] and not gen_codes(pin, c, a, e)]
     assert accepted

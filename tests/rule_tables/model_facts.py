@@ -114,3 +114,11 @@ for pin in ("0.5.9", "0.5.23"):
         (pin, [*DET, "flashinfer"], {}, LLAMA, []),  # not an absorbed-MLA model
         (pin, ["--attention-backend", "flashinfer"], {}, MLA, []),  # not deterministic
     ]
+# dual-chunk-attention-backend (M037, 0.5.9 only: 0.5.23's ServerArgs no longer checks it).
+DUAL = {**LLAMA, "dual_chunk_attention_config": {"chunk_size": 262144, "local_size": 8192,
+                                                 "original_max_position_embeddings": 262144}}
+MODEL_ROWS += [
+    ("0.5.9", ["--attention-backend", "triton"], {}, DUAL, ["M037"]),
+    ("0.5.9", ["--attention-backend", "triton"], {}, LLAMA, []),
+    ("0.5.23", ["--attention-backend", "triton"], {}, DUAL, []),
+]

@@ -222,3 +222,14 @@ def _deterministic_mla(s: Settings, rule: RuleSpec) -> Hit | None:
     broken = backend in deterministic and backend not in allowed
     return first_broken([check(broken, None, ("attention_backend", "enable_deterministic_inference"),
                                backend=backend, arch=m.architecture, allowed=allowed)])
+
+
+@predicate("dual-chunk-attention-backend")
+def _dual_chunk(s: Settings, rule: RuleSpec) -> Hit | None:
+    """A checkpoint with ``dual_chunk_attention_config`` (Qwen2.5's 1M-token models) runs only on
+    SGLang's dual_chunk_flash_attn backend; unset, ServerArgs picks it itself."""
+    m = s.model
+    backend = s.text("attention_backend")
+    if m is None or backend is None or m.text("dual_chunk_attention_config") is None:
+        return None
+    return first_broken([check(backend != "dual_chunk_flash_attn", None, ("attention_backend",), backend=backend)])
