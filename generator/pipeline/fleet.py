@@ -316,6 +316,7 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     else:
         by_stem = {o.stem: o for o in outcomes}
         selected = [by_stem[n] for n in host_names if n in by_stem]
+    result.infos.extend(gpu_info(selected))
     result.infos.extend(memory_info(selected))
     for outcome in selected:
         diagnostics.extend(outcome.render)
@@ -353,6 +354,18 @@ def stray_diagnostic(stray: Stray) -> Diagnostic:
     return Diagnostic(where, "O002", f"{OUTPUT_DIR}/{stray.path} is {stray.kind} gen does not render for host "
                       f"'{host}' (not in its .gen-managed): gen never writes or removes it",
                       hint="delete it (git rm); what a host runs comes from hosts/ and models/")
+
+
+def gpu_info(outcomes: list[HostOutcome]) -> list[str]:
+    """What the GPU checks skipped: one line naming the hosts whose services run on GPUs without
+    ``compute_cap``, the checks that need it, and the command that captures it."""
+    notes = {note for o in outcomes for note in o.notes}
+    hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("gpu:compute_cap:"))
+    if not hosts:
+        return []
+    return [f"GPU capability checks (G001-G006: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
+            f"quantization minimum capability, the attention backend registry, the host torch's kernels) "
+            f"skipped on {', '.join(hosts)}: GPUs without compute_cap (`gen host snapshot NAME` captures it)"]
 
 
 _BY_TOKEN = "memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve)"

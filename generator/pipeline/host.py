@@ -91,6 +91,14 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     return PlannedHost(host, catalog, tuple(planned))
 
 
+def gpu_notes(planned: PlannedHost | None) -> tuple[str, ...]:
+    """``gpu:compute_cap:<host>`` when a service of the host runs on GPUs without ``compute_cap``:
+    the GPU rules (G codes) had no capability to read and stayed silent for it."""
+    if planned is None or all(g.capability is not None for ps in planned.services for g in ps.placement.gpus):
+        return ()
+    return (f"gpu:compute_cap:{planned.host.name}",)
+
+
 def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
     """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
     checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
@@ -147,4 +155,4 @@ def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostic
     rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None, where, memory_notes(planned))
+                       host if detail else None, where, gpu_notes(planned) + memory_notes(planned))
