@@ -97,7 +97,7 @@ def fleet_share(hosts: int, runs: int) -> tuple[float, float, int, Counter[str]]
               else "not sized"] += 1
         return outcome
 
-    host_pipeline.check_service_memory = timed  # type: ignore[assignment]
+    host_pipeline.check_service_memory = timed
     try:
         with tempfile.TemporaryDirectory(prefix="gen-bench-memory-") as tmp:
             repo = Path(tmp)
@@ -113,7 +113,7 @@ def fleet_share(hosts: int, runs: int) -> tuple[float, float, int, Counter[str]]
                 walls.append(time.perf_counter() - start)
                 inside.append(spent[0])
     finally:
-        host_pipeline.check_service_memory = inner  # type: ignore[assignment]
+        host_pipeline.check_service_memory = inner
     return statistics.median(walls), statistics.median(inside), services, paths
 
 
