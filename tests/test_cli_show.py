@@ -32,8 +32,9 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     # What SGLang 0.5.9 picks itself on the RTX PRO 6000's compute capability 12.0 (the manifest writes no
     # attention backend): its own choice per architecture, as `gen sglang snapshot` captured it.
     assert lines[-1] == ("    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend "
-                         "flashinfer for an MHA model (Llama); triton for an MLA model (DeepSeek-V3), moe runner "
-                         "backend auto (the MoE layer's own choice at load)")
+                         "flashinfer for an MHA model (Llama) and a hybrid linear-attention model (Qwen3-Next); "
+                         "triton for an MLA model (DeepSeek-V3), moe runner backend auto (the MoE layer's own choice "
+                         "at load)")
 
 
 def test_show_says_a_written_backend_is_taken_as_written(repo_copy: Path) -> None:
@@ -68,9 +69,11 @@ def test_show_json(repo_root: Path) -> None:
     assert memory["max_total_num_tokens"] is None and memory["skipped"] == "no checkpoint snapshot"
     assert svc["sglang_picks"] == {"compute_cap": "12.0", "torch_cuda": "12.8", "settings": {
         "attention_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "triton",
-                                                          "LlamaForCausalLM": "flashinfer"}},
+                                                          "LlamaForCausalLM": "flashinfer",
+                                                          "Qwen3NextForCausalLM": "flashinfer"}},
         "moe_runner_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "auto",
-                                                           "LlamaForCausalLM": "auto"}}}}
+                                                           "LlamaForCausalLM": "auto",
+                                                           "Qwen3NextForCausalLM": "auto"}}}}
 
 
 def test_show_without_measured_facts_prints_the_typed_memory(repo_copy: Path) -> None:

@@ -29,7 +29,8 @@ from generator.sglang.devices import Devices, load_devices
 # What the pin decides itself when the service writes none of these (SGLang's automatic choices).
 _CHOSEN = {"attention_backend": ("attention_backend", "prefill_attention_backend", "decode_attention_backend"),
            "moe_runner_backend": ("moe_runner_backend",)}
-_KINDS = {"LlamaForCausalLM": "an MHA model (Llama)", "DeepseekV3ForCausalLM": "an MLA model (DeepSeek-V3)"}
+_KINDS = {"LlamaForCausalLM": "an MHA model (Llama)", "DeepseekV3ForCausalLM": "an MLA model (DeepSeek-V3)",
+          "Qwen3NextForCausalLM": "a hybrid linear-attention model (Qwen3-Next)"}
 
 
 def _r(value: float) -> float:

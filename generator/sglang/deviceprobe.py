@@ -21,7 +21,8 @@ answered by this probe, for every compute capability of :data:`CAPABILITIES`.
 * ``auto_choices``: what the pin picks when the service writes no attention backend (and
   the MoE runner it leaves), for each capability of :data:`CAPABILITIES`: the pin's own
   ``prepare_server_args`` run on a stand-in checkpoint of each architecture of
-  :data:`AUTO_MODELS` (a Llama, MHA; a DeepSeek-V3, MLA: a tiny config.json, no weights)
+  :data:`AUTO_MODELS` (a Llama, MHA; a DeepSeek-V3, MLA; a Qwen3-Next, hybrid linear
+  attention: a tiny config.json, no weights)
   while :func:`platform` makes it see one NVIDIA GPU of that capability under torch CUDA
   :data:`AUTO_CUDA` (the CUDA the pins' wheels are built for). :func:`platform` is also the
   stand-in GPU of the GPU oracle (tests/sglang_platform.py imports it).
@@ -58,7 +59,9 @@ OVERRIDES = {"is_sm90": "is_sm90_supported", "is_sm100": "is_sm100_supported", "
              "is_sm100_or_sm110": "is_sm100_or_sm110_supported", "is_sm110": "is_sm110_supported"}
 AUTO_CUDA = "12.8"
 # The stand-in checkpoints whose automatic choices are captured: tiny config.json files of an
-# MHA (Llama) and an MLA (DeepSeek-V3) model. SGLang picks by architecture as well as by GPU.
+# MHA (Llama), an MLA (DeepSeek-V3) and a hybrid linear-attention (Qwen3-Next: Gated DeltaNet
+# layers beside full attention, the seed Qwen3.5's kind) model. SGLang picks by architecture
+# as well as by GPU.
 AUTO_MODELS: dict[str, dict[str, Any]] = {
     "LlamaForCausalLM": {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
@@ -72,6 +75,15 @@ AUTO_MODELS: dict[str, dict[str, Any]] = {
         "v_head_dim": 32, "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
         "first_k_dense_replace": 1, "moe_layer_freq": 1, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5,
         "norm_topk_prob": True, "scoring_func": "sigmoid", "topk_method": "noaux_tc"},
+    "Qwen3NextForCausalLM": {
+        "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 256,
+        "intermediate_size": 512, "moe_intermediate_size": 128, "shared_expert_intermediate_size": 128,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "num_hidden_layers": 4,
+        "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 32, "linear_num_key_heads": 2,
+        "linear_num_value_heads": 4, "linear_value_head_dim": 32, "num_experts": 8, "num_experts_per_tok": 2,
+        "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True, "partial_rotary_factor": 0.25,
+        "rms_norm_eps": 1e-6, "rope_theta": 10000000, "vocab_size": 1000, "max_position_embeddings": 2048,
+        "torch_dtype": "bfloat16", "tie_word_embeddings": False},
 }
 
 
