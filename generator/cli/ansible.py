@@ -16,7 +16,7 @@ import click
 
 from generator.emit.ansible import generate, rollout_plan
 from generator.cli import output
-from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, report_run, root_option
 from generator.emit.safe_fs import OutputTree
 from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
 from generator.load.rollout import RolloutSettings, load_rollout
@@ -123,7 +123,7 @@ def ansible_command(out: Path | None, root: Path) -> int:
     out = out if out is not None else root / DEFAULT_OUT
     result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
     plan, rollout_diags = rollout_for(root, result) if result.ok else (None, [])
-    report(list(result.diagnostics) + rollout_diags)
+    report_run(result, rollout_diags)
     if not result.ok or plan is None:
         output.current().error_line("gen: nothing written")
         return ExitCode.FINDINGS

@@ -11,14 +11,18 @@ import math
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from generator.cli import output
 from generator.errors import Diagnostic, ExitCode, GenError, InputError
 from generator.load.limits import MAX_JOBS
+
+if TYPE_CHECKING:
+    from generator.pipeline.fleet import RenderResult
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -33,6 +37,13 @@ Exit codes:
 def report(diagnostics: list[Diagnostic]) -> None:
     """Print every diagnostic to stderr, then a one-line count (or keep them for --format json)."""
     output.current().report(list(diagnostics))
+
+
+def report_run(result: RenderResult, more: Sequence[Diagnostic] = ()) -> None:
+    """A fleet run's findings (:func:`report`), with MORE of the command's own (rollout.yaml's),
+    and its acknowledged warnings (``result.acknowledged``, generator/pipeline/acks.py)."""
+    report(list(result.diagnostics) + list(more))
+    output.current().acknowledge([(a.diagnostic, a.ack.reason, a.ack.where) for a in result.acknowledged])
 
 
 def guard(fn: Callable[..., int]) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ import click
 
 from generator import __version__
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, report_run, root_option
 from generator.cli.generated import check_generated
 from generator.load.captured import check_captured
 from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
@@ -73,7 +73,7 @@ def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool 
     result = run_fleet(root, hosts, jobs=jobs, detail=detail or output.current().verbose)
     for info in result.infos:
         output.current().say(f"gen: note: {info}", err=True)
-    report(result.diagnostics)
+    report_run(result)
     return result
 
 

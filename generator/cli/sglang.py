@@ -23,7 +23,7 @@ import click
 from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, report_run, root_option
 from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.load.captured import MAX_CAPTURED_BYTES
@@ -180,7 +180,7 @@ def used_flags(root: Path, catalogs: list[Catalog]) -> dict[str, list[str]]:
     from generator.pipeline.fleet import run_fleet  # every host's full render
 
     result = run_fleet(root, None, detail=True)
-    report(result.diagnostics)
+    report_run(result)
     by_dest: dict[str, set[str]] = {}
     for render in result.renders:
         for svc in render.services:

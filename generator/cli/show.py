@@ -17,9 +17,10 @@ from typing import Any
 import click
 
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report_run, root_option
 from generator.emit.render import HostRender, RenderedService
 from generator.errors import ExitCode
+from generator.load.acks import Ack
 from generator.load.resolve import ServiceSpec, Topology, default_timeout_start_min
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.plan.memory_check import MemoryOutcome
@@ -247,6 +248,19 @@ def explain(result: RenderResult) -> None:
             out.detail(line)
 
 
+def ack_views(render: HostRender, acks: dict[Ack, int]) -> list[dict[str, Any]]:
+    """The acks that concern a host: its own file's and those of its services' models, with
+    how many warnings each took out of this run's findings."""
+    files = {render.host.doc.path} | {s.placement.model.doc.path for s in render.services}
+    return [{"code": a.code, "reason": a.reason, "file": a.pos.path, "line": a.pos.line, "column": a.pos.col,
+             "matches": n} for a, n in sorted(acks.items(), key=lambda item: item[0].pos) if a.file in files]
+
+
+def _ack_line(a: dict[str, Any]) -> str:
+    count = f"{a['matches']} warning(s)" if a["matches"] else "matches nothing"
+    return f"{a['code']} at {a['file']}:{a['line']} ({count}): {a['reason']}"
+
+
 def _show_one(view: dict[str, Any]) -> None:
     out = output.current()
     out.data(f"host {view['host']} ({view['address']}), SGLang {view['sglang_pin']}")
@@ -259,6 +273,10 @@ def _show_one(view: dict[str, Any]) -> None:
         picked = picks_line(s["sglang_picks"], view["sglang_pin"])
         if picked is not None:
             out.data("    " + picked)
+    if view["acks"]:
+        out.data("acknowledged warnings:")
+        for a in view["acks"]:
+            out.data("  " + _ack_line(a))
     for line in decisions(view):
         out.detail(line)
 
@@ -282,8 +300,8 @@ def show(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
         raise click.UsageError("give --host NAME or --all" if not host else "give --host or --all, not both")
     out = output.current()
     result = run_fleet(root, list(host) or None, detail=True)
-    report(result.diagnostics)
-    views = [host_view(render) for render in result.renders]
+    report_run(result)
+    views = [dict(host_view(render), acks=ack_views(render, result.acks)) for render in result.renders]
     out.results["hosts"] = views
     if len(views) == 1 and len(host) == 1:
         out.results.update(views[0])  # one host: its keys at the top, as before --all existed

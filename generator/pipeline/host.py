@@ -16,6 +16,7 @@ from generator.emit.render import render_host
 from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
+from generator.load.acks import acks_of
 from generator.load.addresses import reach
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_group
 from generator.pipeline.outcome import HostOutcome
@@ -147,12 +148,13 @@ def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostic
     host = sources.host
     used = tuple(sorted({s.model for s in host.services}))
     where = reach(host.doc)
+    acks = acks_of(host.doc)
     if not render:
         return HostOutcome(sf.stem, host.name, tuple(load_diags.items), (), False, None, used,
-                           None, host if detail else None, where)
+                           None, host if detail else None, where, acks=acks)
     render_diags = Diagnostics()
     planned = plan_host(sources, render_diags, pin)
     rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None, where, gpu_notes(planned) + memory_notes(planned))
+                       host if detail else None, where, gpu_notes(planned) + memory_notes(planned), acks=acks)
