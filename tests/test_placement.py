@@ -7,7 +7,7 @@ from pathlib import Path
 from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
-from generator.plan.placement import MAX_SEARCH_SERVICES, Placement, place_host
+from generator.plan.placement import MAX_SEARCH_SERVICES, Placement, free_port, place_host
 from generator.load.sources import load_sources
 
 
@@ -72,10 +72,20 @@ def test_not_enough_gpus_and_wrong_count(tmp_path: Path) -> None:
     ]
 
 
-def test_same_port_twice(tmp_path: Path) -> None:
-    svc = "  - {name: a, model: m, port: 30000}\n  - {name: b, model: m, port: 30000}\n"
+def test_same_port_twice_suggests_a_free_port(tmp_path: Path) -> None:
+    """The fix names a port no service of the host uses: 30001 is c's, so 30002."""
+    svc = ("  - {name: a, model: m, port: 30000}\n  - {name: b, model: m, port: 30000}\n"
+           "  - {name: c, model: m, port: 30001}\n")
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=2)})
+    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 30000 is already used by service 'a' on host 'h' "
+                      "(write `port: 30002`: no service of host 'h' uses it)"]
+
+
+def test_a_collision_on_the_last_port_suggests_one_below(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m, port: 65535}\n  - {name: b, model: m, port: 65535}\n"
     _, errors = _place(tmp_path, svc, {"m": model_yaml("m")})
-    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 30000 is already used by service 'a' on host 'h'"]
+    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 65535 is already used by service 'a' on host 'h' "
+                      "(write `port: 65534`: no service of host 'h' uses it)"]
 
 
 def test_retired_paths_and_model_root(tmp_path: Path) -> None:
@@ -162,3 +172,11 @@ def test_best_fit_beyond_the_exhaustive_search(tmp_path: Path) -> None:
     assert errors == []
     assert [p.cuda_visible_devices for p in placed] == [str(i) for i in range(12)] + ["12,13,14,15"]
     assert [p.numa_nodes for p in placed] == [(0,)] * 4 + [(1,)] * 9
+
+
+def test_the_suggested_port_skips_taken_ones(tmp_path: Path) -> None:
+    """A multi-node init port (P026's) is taken too: free_port never offers it."""
+    write_repo(tmp_path, {"h": host_yaml(services="  - {name: a, model: m, port: 30000}\n")}, {"m": model_yaml("m")})
+    host = load_sources(tmp_path, Diagnostics()).hosts["h"]
+    assert free_port(host, 30000) == 30001
+    assert free_port(host, 29999, taken=[30001]) == 30002  # 30000 is a's, 30001 taken

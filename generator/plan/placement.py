@@ -250,13 +250,30 @@ class _Ledger:
         return [g for g in self.free() if self.listed.get(g.index, svc.name) == svc.name and g.index not in planned]
 
 
-def _check_ports(host: Host, diags: Diagnostics) -> None:
-    """One port per service (P007)."""
+def free_port(host: Host, near: int, taken: Iterable[int] = ()) -> int | None:
+    """The port to suggest for a collision at ``near``: the first one above it (else below it,
+    down to 1024) that no service of ``host`` listens on and that is not in ``taken``."""
+    used = {s.port for s in host.services} | set(taken)
+    above = range(near + 1, 65536)
+    below = range(near - 1, 1023, -1)
+    return next((p for r in (above, below) for p in r if p not in used), None)
+
+
+def port_hint(host: Host, near: int, taken: Iterable[int] = ()) -> str | None:
+    """``write `port: N``` for a port collision at ``near`` (:func:`free_port`), None when no port is free."""
+    port = free_port(host, near, taken)
+    return None if port is None else f"write `port: {port}`: no service of host '{host.name}' uses it"
+
+
+def _check_ports(host: Host, models: dict[str, Model], diags: Diagnostics) -> None:
+    """One port per service (P007), each collision with a free port to take instead."""
+    # The multi-node init ports of the host's models are taken too (P026 reports a service on one).
+    init_ports = {m.multinode.port for s in host.services if (m := models.get(s.model)) and m.multinode}
     ports: dict[int, ServiceSpec] = {}
     for svc in host.services:
         if svc.port in ports and ports[svc.port].name != svc.name:
             diags.error(svc.pos("port"), "P007", f"port {svc.port} is already used by service "
-                        f"'{ports[svc.port].name}' on host '{host.name}'")
+                        f"'{ports[svc.port].name}' on host '{host.name}'", port_hint(host, svc.port, init_ports))
         ports.setdefault(svc.port, svc)
 
 
@@ -336,7 +353,7 @@ def _take_automatic(ledger: _Ledger, svc: ServiceSpec, model: Model, automatic: 
 def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tuple[Placement, ...]:
     """Place all services of a host; services with explicit GPUs first, then the others."""
     check_pci_numbering(host, diags)
-    _check_ports(host, diags)
+    _check_ports(host, models, diags)
     ledger = _Ledger(host, dict(host.vm_gpus))
     cpus_of = dict(host.numa)
     placed: dict[str, Placement] = {}
