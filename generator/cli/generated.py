@@ -19,9 +19,10 @@ MAX_GENERATED_BYTES = 4 * 1024 * 1024  # the largest generated file, docs/manife
 def generated_files(root: Path) -> dict[str, str]:
     """Repository path -> the text gen generates for it."""
     from generator.cli.manifest_docs import DOCS_FILE, manifest_docs  # loads catalogs: only when asked
-    from generator.load.schema_json import SCHEMA_FILES, schema_text
+    from generator.cli.schema_pins import schema_file_text
+    from generator.load.schema_json import SCHEMA_FILES
 
-    files = {path: schema_text(kind) for kind, path in SCHEMA_FILES.items()}
+    files = {path: schema_file_text(kind, root) for kind, path in SCHEMA_FILES.items()}
     files[DOCS_FILE] = manifest_docs(root)
     rules = _rules_docs(root)
     if rules is not None:
