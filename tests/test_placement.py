@@ -35,11 +35,33 @@ def test_vm_gpus_and_other_services_gpus_are_never_used(tmp_path: Path) -> None:
            "  - {name: c, model: m, port: 3, gpus: [0]}\n"
            "  - {name: d, model: m, port: 4, gpus: [9]}\n")
     _, errors = _place(tmp_path, svc, {"m": model_yaml("m")}, vm=(4, 5, 6, 7))
+    fix = " (write `gpus: [1]`: free on host 'h' (NUMA node 0))"  # 0 is b's, 4-7 the VM's
     assert errors == [
-        "hosts/h.yaml:22:41: error[P002]: GPU 4 is passed through to VM 'vm1' and cannot serve 'a'",
-        "hosts/h.yaml:24:41: error[P003]: GPU 0 is already used by service 'b'",
-        "hosts/h.yaml:25:41: error[P001]: GPU 9 is not in the inventory of host 'h' (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)",
+        "hosts/h.yaml:22:41: error[P002]: GPU 4 is passed through to VM 'vm1' and cannot serve 'a'" + fix,
+        "hosts/h.yaml:24:41: error[P003]: GPU 0 is already used by service 'b'" + fix,
+        "hosts/h.yaml:25:41: error[P001]: GPU 9 is not in the inventory of host 'h' (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)"
+        + fix,
     ]
+
+
+def test_a_taken_gpu_suggests_a_whole_free_list_in_one_numa_node(tmp_path: Path) -> None:
+    """TP 2 on GPU 0 (a's): node 0 keeps 1 free beside a's 0 and b's 2, 3, so node 1's 4, 5 (best fit)."""
+    svc = ("  - {name: a, model: m1, port: 1, gpus: [0]}\n"
+           "  - {name: b, model: m2, port: 2, gpus: [2, 3]}\n"
+           "  - {name: c, model: m2, port: 3, gpus: [0, 1]}\n")
+    _, errors = _place(tmp_path, svc, {"m1": model_yaml("m1"), "m2": model_yaml("m2", tp=2)})
+    assert errors == ["hosts/h.yaml:22:42: error[P003]: GPU 0 is already used by service 'a' "
+                      "(write `gpus: [4, 5]`: free on host 'h' (NUMA node 1))"]
+
+
+def test_no_free_list_says_what_is_free(tmp_path: Path) -> None:
+    svc = ("  - {name: a, model: m4, port: 1, gpus: [0, 1, 2, 3]}\n"
+           "  - {name: b, model: m4, port: 2, gpus: [0, 1, 2, 4]}\n")
+    _, errors = _place(tmp_path, svc, {"m4": model_yaml("m4", tp=4)}, vm=(5, 6, 7))
+    hint = ("(host 'h' has 1 GPU(s) free (4) and model 'm4' needs 4: free GPUs from another service or a VM "
+            "first)")
+    assert errors == [f"hosts/h.yaml:23:{col}: error[P003]: GPU {i} is already used by service 'a' {hint}"
+                      for col, i in ((42, 0), (45, 1), (48, 2))]
 
 
 def test_crossing_numa_is_an_error_when_one_node_could_hold_the_group(tmp_path: Path) -> None:
