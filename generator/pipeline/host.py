@@ -19,6 +19,7 @@ from generator.errors import CatalogMissingError, Diagnostics, Position
 from generator.load.acks import acks_of
 from generator.load.addresses import reach
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_group
+from generator.pipeline.manifest_terms import rewrite_fixes, written_by_keys
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
 from generator.plan.argv import build_argv
@@ -80,7 +81,11 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         argv = build_argv(p, host.sglang.python, catalog, diags, others, tables)
         environment = service_environment(p)
         rules = rules if rules is not None else catalog_rules(catalog)
+        first = len(diags.items)
         settings = check_rules(catalog, p, argv, environment, diags, rules, host.facts)
+        # The rules speak of flags; a flag a manifest key wrote is named by its key in the fix.
+        diags.items[first:] = rewrite_fixes(diags.items[first:], written_by_keys(p, argv),
+                                            (p.model.doc.path, host.doc.path))
         memory = check_service_memory(p, settings, pin, diags)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
