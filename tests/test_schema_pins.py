@@ -117,3 +117,16 @@ def test_gen_schema_prints_the_completions_of_the_root(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == (ROOT / "schemas" / "model.schema.json").read_text()
     plain = CliRunner().invoke(main, ["schema", "model", "--root", str(tmp_path)])
     assert plain.exit_code == 0 and "anyOf" not in plain.stdout and "accepted by" not in plain.stdout
+
+
+def test_an_edited_catalog_leaves_the_schemas_to_wait_for_its_recapture(tmp_path: Path) -> None:
+    """gen check reports the edit (C016) alone, not the schemas built from the edited text too."""
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "catalogs", root / "catalogs")
+    path = root / "catalogs" / "sglang" / "0.5.9.json"
+    path.write_text(path.read_text().replace('"The tensor parallelism size."', '"The tensor parallelism size!"', 1))
+    assert committed_catalogs(root) is None and schema_file_text("model", root) is None
+    result = CliRunner().invoke(main, ["schema", "model", "--root", str(root)])
+    assert result.exit_code == 1 and "edited after its capture" in result.stderr

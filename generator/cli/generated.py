@@ -22,7 +22,8 @@ def generated_files(root: Path) -> dict[str, str]:
     from generator.cli.schema_pins import schema_file_text
     from generator.load.schema_json import SCHEMA_FILES
 
-    files = {path: schema_file_text(kind, root) for kind, path in SCHEMA_FILES.items()}
+    schemas = {path: schema_file_text(kind, root) for kind, path in SCHEMA_FILES.items()}
+    files = {path: text for path, text in schemas.items() if text is not None}  # None: a catalog is edited
     files[DOCS_FILE] = manifest_docs(root)
     rules = _rules_docs(root)
     if rules is not None:

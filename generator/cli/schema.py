@@ -33,7 +33,12 @@ def schema_command(kind: str | None, write: bool, root: Path) -> int:
     if bool(kind) == write:
         raise click.UsageError("give KIND (model or host), or --write")
     if kind is not None:
-        out.data(schema_file_text(kind, root), nl=False)
+        text = schema_file_text(kind, root)
+        if text is None:
+            out.fail("gen: a catalog of catalogs/sglang/ was edited after its capture: `gen check` says "
+                     "where; the schema completes the pins' values again once it is re-captured")
+            return ExitCode.FINDINGS
+        out.data(text, nl=False)
         return ExitCode.OK
     for path, text in generated_files(root).items():
         same = read_existing(root / path) == text

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import GenError
+from generator.load.captured import digest_problem
 from generator.load.schema_docs import DOCS
 from generator.load.schema_json import json_schema
 from generator.sglang.catalog import Action, Catalog, known_pins, load_catalog
@@ -36,14 +37,19 @@ from generator.sglang.secret_flags import is_secret_action
 _BUILTINS_RE = re.compile(r"\bBuiltins: ([A-Za-z0-9_.-]+(?:, [A-Za-z0-9_.-]+)*)\.")
 
 
-def committed_catalogs(root: Path) -> list[Catalog]:
-    """The catalogs of ROOT's committed pins that load (a broken one is gen check's to report)."""
+def committed_catalogs(root: Path) -> list[Catalog] | None:
+    """The catalogs of ROOT's committed pins that load (a broken one is gen check's to report);
+    None when one was edited after its capture (C016/C017): the schemas wait for the fix, as
+    docs/rules.md waits for a broken rules.yaml, so gen check reports the edit alone."""
     out = []
     for pin in known_pins(root):
         try:
-            out.append(load_catalog(root, pin))
+            catalog = load_catalog(root, pin)
+            if digest_problem(catalog.source_file.read_bytes()) is not None:
+                return None
         except (GenError, OSError, ValueError):
             continue
+        out.append(catalog)
     return out
 
 
@@ -141,8 +147,12 @@ def with_pin_completions(schema: dict[str, Any], kind: str, catalogs: Sequence[C
     return out
 
 
-def schema_file_text(kind: str, root: Path) -> str:
+def schema_file_text(kind: str, root: Path) -> str | None:
     """``schemas/<kind>.schema.json`` of the repository at ROOT: the JSON Schema with the
-    completions of its committed pins, as indented JSON with a final newline (deterministic)."""
-    schema = with_pin_completions(json_schema(kind), kind, committed_catalogs(root))
+    completions of its committed pins, as indented JSON with a final newline (deterministic);
+    None while a catalog is edited after its capture (:func:`committed_catalogs`)."""
+    catalogs = committed_catalogs(root)
+    if catalogs is None:
+        return None
+    schema = with_pin_completions(json_schema(kind), kind, catalogs)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
