@@ -84,7 +84,7 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         first = len(diags.items)
         settings = check_rules(catalog, p, argv, environment, diags, rules, host.facts)
         # The rules speak of flags; a flag a manifest key wrote is named by its key in the fix.
-        diags.items[first:] = rewrite_fixes(diags.items[first:], written_by_keys(p, argv),
+        diags.items[first:] = rewrite_fixes(diags.items[first:], written_by_keys(p, argv, catalog, tables),
                                             (p.model.doc.path, host.doc.path))
         memory = check_service_memory(p, settings, pin, diags)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)

@@ -3,8 +3,11 @@
 SGLang's rules (catalogs/rules.yaml) speak of flags: ``write --tool-call-parser qwen``.
 When the service got that flag from a manifest key (``parsers.tool_call``, ``parallel.tp``,
 ``port``, ...; :data:`generator.load.schema_docs.DOCS` names the key of each dest), the fix
-is rewritten to the key: ``write `parsers.tool_call: qwen```. A flag written under
-``args:`` keeps its flag spelling, which is what the operator wrote there.
+is rewritten to the key: ``write `parsers.tool_call: qwen```. So is a flag the service does
+not pass at all when a manifest key sets it (``set `speculative.eagle_topk```): that key is
+where the operator writes it. A flag written under ``args:`` keeps its flag spelling, which
+is what the operator wrote there. The pin's dest is matched to the key's through the flag
+tables' dest groups (0.5.9 calls ``parallel.tp``'s flag ``tensor_parallel_size``).
 
 Only a whole option string is rewritten (not ``--tp-size`` inside ``--tp-size-x``), with
 its value when the next word is one the flag takes (a choice, a number, a switch's
@@ -22,7 +25,7 @@ from generator.errors import Diagnostic
 from generator.load.schema_docs import DOCS
 from generator.plan.argv import ServiceArgv
 from generator.plan.placement import Placement
-from generator.sglang.catalog import Action
+from generator.sglang.catalog import Action, Catalog, FlagTables
 
 _MODEL, _SERVICE = "model.", "host.services."
 # Words that may follow a flag's name without being its value: the bare key is written.
@@ -44,16 +47,34 @@ def _keys() -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 KEYS = _keys()
+# Flags whose value gen derives from a key rather than copying it (``multinode.hosts`` gives
+# --node-rank and --nnodes): named by that key only when it wrote them, never as "set it there".
+_DERIVED = frozenset({"nnodes", "node_rank", "dist_init_addr"})
 
 
-def written_by_keys(p: Placement, argv: ServiceArgv) -> dict[str, tuple[str, Action]]:
-    """Option string -> (manifest key, action) of each flag of ARGV that a manifest key wrote.
+def _key_of(dest: str, tables: FlagTables) -> tuple[str, tuple[str, ...]] | None:
+    """The manifest key of a pin's dest (through its dest group), or None."""
+    for name in tables.dest_names(dest):
+        if name in KEYS:
+            return KEYS[name]
+    return None
 
-    A flag counts when its position is exactly where its key's value is written (the model's
-    or the service's), so the same flag under ``args:`` never does."""
+
+def written_by_keys(p: Placement, argv: ServiceArgv, catalog: Catalog,
+                    tables: FlagTables) -> dict[str, tuple[str, Action]]:
+    """Option string -> (manifest key, action) of each flag of the pin a manifest key speaks for.
+
+    A flag of ARGV counts when its position is exactly where its key's value is written (the
+    model's or the service's), so the same flag under ``args:`` never does. A flag ARGV does
+    not pass counts when a key sets it (not one gen derives, :data:`_DERIVED`), unless flags
+    of that key's section are written under ``args:`` (``--speculative-eagle-topk`` there: the
+    operator writes that section as flags, and ``speculative:`` would need its algorithm too)."""
     out: dict[str, tuple[str, Action]] = {}
+    passed = set()
+    as_flags = set()  # sections (``speculative``) some of whose flags ARGV has from args:
     for group in argv.groups:
-        found = KEYS.get(group.action.dest)
+        passed.add(group.action.dest)
+        found = _key_of(group.action.dest, tables)
         if found is None:
             continue
         owner, path = found
@@ -61,6 +82,16 @@ def written_by_keys(p: Placement, argv: ServiceArgv) -> dict[str, tuple[str, Act
         if where == group.pos and where.line:
             for option in group.action.option_strings:
                 out[option] = (".".join(path), group.action)
+        elif len(path) > 1:
+            as_flags.add(path[0])
+    for name, (_, path) in KEYS.items():
+        if name in _DERIVED or path[0] in as_flags:
+            continue
+        for dest in tables.dest_names(name):
+            action = catalog.by_dest(dest)
+            if action is not None and dest not in passed:
+                for option in action.option_strings:
+                    out.setdefault(option, (".".join(path), action))
     return out
 
 
