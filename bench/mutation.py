@@ -4,7 +4,7 @@
 Run (heavy: take the shared lock, never in CI):
 
     flock /tmp/gen-heavy.lock .venv/bin/python bench/mutation.py [--packages plan,live/onhost]
-          [--sample N] [--seed S] [--part K/M] [--max-children N] [--work DIR] [--keep]
+          [--sample N] [--seed S] [--part K/M] [--max-children N] [--work DIR] [--keep] [--resume]
 
 For each package (``load``, ``sglang``, ``plan``, ``emit``, ``live/onhost``: the files
 ``generator/live/onhost_*.py``) a scratch copy of this checkout is made under --work (nothing
@@ -19,8 +19,8 @@ reach the package through the pipeline or the CLI). mutmut then:
    list (the sample and the seed are printed, so a run can be repeated); without it, all;
 3. runs each chosen mutant against the tests that reach it; with ``--part K/M`` only the K-th
    of M slices of the sample, so that a long run can go in chunks (each under the heavy lock,
-   released between): with ``--keep`` the scratch copy stays, and the next part reuses its
-   mutants, its stats and the verdicts of the earlier parts. The table counts every mutant of
+   released between): with ``--keep`` the scratch copy stays, and the next part, run with
+   ``--resume``, reuses its mutants, its stats and the verdicts of the earlier parts. The table counts every mutant of
    the sample with a verdict so far and names the ones still pending.
 
 The table gives per package: mutants generated, tested, killed (including timeouts), survived,
@@ -127,10 +127,10 @@ def results(root: Path) -> dict[str, str]:
 
 
 def run_package(work: Path, name: str, sample: int | None, seed: int, children: int,
-                part: tuple[int, int] = (1, 1)) -> dict[str, object]:
+                part: tuple[int, int] = (1, 1), resume: bool = False) -> dict[str, object]:
     """Generate, sample and test the mutants of one package (PART K of M of the sample); its counts and survivors."""
     root = work / name.replace("/", "-")
-    if part[0] == 1 or not (root / "mutants").is_dir():
+    if not (resume and (root / "mutants" / "mutmut-stats.json").is_file()):
         root = prepare(work, name)
     started = time.monotonic()
     first = mutmut(root, "run", "--max-children", str(children), NO_MATCH)
@@ -144,6 +144,9 @@ def run_package(work: Path, name: str, sample: int | None, seed: int, children: 
     done = mutmut(root, "run", "--max-children", str(children), *chosen[index - 1::parts])
     status = results(root)
     pending = [n for n in chosen if status.get(n) == "not checked"]  # left for a later part
+    if set(pending) & set(chosen[index - 1::parts]):
+        # mutmut stopped before the mutants (its clean run of their tests failed, for one).
+        sys.exit(f"{name}: mutmut left this part's mutants unchecked\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     picked = {n: status.get(n, "missing") for n in chosen if n not in pending}
     killed = sum(s in ("killed", "timeout") for s in picked.values())
     survived = [n for n, s in picked.items() if s == "survived"]
@@ -166,6 +169,8 @@ def main() -> None:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--work", type=Path, default=Path("/tmp/gen-bench-mutation"))
     parser.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse a kept scratch copy (its mutants, stats and verdicts) instead of a fresh one")
     opts = parser.parse_args()
     names = [n.strip() for n in opts.packages.split(",") if n.strip()]
     unknown = [n for n in names if n not in PACKAGES]
@@ -180,7 +185,7 @@ def main() -> None:
     rows = []
     for name in names:
         row = run_package(opts.work, name, opts.sample, opts.seed, opts.max_children,
-                          (int(part.group(1)), int(part.group(2))))
+                          (int(part.group(1)), int(part.group(2))), opts.resume)
         rows.append(row)
         survived, no_tests, pending = row["survived"], row["no_tests"], row["pending"]
         assert isinstance(survived, list) and isinstance(no_tests, list) and isinstance(pending, list)

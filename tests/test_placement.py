@@ -169,6 +169,12 @@ def test_sglang_numa_flag_must_name_each_gpus_node(repo_copy: Path) -> None:
                      "service 'qwen'; SGLang indexes it by GPU (write 0 0 0 0)"]
 
 
+def test_sglang_numa_flag_with_other_nodes_is_an_error_at_the_flag(repo_copy: Path) -> None:
+    _, diags = _render_qwen(repo_copy, "    args: {--numa-node: [0, 0, 1, 1]}\n")
+    assert diags == ["hosts/llm-two.yaml:40:12: error[P013]: --numa-node 0 0 1 1 does not match the NUMA nodes of "
+                     "GPUs 0,1,2,3 (0 0 0 0) (write 0 0 0 0, or drop the flag and let gen bind the unit)"]
+
+
 def test_too_many_gpus_listed_is_an_error_too(tmp_path: Path) -> None:
     """P004 in both directions: more GPUs than the model uses would sit idle, reserved."""
     svc = "  - {name: a, model: m, port: 1, gpus: [0, 1, 2, 3]}\n"
