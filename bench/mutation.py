@@ -68,6 +68,7 @@ SOURCE_READERS = ("tests/test_schema_docs.py",)
 # mutmut's trampolines import mutmut, which the script's interpreter does not have.
 NOT_MUTATED = ("generator/emit/ansible/digest.py",)
 MARKERS = "not live and not sglang"
+FRESH_TIMEOUT_S = 300  # one mutant's tests in run_fresh
 NO_MATCH = "gen-bench-no-such-mutant-*"  # a pattern no mutant name matches: generate + stats only
 
 
@@ -126,8 +127,42 @@ def results(root: Path) -> dict[str, str]:
     return found
 
 
+def run_fresh(root: Path, names: list[str], status: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """Each of NAMES in a fresh ``pytest`` process in mutmut's tree, on the tests its stats say reach it.
+
+    What ``mutmut run`` does per mutant, without its in-process clean run, which fails on the
+    load/ selection (pytest exit 4: a test id of the stats run is not found when pytest runs
+    again in the same process; the same ids run green in a fresh process). Exit 0 is a
+    survivor, any other a kill; verdicts are kept in ROOT/fresh-verdicts.json for later parts.
+    """
+    import json
+    import os
+    store = root / "fresh-verdicts.json"
+    kept: dict[str, str] = json.loads(store.read_text()) if store.is_file() else {}
+    tests_by = json.loads((root / "mutants" / "mutmut-stats.json").read_text())["tests_by_mangled_function_name"]
+    log = []
+    for name in names:
+        tests = sorted(tests_by.get(name.rsplit("__mutmut_", 1)[0], ()))
+        if not tests:
+            kept[name] = "no tests"
+            continue
+        env = dict(os.environ, MUTANT_UNDER_TEST=name)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                   "-m", MARKERS, "--rootdir=.", *tests], cwd=root / "mutants", env=env,
+                                  capture_output=True, text=True, check=False, timeout=FRESH_TIMEOUT_S)
+            kept[name] = "survived" if proc.returncode == 0 else "killed"
+            log.append(f"{name}: pytest exit {proc.returncode} ({len(tests)} tests)")
+        except subprocess.TimeoutExpired:  # a mutant that loops: mutmut counts it as a timeout, a kill
+            kept[name] = "timeout"
+        store.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    store.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    status.update(kept)
+    return subprocess.CompletedProcess([], 0, "\n".join(log), ""), status
+
+
 def run_package(work: Path, name: str, sample: int | None, seed: int, children: int,
-                part: tuple[int, int] = (1, 1), resume: bool = False) -> dict[str, object]:
+                part: tuple[int, int] = (1, 1), resume: bool = False, fresh: bool = False) -> dict[str, object]:
     """Generate, sample and test the mutants of one package (PART K of M of the sample); its counts and survivors."""
     root = work / name.replace("/", "-")
     if not (resume and (root / "mutants" / "mutmut-stats.json").is_file()):
@@ -141,8 +176,11 @@ def run_package(work: Path, name: str, sample: int | None, seed: int, children: 
     names = sorted(every)
     chosen = names if sample is None or sample >= len(names) else sorted(random.Random(seed).sample(names, sample))
     index, parts = part
-    done = mutmut(root, "run", "--max-children", str(children), *chosen[index - 1::parts])
-    status = results(root)
+    if fresh:
+        done, status = run_fresh(root, chosen[index - 1::parts], dict(results(root)))
+    else:
+        done = mutmut(root, "run", "--max-children", str(children), *chosen[index - 1::parts])
+        status = results(root)
     pending = [n for n in chosen if status.get(n) == "not checked"]  # left for a later part
     if set(pending) & set(chosen[index - 1::parts]):
         # mutmut stopped before the mutants (its clean run of their tests failed, for one).
@@ -169,6 +207,8 @@ def main() -> None:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--work", type=Path, default=Path("/tmp/gen-bench-mutation"))
     parser.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    parser.add_argument("--fresh", action="store_true",
+                        help="run each mutant in its own pytest process (see run_fresh) instead of mutmut's runner")
     parser.add_argument("--resume", action="store_true",
                         help="reuse a kept scratch copy (its mutants, stats and verdicts) instead of a fresh one")
     opts = parser.parse_args()
@@ -185,7 +225,7 @@ def main() -> None:
     rows = []
     for name in names:
         row = run_package(opts.work, name, opts.sample, opts.seed, opts.max_children,
-                          (int(part.group(1)), int(part.group(2))), opts.resume)
+                          (int(part.group(1)), int(part.group(2))), opts.resume, opts.fresh)
         rows.append(row)
         survived, no_tests, pending = row["survived"], row["no_tests"], row["pending"]
         assert isinstance(survived, list) and isinstance(no_tests, list) and isinstance(pending, list)
