@@ -33,6 +33,7 @@ equivalent or not by a person (see the note of the run).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import random
 import re
 import shutil
@@ -127,7 +128,8 @@ def results(root: Path) -> dict[str, str]:
     return found
 
 
-def run_fresh(root: Path, names: list[str], status: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+def run_fresh(root: Path, names: list[str], status: dict[str, str],
+              children: int) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     """Each of NAMES in a fresh ``pytest`` process in mutmut's tree, on the tests its stats say reach it.
 
     What ``mutmut run`` does per mutant, without its in-process clean run, which fails on the
@@ -141,21 +143,26 @@ def run_fresh(root: Path, names: list[str], status: dict[str, str]) -> tuple[sub
     kept: dict[str, str] = json.loads(store.read_text()) if store.is_file() else {}
     tests_by = json.loads((root / "mutants" / "mutmut-stats.json").read_text())["tests_by_mangled_function_name"]
     log = []
-    for name in names:
+
+    def one(name: str) -> tuple[str, str]:
         tests = sorted(tests_by.get(name.rsplit("__mutmut_", 1)[0], ()))
         if not tests:
-            kept[name] = "no tests"
-            continue
+            return name, "no tests"
         env = dict(os.environ, MUTANT_UNDER_TEST=name)
         try:
             proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                                    "-m", MARKERS, "--rootdir=.", *tests], cwd=root / "mutants", env=env,
                                   capture_output=True, text=True, check=False, timeout=FRESH_TIMEOUT_S)
-            kept[name] = "survived" if proc.returncode == 0 else "killed"
-            log.append(f"{name}: pytest exit {proc.returncode} ({len(tests)} tests)")
         except subprocess.TimeoutExpired:  # a mutant that loops: mutmut counts it as a timeout, a kill
-            kept[name] = "timeout"
-        store.write_text(json.dumps(kept, indent=1, sort_keys=True))
+            return name, "timeout"
+        log.append(f"{name}: pytest exit {proc.returncode} ({len(tests)} tests)")
+        return name, "survived" if proc.returncode == 0 else "killed"
+
+    todo = [n for n in names if n not in kept]  # a verdict of an earlier (stopped) run stands
+    with concurrent.futures.ThreadPoolExecutor(max_workers=children) as pool:
+        for name, verdict in pool.map(one, todo):
+            kept[name] = verdict
+            store.write_text(json.dumps(kept, indent=1, sort_keys=True))
     store.write_text(json.dumps(kept, indent=1, sort_keys=True))
     status.update(kept)
     return subprocess.CompletedProcess([], 0, "\n".join(log), ""), status
@@ -168,7 +175,11 @@ def run_package(work: Path, name: str, sample: int | None, seed: int, children: 
     if not (resume and (root / "mutants" / "mutmut-stats.json").is_file()):
         root = prepare(work, name)
     started = time.monotonic()
-    first = mutmut(root, "run", "--max-children", str(children), NO_MATCH)
+    reused = resume and (root / "mutants" / "mutmut-stats.json").is_file() and root.exists()
+    if fresh and reused:  # the kept copy's mutants and stats stand; mutmut's run would only redo its clean run
+        first = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        first = mutmut(root, "run", "--max-children", str(children), NO_MATCH)
     every = results(root)
     if "failed to collect stats" in first.stdout + first.stderr or not every:
         # The selected tests must pass unmutated; otherwise no verdict means anything.
@@ -177,7 +188,7 @@ def run_package(work: Path, name: str, sample: int | None, seed: int, children: 
     chosen = names if sample is None or sample >= len(names) else sorted(random.Random(seed).sample(names, sample))
     index, parts = part
     if fresh:
-        done, status = run_fresh(root, chosen[index - 1::parts], dict(results(root)))
+        done, status = run_fresh(root, chosen[index - 1::parts], dict(results(root)), children)
     else:
         done = mutmut(root, "run", "--max-children", str(children), *chosen[index - 1::parts])
         status = results(root)
