@@ -194,6 +194,8 @@ _CODES: tuple[Code, ...] = (
          "capture recorded: edited after the capture"),
     Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
          "`tool` and `sha256`)"),
+    Code("C019", E, "a text of `catalogs/rules.yaml` naming a field it is never given: one its predicate never "
+         "passes, or a text of the broken check that one of the rule's checks lacks (it would print as written)"),
     Code("C030", E, "a malformed `when:` condition of a declarative rule in `catalogs/rules.yaml`"),
     Code("C031", E, "a rule of `catalogs/rules.yaml` with both a `when:` condition and a predicate"),
     Code("C032", E, "a text of `catalogs/rules.yaml` (message, fix, checks) that is not a template of named "
