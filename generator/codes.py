@@ -110,7 +110,7 @@ _CODES: tuple[Code, ...] = (
     Code("S004", E, "a value outside the allowed ones"),
     Code("S005", E, "a number out of range, or a list or string too short"),
     Code("S006", E, "a relative or not normalized path (`..`, `.`, `//`, trailing `/`)"),
-    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`, nothing YAML reads as a boolean, number or date)"),
+    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`, nothing YAML reads as a boolean, number or date, no Windows device name such as `CON`)"),
     Code("S008", E, "control, invisible (format, separator) or noncharacter Unicode in a key or value"),
     Code("S009", E, "a key or value that does not match its pattern"),
     Code("S010", E, "a path that cannot be written into a unit file"),
