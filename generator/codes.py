@@ -228,9 +228,11 @@ _CODES: tuple[Code, ...] = (
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
          "ansible.cfg, ...), or an `ansible.cfg` at the repository's root beside `ansible/`: Ansible would read it too"),
     Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
-    Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
+    Code("D001", E, "a generated schema, `docs/manifests.md`, `docs/rules.md` or `docs/tables.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
          "printed (new, gone, or its lines before and after)"),
+    Code("D003", E, "an entry of a curated table (`catalogs/env-known.yaml`, `renames.yaml`, `foreign-flags.yaml`, "
+         "`choice-synonyms.yaml`) that differs from the committed `docs/tables.md`: each change printed"),
     Code("A001", E, "a rollout size (`batch`, `max_unavailable`) written as text that is not a percentage from "
                     "'1%' to '100%' (a number of hosts is bounded by the schema)"),
     Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
