@@ -10,6 +10,8 @@
   stand-in for nvidia-smi (no GPU here), line for line in its format.
 - The memory check's /get_server_info answer: JSON nested deeper than Python's decoder
   follows was a RecursionError; now "no figures to compare" (load/json_text).
+- catalogs/sglang/<pin>.devices.json (new this round) was read with json.loads: nested 100,000
+  deep it was a RecursionError (exit 4); every captured file kind is tried so.
 - Digits: Python's int() refuses more than 4,300 decimal digits (a ValueError); a CPU list or
   an IPv4 part of 5,000 digits stopped `gen check` with an internal error. The class: every
   value any manifest field holds, as long digit text (generator/__init__.py raises the limit
@@ -195,3 +197,23 @@ def test_a_server_info_that_is_no_json_object_is_no_figures(body: str, monkeypat
     monkeypatch.setattr(memory_check, "onhost", lambda *_a, **_k: [{"url": "u", "status": 200, "body": body}])
     results = memory_check.run(HostContext(plan, object()))  # type: ignore[arg-type]
     assert results and all(r.status is Status.WARN and "no figures to compare" in r.detail for r in results)
+
+
+# ----- catalogs/sglang/*.json: every captured file kind, as JSON nested deeper than Python's decoder follows
+
+CAPTURED = sorted(p.name for p in (ROOT / "catalogs" / "sglang").glob("*.json"))
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_every_captured_catalog_nested_too_deep_is_named_never_an_internal_error(name: str, repo_copy: Path) -> None:
+    """The devices files (<pin>.devices.json, new this round) were read with json.loads: a RecursionError, exit 4."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    assert {"0.5.9.devices.json", "0.5.9.json", "0.5.9.env.json", "0.5.9.checks.json"} <= set(CAPTURED)
+    (repo_copy / "catalogs" / "sglang" / name).write_text("[" * 100_000 + "]" * 100_000, encoding="ascii")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert result.exit_code in (1, 3), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert name in result.stderr, result.stderr
