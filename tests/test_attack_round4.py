@@ -141,6 +141,8 @@ TORCH_REPLIES = {
     "arch-not-text": '{"cuda": "12.8", "arch": [{"a": 1}]}\n',
     "arch-escape": '{"cuda": "12.8", "arch": ["sm_\\u001b[31m"]}\n',
     "cuda-escape": '{"cuda": "12.8\\u001b[2J", "arch": []}\n',
+    "cuda-trailing-newline": '{"cuda": "12.8\\n", "arch": []}\n',  # re.match's "$" lets it through
+    "arch-trailing-newline": '{"cuda": "12.8", "arch": ["sm_90\\n"]}\n',
     "arch-200000": '{"cuda": "12.8", "arch": [' + ",".join(['"sm_90"'] * 200_000) + "]}\n",
 }
 
@@ -217,3 +219,13 @@ def test_every_captured_catalog_nested_too_deep_is_named_never_an_internal_error
     assert result.exit_code in (1, 3), result.stderr
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert name in result.stderr, result.stderr
+
+
+def test_a_commit_with_a_trailing_newline_is_no_commit() -> None:
+    """re.match(r"^[0-9a-f]{40}$") takes "<40 hex>\\n": "$" matches before a final newline."""
+    from generator.sglang.snapshot import SnapshotError, check_commit
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    assert check_commit(commit) == commit
+    with pytest.raises(SnapshotError, match="not a full git commit hash"):
+        check_commit(commit + "\n")

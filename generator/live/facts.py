@@ -80,7 +80,7 @@ def _text(text: str, what: str, pattern: str | None = None) -> str:
     """``text`` when it is printable, at most TEXT_MOST characters and (given) matches ``pattern``."""
     word = text.strip()
     bad = bad_char(word)
-    if bad is not None or len(word) > TEXT_MOST or (pattern is not None and not re.match(pattern, word)):
+    if bad is not None or len(word) > TEXT_MOST or (pattern is not None and not re.fullmatch(pattern, word)):
         why = (f"holds {bad[1]}" if bad is not None else f"is longer than {TEXT_MOST} characters"
                if len(word) > TEXT_MOST else "is empty" if not word else "is not of the form the inventory takes")
         raise FactsError(f"{what} {why}: {_shown(word)}; gen writes no such value into the inventory")
@@ -170,7 +170,7 @@ def parse_query(text: str) -> tuple[tuple[LiveGpu, ...], str | None]:
         if not _unknown(cap) and not _CAP.match(cap):
             raise FactsError(f"nvidia-smi --query-gpu printed {shown}: compute_cap is not like 12.0")
         gpu = LiveGpu(_number(index, "the index of a GPU nvidia-smi lists", *_INDEX),
-                      _text(name, f"the name of GPU {index}", r"."), normalize_bus(bus),
+                      _text(name, f"the name of GPU {index}", r".+"), normalize_bus(bus),
                       None if _unknown(memory) else _number(memory, f"the memory of GPU {index} (MiB)", 1, 10_000_000),
                       None if _unknown(cap) else cap)
         twin = next((g for g in gpus if g.index == gpu.index or g.pci_bus_id == gpu.pci_bus_id), None)
@@ -251,9 +251,9 @@ def parse_torch(rc: int, out: str, err: str) -> tuple[str | None, tuple[str, ...
     try:
         data = json_text.loads(out.strip().splitlines()[-1])  # any nesting is no crash
         cuda, arch = data["cuda"], data["arch"]
-        if (cuda is not None and not (isinstance(cuda, str) and re.match(CUDA_VERSION_RE, cuda) and len(cuda) < 16)) \
+        if (cuda is not None and not (isinstance(cuda, str) and re.fullmatch(CUDA_VERSION_RE, cuda) and len(cuda) < 16)) \
                 or not isinstance(arch, list) or len(arch) > ARCH_MOST \
-                or not all(isinstance(a, str) and re.match(ARCH_RE, a) for a in arch):
+                or not all(isinstance(a, str) and re.fullmatch(ARCH_RE, a) for a in arch):
             raise ValueError(out)  # only what the inventory's facts can hold is a fact
     except (ValueError, KeyError, IndexError, TypeError):
         return None, None, f"the torch probe printed {_shown(out.strip())}"
