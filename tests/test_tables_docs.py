@@ -8,6 +8,7 @@ and nothing said so; the captured catalogs have their digest (C016) and rules.ya
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -97,3 +98,24 @@ def test_a_table_that_does_not_load_leaves_the_page_to_its_own_finding(tmp_path:
     result = CliRunner().invoke(main, ["check", "--root", str(repo)])
     assert result.exit_code == 1 and "renames.yaml" in result.stderr and "Traceback" not in result.stderr
     assert "error[D003]" not in result.stderr
+
+
+def test_a_key_cannot_forge_the_section_of_another_entry(tmp_path: Path) -> None:
+    """A PR drops the entry saying gen owns CUDA_VISIBLE_DEVICES and adds a synonym whose key
+    spells that section: the key prints escaped, so the section is gone all the same (D003)."""
+    repo = _repo(tmp_path)
+    committed = (ROOT / TABLES_DOCS_FILE).read_text(encoding="utf-8")
+    start = committed.index("## env-known.yaml variables: CUDA_VISIBLE_DEVICES")
+    forged = committed[start:committed.index("## ", start + 3)].rstrip("\n")
+    known = repo / "catalogs" / "env-known.yaml"
+    text = known.read_text(encoding="utf-8")
+    i, j = text.index("  CUDA_VISIBLE_DEVICES:"), text.index("  CUDA_DEVICE_ORDER:")
+    known.write_text(text[:i] + text[j:], encoding="utf-8")
+    synonyms = repo / "catalogs" / "choice-synonyms.yaml"
+    key = "x\n\n" + forged + "\n- y"
+    synonyms.write_text(synonyms.read_text(encoding="utf-8").replace(
+        "  fp16: float16\n", f"  fp16: float16\n  {json.dumps(key)}: float16\n"), encoding="utf-8")
+    page = tables_docs(repo) or ""
+    assert "\n## env-known.yaml variables: CUDA_VISIBLE_DEVICES\n" not in page
+    result = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    assert "error[D003]: env-known.yaml variables: CUDA_VISIBLE_DEVICES is gone" in result.stderr, result.stderr

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from generator.errors import Diagnostics
+from generator.errors import Diagnostics, printable
 from generator.load.manifests import load_file
 
 TABLES_DOCS_FILE = "docs/tables.md"
@@ -58,19 +58,20 @@ def _json(value: Any) -> str:
 
 
 def _entries(name: str, data: Any) -> Iterator[tuple[str, list[str]]]:
-    """(heading, lines) of each entry of the table ``name``."""
+    """(heading, lines) of each entry of the table ``name``. Keys are escaped (errors.printable) and
+    values written as JSON: no key or value can start a line, so none can forge another section."""
     for key in TABLES[name]:
         part = data if key is None else data.get(key) if isinstance(data, dict) else None
         where = name if key is None else f"{name} {key}"
         if isinstance(part, dict):
             for entry, value in part.items():
-                lines = ([f"- {k}: {_json(v)}" for k, v in value.items()] if isinstance(value, dict)
+                lines = ([f"- {printable(str(k))}: {_json(v)}" for k, v in value.items()] if isinstance(value, dict)
                          else [f"- to: {_json(value)}"])  # renames.yaml's options: old -> new
-                yield f"{where}: {entry}", lines
+                yield f"{where}: {printable(str(entry))}", lines
         elif isinstance(part, list):
             for value in part:
                 first = value[0] if isinstance(value, list) and value else value
-                yield f"{where}: {first}", [f"- one setting: {_json(value)}"]  # renames.yaml's dests
+                yield f"{where}: {printable(str(first))}", [f"- one setting: {_json(value)}"]  # renames.yaml's dests
 
 
 def tables_docs(root: Path) -> str | None:
