@@ -91,6 +91,7 @@ _CODES: tuple[Code, ...] = (
     Code("Y013", E, "more than 5,000 values once aliases are expanded (billion laughs)"),
     Code("Y014", E, "\"and K more\": the findings of a file past the first 50"),
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
+    Code("Y017", E, "a file name no Windows checkout can hold: a device name such as `CON` or `nul.x` (templates/)"),
     Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
          "is circular, or nests deeper than 8"),
     Code("Y020", E, "a tab in a line's indentation (YAML indents with spaces only)"),

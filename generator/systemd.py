@@ -369,12 +369,21 @@ def name_problem(name: object) -> str | None:
         return f"use {NAME_RULE}"
     if not unit_name_ok(f"sglang-{name}.service"):  # the derived unit name, checked as such
         return "the unit name sglang-<name>.service would be invalid"
-    if _DEVICE_NAME.match(name):
-        return (f"'{name.split('.', 1)[0]}' is a device name on Windows: no file or folder named after it "
-                "(hosts/, models/, output/) can exist on a Windows checkout; choose another")
+    device = device_name_problem(name)
+    if device is not None:
+        return device
     read_as = yaml_reads_as(name)
     if read_as is not None:  # host names are keys of the Ansible inventory, read by YAML 1.1
         return f"a YAML reader takes '{name}' for {read_as}, not a name (Ansible's inventory reads it so): choose another"
+    return None
+
+
+def device_name_problem(name: str) -> str | None:
+    """Why a file named ``name`` cannot exist on a Windows checkout (a device name such as CON, or
+    ``nul.x``: whatever follows the first dot), or None."""
+    if _DEVICE_NAME.match(name):
+        return (f"'{name.split('.', 1)[0]}' is a device name on Windows: no file or folder named after it "
+                "(hosts/, models/, templates/, output/) can exist on a Windows checkout; choose another")
     return None
 
 

@@ -177,3 +177,11 @@ def test_gen_import_refuses_a_name_that_is_no_name(name: str) -> None:
 def test_gen_import_keeps_a_name_that_is_one() -> None:
     result = _gen(*IMPORT, "--name", "qwen-x", *COMMAND)
     assert result.exit_code == 0 and "name: qwen-x\n" in result.stdout, result.output
+
+
+@pytest.mark.parametrize("name", ["con.j2", "NUL", "Aux.service.j2", "lpt1.j2"])
+def test_a_template_named_like_a_windows_device_is_y017(repo_copy: Path, name: str) -> None:
+    (repo_copy / "templates" / name).write_text("# a template\n")
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1 and f"templates/{name}: error[Y017]:" in result.stderr, result.stderr
+    assert "device name on Windows" in result.stderr
