@@ -13,5 +13,6 @@ __version__ = "0.1.0"
 # so the limit is that bound, and no admitted value can make int() raise where a range check
 # would have said what is wrong (tests/test_attack_round4.py keeps the two equal).
 INT_DIGITS_MOST = 64 * 1024
-if 0 < sys.get_int_max_str_digits() < INT_DIGITS_MOST:
+# (A Python before 3.10.7 has no such limit, and no functions for it.)
+if hasattr(sys, "get_int_max_str_digits") and 0 < sys.get_int_max_str_digits() < INT_DIGITS_MOST:
     sys.set_int_max_str_digits(INT_DIGITS_MOST)
