@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from generator.cli.generated import TABLES_DOCS_FILE
 from generator.errors import Diagnostics, printable
 from generator.load.manifests import load_file
 
-TABLES_DOCS_FILE = "docs/tables.md"
 # table file -> the key its entries are under (None: the top-level mapping)
 TABLES: dict[str, tuple[str | None, ...]] = {
     "env-known.yaml": ("variables",),
@@ -72,6 +72,9 @@ def _entries(name: str, data: Any) -> Iterator[tuple[str, list[str]]]:
             for value in part:
                 first = value[0] if isinstance(value, list) and value else value
                 yield f"{where}: {printable(str(first))}", [f"- one setting: {_json(value)}"]  # renames.yaml's dests
+
+
+__all__ = ["TABLES", "TABLES_DOCS_FILE", "tables_docs"]
 
 
 def tables_docs(root: Path) -> str | None:
