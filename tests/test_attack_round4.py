@@ -229,3 +229,20 @@ def test_a_commit_with_a_trailing_newline_is_no_commit() -> None:
     assert check_commit(commit) == commit
     with pytest.raises(SnapshotError, match="not a full git commit hash"):
         check_commit(commit + "\n")
+
+
+@pytest.mark.parametrize("name", ["rules.yaml", "env-known.yaml", "renames.yaml", "foreign-flags.yaml",
+                                  "choice-synonyms.yaml", "sglang/0.5.9.env.json", "sglang/0.5.9.devices.json"])
+def test_a_data_file_removed_from_catalogs_is_a_finding_never_an_internal_error(name: str, tmp_path: Path) -> None:
+    """A pull request that deletes catalogs/rules.yaml stopped gen check with FileNotFoundError (exit 4)."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    repo = tmp_path / "repo"
+    for part in ("models", "hosts", "templates", "catalogs", "output", "docs", "schemas"):
+        shutil.copytree(ROOT / part, repo / part)
+    (repo / "catalogs" / name).unlink()
+    result = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    assert result.exit_code == 1, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr

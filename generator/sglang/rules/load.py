@@ -33,8 +33,13 @@ def rules_path(catalog: Catalog) -> Path:
 
 
 def load_rules(path: Path) -> tuple[RuleSpec, ...]:
-    """Read and check rules.yaml (cached on the file's mtime); DataFileError when broken."""
-    return _load_rules_cached(path, path.stat().st_mtime_ns)
+    """Read and check rules.yaml (cached on the file's mtime); DataFileError when broken or missing
+    (a catalogs/ folder without its rules.yaml was an internal error: the file's stat raised)."""
+    try:
+        stamp = path.lstat().st_mtime_ns
+    except OSError:
+        stamp = -1  # load_data_file says what is wrong (Y008), positioned at the file
+    return _load_rules_cached(path, stamp)
 
 
 @functools.lru_cache(maxsize=4)
