@@ -22,7 +22,7 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     assert lines[1] == "  GPU  PCI bus id        NUMA     memory    cc  owner"
     assert lines[2] == "    0  00000000:01:00.0     0  97887 MiB  12.0  service:qwen"
     assert lines[6] == "    4  00000000:81:00.0     1  97887 MiB  12.0  vm:vm-gpu-101"
-    assert lines[-4] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
+    assert lines[-3] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
                          "/shared/models/Qwen3.5-122B-A10B, CPUs 0-31,64-95 (NUMA 0)")
     # The example snapshot holds only the config keys cited pages state (too few to size a token):
     # 234 GB / 4 of weights on 97887 MiB cards, 1.1 GiB of CUDA context
