@@ -18,7 +18,6 @@ when there are none.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -31,6 +30,7 @@ from typing import Any
 from generator.checkpoint import reader
 from generator.checkpoint.weights import weight_facts
 from generator.checkpoint.snapshot import SNAPSHOT_FORMAT
+from generator.load import json_text
 from generator.errors import Diagnostic, GenError, Position
 
 READER_PATH = Path(reader.__file__)
@@ -132,7 +132,7 @@ def capture_host(prefix: Sequence[str], python: str, host: str, path: str,
         tail = "\n".join(done.stderr.decode("utf-8", "replace").splitlines()[-20:])
         raise CaptureError(f"{what} failed (exit status {done.returncode}){': ' + tail if tail else ''}")
     try:
-        facts = json.loads(out.rsplit(marker, 1)[1])
+        facts = json_text.loads(out.rsplit(marker, 1)[1])  # the host's reply is data: nesting too deep is refused
     except ValueError as exc:
         raise CaptureError(f"{what} printed no readable facts: {exc}") from None
     if not isinstance(facts, dict) or facts.get("reader") != reader.READER_VERSION:

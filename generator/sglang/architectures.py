@@ -11,11 +11,11 @@ beside it (SGLang's Transformers fallback).
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from generator.load import json_text
 from generator.load.captured import captured_json
 from generator.sglang.catalog import CatalogFormatError, read_data_text
 from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
@@ -69,7 +69,7 @@ def load_architectures(catalog_file: Path) -> Architectures | None:
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
     try:
-        data = json.loads(read_data_text(path))
+        data = json_text.loads(read_data_text(path))  # any nesting is a format error
         found = data.get("transformers") or {}
         incompatible = found.get("backend_incompatible")
         return Architectures(frozenset(data["registry"]) | frozenset(data["static"]),
@@ -85,7 +85,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
 def _checked(stdout: bytes, what: str) -> bytes:
     """The committed text of the probe's document: with its capture header, stamped."""
     try:
-        data = json.loads(stdout)
+        data = json_text.loads(stdout)
     except ValueError as exc:
         raise SnapshotError(f"{what}: the architectures probe printed no JSON ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
