@@ -10,10 +10,9 @@ absent (no snapshot, or a key the snapshot lacks).
 
 from __future__ import annotations
 
-from generator.sglang.architectures import Architectures
 from generator.sglang.rules.predicates.common import dp_attention
 from generator.sglang.rules.registry import Hit, Item, check, first_broken, item, predicate
-from generator.sglang.rules.settings import Settings
+from generator.sglang.rules.settings import Architectures, Settings  # the pin's registry, as Settings holds it
 from generator.sglang.rules.spec import RuleSpec
 
 
@@ -96,6 +95,14 @@ def _context(s: Settings, rule: RuleSpec) -> Hit | None:
     return first_broken([check(wanted > limit and not allowed, None, ("context_length",), wanted=wanted, limit=limit)])
 
 
+# (whose config, what failed) -> the check's texts in rules.yaml, spelled out so every name is a constant
+_CHECK_NAMES = {
+    ("model", "missing"): "missing", ("model", "incompatible"): "incompatible",
+    ("draft", "missing"): "draft-missing", ("draft", "incompatible"): "draft-incompatible",
+    ("model", "unknown"): "unknown", ("model", "remote-code"): "remote-code",
+    ("draft", "unknown"): "draft-unknown", ("draft", "remote-code"): "draft-remote-code"}
+
+
 def _unloadable(archs: tuple[str, ...], known: Architectures, auto_map: dict[str, object], impl: str,
                 rule: RuleSpec, version: tuple[int, ...] | None) -> tuple[str, str] | None:
     """(the check, the architecture) SGLang's ``get_model_architecture`` refuses, or None.
@@ -134,11 +141,11 @@ def _architecture(s: Settings, rule: RuleSpec) -> Hit | None:
         return None
     impl = str(s.get("model_impl", "auto")).lower()
     checks = []
-    for role, facts in (("", s.model), ("draft-", s.draft)):
+    for role, facts in (("model", s.model), ("draft", s.draft)):
         if facts is None or not facts.architectures:
             continue
         found = _unloadable(facts.architectures, known, facts.auto_map or {}, impl, rule, s.version)
-        checks.append(check(found is not None, role + (found[0] if found else "missing"), ("model_impl",),
+        checks.append(check(found is not None, _CHECK_NAMES[role, found[0] if found else "missing"], ("model_impl",),
                             arch=found[1] if found else None, transformers=known.transformers_version))
     return first_broken(checks)
 
@@ -167,11 +174,11 @@ def _model_type(s: Settings, rule: RuleSpec) -> Hit | None:
     trust = s.on("trust_remote_code")
     fallbacks = list(rule.param("config_fallbacks", s.version) or [])
     checks = []
-    for role, facts in (("", s.model), ("draft-", s.draft)):
+    for role, facts in (("model", s.model), ("draft", s.draft)):
         if facts is None:
             continue
         found = _config_refused(facts.model_type, facts.auto_map or {}, trust, known, fallbacks)
-        checks.append(check(found is not None, role + (found or "unknown"), ("trust_remote_code",),
+        checks.append(check(found is not None, _CHECK_NAMES[role, found or "unknown"], ("trust_remote_code",),
                             model_type=facts.model_type, transformers=s.architectures.transformers_version))
     return first_broken(checks)
 
