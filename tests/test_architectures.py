@@ -49,3 +49,10 @@ def test_a_broken_file_is_a_catalog_error(tmp_path: Path) -> None:
 def test_recapture_is_byte_identical(pin: str) -> None:
     text = snapshot_architectures_python(sglang_python(pin))  # stamped like the committed file
     assert text == (ROOT / "catalogs" / "sglang" / f"{pin}.architectures.json").read_bytes()
+
+
+@pytest.mark.parametrize("pin", ["0.5.9", "0.5.23"])
+def test_committed_files_name_no_install_path(pin: str) -> None:
+    # an import error quoting the venv's own path made the file depend on the cache key it was captured in
+    text = (ROOT / "catalogs" / "sglang" / f"{pin}.architectures.json").read_text()
+    assert text.count("site-packages") == text.count("<sys.prefix>/lib/python3.11/site-packages")

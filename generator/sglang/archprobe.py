@@ -89,7 +89,9 @@ def probe() -> dict:
         try:
             importlib.import_module(info.name)
         except Exception as exc:  # noqa: BLE001 - any import failure is a fact to record
-            errors[info.name] = (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0][:300]
+            # the install's own path is cut: the captured file must not depend on where the venv lives
+            text = f"{type(exc).__name__}: {exc}".replace(sys.prefix, "<sys.prefix>")
+            errors[info.name] = (text.splitlines() or [""])[0][:300]
             path = os.path.join(models_pkg.__path__[0], info.name.rsplit(".", 1)[1] + ".py")
             for name in _entry_names(path):
                 if name not in registry:
@@ -111,7 +113,7 @@ def probe() -> dict:
         out["transformers"] = {"version": transformers.__version__, "classes": names,
                                "backend_incompatible": incompatible, "unresolved": unresolved}
     except Exception as exc:  # noqa: BLE001 - recorded: no fallback known
-        out["transformers"] = {"version": None, "classes": [], "error": str(exc)[:300]}
+        out["transformers"] = {"version": None, "classes": [], "error": str(exc).replace(sys.prefix, "<sys.prefix>")[:300]}
     return out
 
 
