@@ -169,7 +169,7 @@ _CODES: tuple[Code, ...] = (
     Code("F003", E, "a value outside the flag's choices"),
     Code("F004", E, "a value of the wrong type"),
     Code("F005", E, "the wrong number of values (nargs)"),
-    Code("F006", E, "a value given to a switch"),
+    Code("F006", E, "a value given to a switch, also as `--switch=VALUE` (SGLang refuses it whatever the value)"),
     Code("F007", E, "a flag removed or renamed in this pin"),
     Code("F008", E, "a flag given twice"),
     Code("F009", E, "a flag that makes SGLang print its help and exit"),

@@ -13,7 +13,8 @@ including spelling variants), ``history`` (flags of other pins and their success
 words, types, choices). This module runs them in order for each flag.
 
 Codes: errors F001 unknown, F002 ambiguous prefix, F003 bad choice, F004 bad type,
-F005 wrong number of values, F006 value given to a switch, F007 not in this pin,
+F005 wrong number of values, F006 value given to a switch (also `--switch=VALUE`, which argparse
+refuses whatever the value), F007 not in this pin,
 F008 given twice, F009 flag that cannot run a server (``--help``), F010 deprecated
 flag SGLang refuses; warnings F101 abbreviation, F102 alias, F103 underscore spelling,
 F104 deprecated.
