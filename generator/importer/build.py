@@ -276,6 +276,9 @@ def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence
     """The manifest text for checked flags; records I007/I008 warnings and K001/K002 in ``diags``."""
     dest_field = _dest_fields(catalog)
     m = _Manifest(header=list(header_notes))
+    kept = {g.pos for g in groups}
+    # A flag left out because an earlier one already gave it the same value (F106): said once, on top.
+    m.header += [f"{d.code}: {d.message}" for d in warnings if d.code == "F106" and d.pos not in kept]
     speculative = any(dest_field.get(g.action.dest) == ("speculative", "algorithm") for g in groups)
     for g in groups:
         _place(m, g, dest_field.get(g.action.dest), speculative, _notes_for(warnings, g.pos), diags,

@@ -1,4 +1,11 @@
-"""The manifest's YAML text: scalars that read back as written, notes as comments above values."""
+"""The manifest's YAML text: scalars that read back as written, notes as comments above values.
+
+A note quotes what the command said (a program word, a flag as written, SGLang's own
+text), and a line break in it would end the comment and start YAML of its own: every
+comment goes through :func:`comment`, which writes every character that is not printable
+(line breaks YAML knows, control, format, surrogate, private-use, unassigned) as an escape.
+Values are JSON-quoted when they would not read back as the same plain string.
+"""
 
 from __future__ import annotations
 

@@ -50,6 +50,38 @@ def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position,
     return words
 
 
+def stored_value(action: Action, words: tuple[str, ...]) -> object:
+    """What argparse would store for ``action`` given the rendered ``words``, comparable with ==.
+
+    Two flags that set one dest agree when this is equal: a value is converted by the
+    action's type (``8`` and ``08``, ``0.85`` and ``0.850``, JSON text by its data), a
+    BooleanOptional by its form, any other switch by which action it is.
+    """
+    if not words:
+        return ("default",)
+    if not action.takes_value:
+        if action.kind == "boolean_optional":
+            return ("on", words[0] != action.negative)
+        return ("switch", action.canonical)
+    values = [words[0].split("=", 1)[1]] if len(words) == 1 and "=" in words[0] else list(words[1:])
+    converted: list[object] = []
+    for word in values:
+        try:
+            if action.type == "int":
+                converted.append(int(word))
+            elif action.type == "float":
+                converted.append(float(word))
+            elif action.type == "callable:json.loads":
+                converted.append(json.dumps(json.loads(word), sort_keys=True))
+            else:
+                converted.append(word)
+        except ValueError:
+            converted.append(word)
+    if action.nargs in (None, "?") and len(converted) == 1:
+        return ("value", converted[0])
+    return ("values", tuple(converted))
+
+
 def _redact(text: str, values: list[str]) -> str:
     """``text`` with every value (longest first) replaced by ``***``."""
     for v in sorted((v for v in values if v), key=len, reverse=True):
