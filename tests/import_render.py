@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = {"name", "description", "weights", "served_model_name", "dtype", "trust_remote_code",
             "context_length", "parallel", "speculative", "parsers", "memory", "multinode", "args", "env"}
 # What the test writes where a REQUIRED comment asks the operator for a value.
-FILL = {("weights", "size_gb"): 10, ("weights", "path"): "/shared/models/standin",
-        ("speculative", "draft_model_path"): "/shared/models/standin-draft"}
+FILL: dict[tuple[str, ...], Any] = {
+    ("weights", "size_gb"): 10, ("weights", "path"): "/shared/models/standin",
+    ("speculative", "draft_model_path"): "/shared/models/standin-draft", ("multinode", "hosts"): ["h", "h2"],
+    ("multinode", "port"): 50000}
 
 
 def manifest_data(text: str) -> dict[str, Any]:
@@ -63,13 +65,21 @@ def _model_root(path: str) -> str:
 
 
 def checked_render(pin: str, text: str, tmp: Path) -> tuple[list[str], set[tuple[str, ...]]]:
-    """Write the filled-in manifest and a host of ``pin`` into a repo, run gen check's pipeline
-    on it, and return the service's rendered argv (after the program) and the filled paths."""
+    """Write the filled-in manifest and a host of ``pin`` (two for a multi-node manifest) into a
+    repo, run gen check's pipeline on it, and return the service's rendered argv (rank 0's,
+    after the program) and the filled paths."""
     data, filled = fill_required(text)
     name = data["name"]
-    root = write_repo(tmp, {"h": host_yaml("h", gpus_per_node=(16,), mem=141, pin=pin, services=(
-        f"  - {{name: svc, model: {name}, port: 31000}}\n")).replace(
-        "model_root: /shared/models", f"model_root: {_model_root(data['weights']['path'])}")}, {})
+    nodes = data.get("multinode", {}).get("hosts") or ["h"]
+    hosts = {}
+    for rank, host in enumerate(nodes):
+        inventory = host_yaml(host, gpus_per_node=(16,), mem=141, pin=pin, services=(
+            f"  - {{name: svc, model: {name}, port: 31000, allow_cross_numa: true}}\n"))
+        inventory = inventory.replace("model_root: /shared/models", f"model_root: {_model_root(data['weights']['path'])}")
+        if len(nodes) > 1:
+            inventory = inventory.replace("storage:", f"network: {{address: 10.0.0.{rank + 1}, interface: eth0}}\nstorage:")
+        hosts[host] = inventory
+    root = write_repo(tmp, hosts, {})
     yaml = YAML(typ="safe", pure=True)
     with (root / "models" / f"{name}.yaml").open("w", encoding="utf-8") as f:
         yaml.dump(data, f)
@@ -78,7 +88,7 @@ def checked_render(pin: str, text: str, tmp: Path) -> tuple[list[str], set[tuple
     result = run(root, None)
     errors = [str(d) for d in result.diagnostics if d.is_error]
     assert not errors, "gen check refuses what gen import printed:\n" + "\n".join(errors) + "\n" + text
-    [render] = result.renders
+    render = next(r for r in result.renders if r.host.name == nodes[0])
     [service] = render.services
     return [w for g in service.argv.groups for w in g.words], filled
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import printable
+from generator.errors import Position, printable
 
 _SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+-]*$")
 _YAML_SPECIAL = re.compile(
@@ -25,10 +25,12 @@ _YAML_SPECIAL = re.compile(
 
 @dataclass
 class Entry:
-    """One manifest value with the notes to write above it."""
+    """One manifest value with the notes to write above it, and the command word it came from."""
 
     value: Any
     notes: list[str] = field(default_factory=list)
+    pos: Position | None = None  # where the command wrote it (None: from no single word)
+    required: bool = False  # a null the operator must fill in (its note says what to write)
 
 
 def scalar(value: Any) -> str:
@@ -64,15 +66,22 @@ def comment(note: str, pad: str = "") -> str:
     return f"{pad}# {printable(note)}"
 
 
-def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False) -> None:
-    """Append ``key: value`` (or a nested block) with its notes as comments above it."""
+def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False,
+         written: dict[int, tuple[tuple[str, ...], Entry]] | None = None, path: tuple[str, ...] = ()) -> None:
+    """Append ``key: value`` (or a nested block) with its notes as comments above it.
+
+    ``written`` records, by line number (1-based), the path and Entry of every value line,
+    so a finding about the printed manifest can be traced to the command word it came from.
+    """
     pad = "  " * depth
     if isinstance(node, dict):
         lines.append(f"{pad}{key}:")
         for sub, child in node.items():
-            emit(lines, sub, child, depth + 1, quote_values)
+            emit(lines, sub, child, depth + 1, quote_values, written, (*path, key))
         return
     for note in node.notes:
         lines.append(comment(note, pad))
     value = json.dumps(str(node.value)) if quote_values else yaml_value(node.value)
     lines.append(f"{pad}{key}: {value}")  # keys are field names, flags or env names: plain
+    if written is not None:
+        written[len(lines)] = ((*path, key), node)

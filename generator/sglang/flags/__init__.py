@@ -32,6 +32,7 @@ from generator.sglang.flags.deprecation import undeprecate
 from generator.sglang.flags.resolve import resolve
 from generator.sglang.flags.text import who
 from generator.sglang.flags.values import render, stored_value
+from generator.sglang.secret_flags import is_secret_action
 
 __all__ = ["Arg", "ArgValue", "CheckedArg", "check_args"]
 
@@ -61,6 +62,10 @@ def _check(ctx: Context, arg: Arg, first_by_dest: dict[str, tuple[Arg, Action, t
     resolved = resolve(ctx, arg)
     if resolved is None:
         return None
+    if is_secret_action(resolved.action):  # its value is quoted in no finding, before or after
+        value = resolved.value
+        ctx.diags.hide(str(v) for v in (value if isinstance(value, tuple) else (value,))
+                       if isinstance(v, (str, int, float)) and not isinstance(v, bool))
     # A structured field's dest means little to the reader of a flag message: name the flag.
     label = resolved.action.canonical if arg.by_dest else arg.name
     resolved = undeprecate(ctx, resolved, label, arg.pos)
