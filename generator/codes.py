@@ -201,6 +201,7 @@ _CODES: tuple[Code, ...] = (
     Code("E003", E, "an SGLang variable this pin does not read but another committed pin does"),
     Code("E004", E, "an `env:` variable gen sets itself, read from the rendered unit: its `Environment=` (HOME, TRITON_CACHE_DIR, ...), what systemd sets for a setting gen renders (User=, CacheDirectory=, LoadCredential=, ...), the GPUs and NICs gen writes"),
     Code("E005", E, "a value the variable's reader does not understand (catalogs/env-known.yaml)"),
+    Code("E006", E, "a deprecated variable SGLang maps onto a successor of the opposite sense (DISABLE -> ENABLE): its value now does the opposite"),
     Code("E101", W, "a variable SGLang lists as deprecated or renamed (its own message)"),
     Code("E102", W, "the old `SGL_` prefix, which SGLang reads as `SGLANG_` with a warning"),
     Code("E103", W, "a non-SGLang variable its reader has renamed (catalogs/env-known.yaml)"),

@@ -30,6 +30,7 @@ from generator.sglang.flags.args import Arg, ArgValue, CheckedArg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.deprecation import undeprecate
 from generator.sglang.flags.resolve import resolve
+from generator.sglang.flags.suggest import choice_elsewhere
 from generator.sglang.flags.text import who
 from generator.sglang.flags.values import render, stored_value
 from generator.sglang.secret_flags import is_secret_action
@@ -71,7 +72,8 @@ def _check(ctx: Context, arg: Arg, first_by_dest: dict[str, tuple[Arg, Action, t
     resolved = undeprecate(ctx, resolved, label, arg.pos)
     if resolved is None:
         return None
-    words = render(ctx.diags, resolved, label, arg.pos, ctx.tables.synonyms)
+    words = render(ctx.diags, resolved, label, arg.pos, ctx.tables.synonyms,
+                   lambda action, word: choice_elsewhere(ctx, action, word))
     if words is None or _given_twice(ctx.diags, resolved.action, words, arg, first_by_dest):
         return None
     return resolved.action, words

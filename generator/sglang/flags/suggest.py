@@ -8,9 +8,11 @@ import difflib
 import re
 from typing import Mapping, Sequence
 
+from generator.sglang.catalog import Action
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import dashed, did_you_mean, q
+from generator.sglang.sense import same_model
 
 
 def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
@@ -36,6 +38,13 @@ def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
         hint = did_you_mean([target.canonical]) if target is not None else None
         ctx.diags.error(arg.pos, "F001", text, hint)
         return
+    glued = glued_value(ctx, name)
+    if glued is not None:
+        option, value, action = glued
+        ctx.diags.error(arg.pos, "F001", f"unknown flag '{name}' for SGLang {pin}: it is '{option}' and its value "
+                        f"'{value}' run together; write '{option} {value}' (rendered as '{action.canonical} {value}')",
+                        did_you_mean([f"{action.canonical} {value}"]))
+        return
     close = close_matches(ctx, name)
     if close:
         fix = f"use '{close[0]}'" if len(close) == 1 else f"use one of {q(close)}"
@@ -43,6 +52,38 @@ def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
         fix = "remove it (no SGLang flag is close to it)"
     ctx.diags.error(arg.pos, "F001", f"unknown flag '{name}' for SGLang {pin}: {fix}",
                     did_you_mean(close))
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _numeric(action: Action) -> str | None:
+    """"int" or "float" when the action reads a number (0.5.23's context length reads '32768' too)."""
+    if action.type in ("int", "float"):
+        return action.type
+    return "int" if (action.type or "").endswith("human_readable_int") else None
+
+
+def glued_value(ctx: Context, name: str) -> tuple[str, str, Action] | None:
+    """``--tp8``: a flag (a full option, an alias or an abbreviation argparse accepts) with its
+    value run on: the option as written, the value, and the action; the longest option first.
+    The value must be one the action takes: a number for an int or float flag, or a choice."""
+    if not name.startswith("--"):
+        return None
+    for cut in range(len(name) - 1, 2, -1):
+        option, value = name[:cut], name[cut:]
+        action = ctx.catalog.by_option(option)
+        if action is None:
+            tuples = ctx.catalog.prefix_tuples(option)
+            action = tuples[0][0] if len(tuples) == 1 else None
+        if action is None or not action.takes_value:
+            continue
+        if action.choices is not None:
+            if value in action.choices:
+                return option, value, action
+        elif _numeric(action) and _NUMBER.match(value) and (_numeric(action) == "float" or "." not in value):
+            return option, value, action
+    return None
 
 
 def fill(ctx: Context, note: str) -> str:
@@ -57,14 +98,19 @@ def fill(ctx: Context, note: str) -> str:
 
 def close_matches(ctx: Context, name: str) -> list[str]:
     """Canonical names of the catalog flags closest to ``name`` (difflib), best first."""
-    options = ctx.catalog.option_strings
+    # Scored without the leading dashes every option shares (they made '--tp8' look like
+    # '--dtype'), and never a flag of other numbers (--fp4-* is not --fp8-*).
+    bare = {o.lstrip("-"): o for o in ctx.catalog.option_strings}
     scored: dict[str, float] = {}
-    for probe in dict.fromkeys((name, dashed(name))):
-        for opt in difflib.get_close_matches(probe, options, n=5, cutoff=0.6):
+    for probe in dict.fromkeys((name.lstrip("-"), dashed(name).lstrip("-"))):
+        for found in difflib.get_close_matches(probe, list(bare), n=5, cutoff=0.6):
+            opt = bare[found]
             action = ctx.catalog.by_option(opt)
             assert action is not None
+            if not same_model(name, opt):
+                continue
             shown = opt if opt == action.negative else action.canonical
-            score = difflib.SequenceMatcher(None, probe, opt).ratio()
+            score = difflib.SequenceMatcher(None, probe, found).ratio()
             scored[shown] = max(score, scored.get(shown, 0.0))
     if not scored:
         return []
@@ -76,17 +122,48 @@ def close_matches(ctx: Context, name: str) -> list[str]:
 
 def choice_hint(word: str, choices: Sequence[str],
                 synonyms: Mapping[str, str] | None = None) -> str | None:
-    """Suggest a choice: same letters in another case, else the reviewed synonym of that
-    meaning (choice-synonyms.yaml: flash_attn -> fa3), longer names, then difflib.
+    """Suggest a choice by meaning first, then by spelling, never another model's.
 
-    "qwen3" as a tool-call parser means "qwen3_coder" more often than "qwen".
+    In order: the same letters in another case or with '-' for '_' (``deepseek_r1``), the
+    reviewed synonym of that meaning (choice-synonyms.yaml: ``flash_attn`` -> ``fa3``), a
+    longer name of the same model (tool-call parser ``qwen3`` -> ``qwen3_coder``), then
+    difflib. A candidate carrying other numbers than the word names another model or
+    version (``minimax-m2``/``minimax-m3``, ``quark``/``quark_int4fp8_moe``): never suggested.
     """
     lower = word.lower()
     for choice in choices:
         if choice.lower() == lower:
             return f"did you mean '{choice}'?"
+    folded = lower.replace("-", "_")
+    for choice in choices:
+        if choice.lower().replace("-", "_") == folded:
+            return f"did you mean '{choice}'?"
     meant = (synonyms or {}).get(lower)
-    by_meaning = [meant] if meant is not None and meant in choices else []
+    if meant is not None and meant in choices:
+        return did_you_mean([meant])  # a reviewed meaning: spelling neighbours would only blur it
     longer = [c for c in choices if c.lower().startswith(lower)] if lower else []
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return did_you_mean(list(dict.fromkeys(by_meaning + longer[:2] + close)))
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    found = [c for c in dict.fromkeys(longer[:2] + close) if same_model(word, c)]
+    if not found:
+        return None
+    # weak neighbours next to a close one are noise: keep those within 0.1 of the best
+    score = {c: difflib.SequenceMatcher(None, lower, c.lower()).ratio() for c in found}
+    best = max(score.values())
+    return did_you_mean([c for c in found if score[c] >= best - 0.1][:3])
+
+
+def choice_elsewhere(ctx: Context, action: Action, word: str) -> str | None:
+    """Where ``word`` is a choice if not of ``action`` in this pin: the same setting in another
+    committed pin, or another flag of this pin (a tool-call parser given as reasoning parser)."""
+    for other in ctx.others_nearest_first():
+        there = ctx.dest_action(other, action.dest)
+        if there is not None and there.choices is not None and word in there.choices:
+            return f"'{word}' is a choice of '{there.canonical}' in SGLang {other.pin}, not in {ctx.catalog.pin}"
+    if word.lower() in ctx.tables.synonyms.get(action.dest, {}):
+        return None  # the reviewed synonym says what it means here
+    kind = action.dest.rsplit("_", 1)[-1]  # parser, backend, dtype: flags of one kind share choices
+    for sibling in ctx.catalog.actions:
+        if sibling is not action and sibling.choices is not None and word in sibling.choices \
+                and sibling.dest != action.dest and sibling.dest.rsplit("_", 1)[-1] == kind:
+            return f"'{word}' is a choice of '{sibling.canonical}', not of '{action.canonical}'"
+    return None

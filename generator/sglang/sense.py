@@ -1,0 +1,68 @@
+"""Names that mean one setting with the opposite sense, and names of different models.
+
+Two questions every suggestion of gen asks before it proposes a name (a flag's successor,
+a choice, an environment variable):
+
+* :func:`opposite_sense`: does the proposed name say the opposite of the written one?
+  ``SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK`` became ``SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK``
+  (SGLang copies the value over unchanged, so ``=1`` now turns the check on);
+  ``--no-enable-fused-qk-norm-rope`` of 0.5.23 is, on 0.5.9, leaving
+  ``--enable-fused-qk-norm-rope`` out. A successor that inverts must say so.
+* :func:`same_model`: could the proposed name be the written one misspelt, or does it
+  name another model or version? Parsers and schemes carry their model's number
+  (``minimax-m2``/``minimax-m3``, ``glm45``/``glm47``, ``deepseekv3``/``deepseekv31``,
+  ``quark``/``quark_int4fp8_moe``): names whose digits differ are never suggested for each
+  other, however close their spelling (``glm4.5`` and ``glm45`` carry the same).
+"""
+
+from __future__ import annotations
+
+import re
+
+# a word and its opposite ("" : the negating word stands alone and is dropped)
+_OPPOSITES = {"disable": "enable", "enable": "disable", "disabled": "enabled", "enabled": "disabled",
+              "no": "", "not": "", "skip": "", "off": "on", "on": "off", "without": "with", "with": "without",
+              "deny": "allow", "allow": "deny"}
+_PREFIXES = ("sglang", "sgl")
+
+
+def _words(name: str) -> list[str]:
+    words = [w for w in re.split(r"[-_=\s]+", name.lower()) if w]
+    while words and words[0] in _PREFIXES:
+        words = words[1:]
+    return words
+
+
+def opposite_sense(written: str, other: str) -> bool:
+    """True when ``other`` names the setting ``written`` names, with the opposite sense: one
+    word swapped for its opposite (DISABLE/ENABLE, OFF/ON) or a negating word (NO, SKIP) dropped."""
+    a, b = _words(written), _words(other)
+    if a == b or not a or not b:
+        return False
+    for x, y in ((a, b), (b, a)):
+        for i, word in enumerate(x):
+            if word not in _OPPOSITES:
+                continue
+            swapped = _OPPOSITES[word]
+            flipped = x[:i] + ([swapped] if swapped else []) + x[i + 1:]
+            if flipped == y:
+                return True
+    return False
+
+
+def numbers(name: str) -> str:
+    """The digits of a name, in order, whatever separates them: ``minimax-m2`` -> "2",
+    ``quark_int4fp8_moe`` -> "48", ``deepseekv3.1`` and ``deepseekv31`` -> "31", ``glm4.5`` -> "45"."""
+    return "".join(re.findall(r"\d", name))
+
+
+def same_model(written: str, candidate: str) -> bool:
+    """False when ``candidate`` carries other numbers than ``written``: another model or version."""
+    return numbers(written) == numbers(candidate)
+
+
+def inverted_bool(value: str) -> str | None:
+    """The boolean word that means the opposite of ``value`` (``1`` -> ``0``), or None."""
+    pairs = {"1": "0", "0": "1", "true": "false", "false": "true", "yes": "no", "no": "yes", "on": "off",
+             "off": "on"}
+    return pairs.get(value.strip().lower())
