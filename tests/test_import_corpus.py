@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from import_render import checked_render
+from import_render import checked_render, manifest_data
 from parser_oracle import parse_many
 from ruamel.yaml import YAML
 
@@ -31,6 +31,7 @@ from generator.errors import Diagnostics
 from generator.importer.build import ImportResult, import_command
 from generator.importer.cmdline import split_command
 from generator.importer.program import find_program
+from generator.pipeline.fleet import run
 from generator.sglang.catalog import known_pins, load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,3 +144,51 @@ def test_gen_agrees_with_the_real_parser(pin: str, tmp_path: Path) -> None:
             if dest in ("model_path", "speculative_draft_model_path") and isinstance(a, str) and isinstance(b, str):
                 a = posixpath.normpath(a) if not a.startswith("//") else "/" + a.lstrip("/")
             assert a == b, f"{what}: {dest} is {a!r} as written, {b!r} as gen renders it ({argv})"
+
+
+OWNED_FLAGS = ("--host", "--port", "--nnodes", "--node-rank", "--dist-init-addr", "--config")
+
+
+def _without_owned(argv: list[str]) -> list[str]:
+    """``argv`` without the flags (and their values) gen renders from the inventory."""
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word in OWNED_FLAGS:
+            skip = True
+            continue
+        out.append(word)
+    return out
+
+
+def test_a_rendered_unit_imports_back_to_what_gen_renders(tmp_path: Path) -> None:
+    """gen import of a unit gen rendered drops gen's own lines (host, port, node flags, the
+    cache variables, --config of secret_args) and says so; what is left renders again to the
+    same flags."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    for part in ("models", "hosts", "templates", "catalogs"):
+        shutil.copytree(ROOT / part, repo / part)
+    host = repo / "hosts" / "llm-two.yaml"  # one unit with LoadCredential= and --config too
+    host.write_text(host.read_text().replace("    port: 30000\n", "    port: 30000\n    secret_args: [--api-key]\n", 1))
+    result = run(repo, None)
+    assert result.ok
+    units = [(r.host.sglang.pin, f.relpath, f.text) for r in result.renders for f in r.tree.files
+             if f.relpath.endswith(".service")]
+    assert len(units) == 4 and any("LoadCredential=" in u[2] for u in units)
+    for k, (pin, path, text) in enumerate(units):
+        catalog = load_catalog(ROOT, pin)
+        imported = import_command(text, path, catalog, [load_catalog(ROOT, p) for p in known_pins(ROOT) if p != pin])
+        assert imported.manifest is not None, [str(d) for d in imported.diagnostics]
+        manifest = imported.manifest
+        data = manifest_data(manifest)
+        assert not set(data.get("env", {})) & {"HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH",
+                                               "TORCHINDUCTOR_CACHE_DIR", "CUDA_VISIBLE_DEVICES"}, manifest
+        assert "# 'HOME=%S/sglang-" in manifest and "dropped: gen sets HOME itself" in manifest
+        argv, _ = checked_render(pin, manifest, tmp_path / f"u{k}")
+        written = command_argv(text)
+        assert _without_owned(argv) == _without_owned(written), path

@@ -223,6 +223,11 @@ def _place(m: _Manifest, g: CheckedArg, field_path: tuple[str, ...] | None, spec
     if g.action.dest in _NODE_DESTS:
         _node_flag(m, g, shown, diags)
         return
+    if g.action.dest == "config" and str(_flag_value(g)).startswith("${CREDENTIALS_DIRECTORY}/"):
+        diags.warning(g.pos, "I008", f"'{shown}' dropped: gen passes it itself for the service's `secret_args:` "
+                      "(list the secret flags there; their values stay in the host's credential file)")
+        m.header.append(f"'{shown}' dropped: gen's own --config for `secret_args:` (list the secret flags there)")
+        return
     value = _field_value(field_path, g.action, g) if field_path else None
     if field_path and field_path[0] == "speculative" and not speculative:
         field_path = value = None  # without an algorithm there is no speculative section to hold it
@@ -455,6 +460,9 @@ def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Ca
     warnings = list(diags.items)
     repo = _repo_root(catalog, root)
     owned = gen_variables(repo, catalog.pin, catalog.by_option("--config") is not None) if repo else {}
+    in_file = ", ".join(sorted(n for n, why in owned.items() if why.startswith("gen, in the environment file")))
+    notes[:0] = [f"the unit also reads EnvironmentFile={path} (on its host, not here): add its variables to env:, "
+                 f"but not gen's own ({in_file})" for path in command.env_files]
     printed = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
                              source=source, header_notes=notes, name=name, size_gb=size_gb,
                              written={a.pos: a.name for a in args}, model_root=model_root, owned=owned)

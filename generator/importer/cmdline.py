@@ -24,6 +24,7 @@ from generator.errors import Diagnostics, Position
 _OPERATOR_CHARS = "|&;<>"
 _EXEC_START = re.compile(r"^[ \t]*ExecStart[ \t]*=[ \t]*", re.MULTILINE)
 _ENVIRONMENT = re.compile(r"^[ \t]*Environment[ \t]*=[ \t]*", re.MULTILINE)
+_ENVIRONMENT_FILE = re.compile(r"^[ \t]*EnvironmentFile[ \t]*=[ \t]*-?(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Command:
 
     words: tuple[Word, ...]
     unit_env: tuple[Word, ...] = ()  # ``Environment=`` assignments of a unit file
+    env_files: tuple[str, ...] = ()  # its ``EnvironmentFile=`` paths (read on the host, not here)
 
 
 class _Text:
@@ -91,6 +93,8 @@ class _Splitter:
         if self.unit and self.text.startswith("$$", at):
             return True
         m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", self.text[at:])
+        if m and self.unit and m.group(1) in ("{CREDENTIALS_DIRECTORY}", "CREDENTIALS_DIRECTORY"):
+            return False  # systemd's own (LoadCredential=): gen's --config of secret_args, kept as written
         if m:
             self.diags.error(self.src.pos(at), "I002",
                              f"'{m.group(0)}' is a variable gen cannot expand; write its value")
@@ -225,4 +229,5 @@ def split_command(text: str, path: str, diags: Diagnostics) -> Command:
     env: list[Word] = []
     for m in _ENVIRONMENT.finditer(text):
         env.extend(split_words(src, m.end(), _logical_end(text, m.end()), diags, unit=True))
-    return Command(tuple(words), tuple(env))
+    files = tuple(m.group(1).strip() for m in _ENVIRONMENT_FILE.finditer(text) if m.group(1).strip())
+    return Command(tuple(words), tuple(env), files)

@@ -99,4 +99,6 @@ def gen_variables(root: Path, pin: str, secret_args: bool) -> Mapping[str, str]:
         return {}
     [service] = render.services
     unit = next(f.text for f in render.tree.files if f.relpath == service.unit_path)
-    return owned_variables(unit, gen_environment(service.placement))
+    owned = owned_variables(unit, gen_environment(service.placement))
+    # said of any service: the probe's own name is no part of what gen sets
+    return {name: why.replace("sglang-imported", "sglang-<service>") for name, why in owned.items()}
