@@ -82,6 +82,9 @@ ENV_RULES: tuple[NameRule, ...] = (
 # Words run together without "_" (OPENAIAPIKEY, HFTOKEN): the name's end says it.
 _RUN_TOGETHER = ("APIKEY", "API_KEY", "TOKEN", "SECRET", "SECRETKEY", "PASSWORD", "PASSWD", "PASSPHRASE",
                  "PRIVATEKEY", "CREDENTIALS")
+# A name ending in where a secret is kept holds a path, not the secret (HF_TOKEN_PATH,
+# AWS_SHARED_CREDENTIALS_FILE, systemd's CREDENTIALS_DIRECTORY).
+_PATH_WORDS = frozenset({"PATH", "FILE", "DIR", "DIRECTORY", "FOLDER"})
 # A KEY or TOKEN that is no secret: SGLang's own knobs (SGLANG_USE_AITER_FP8_PER_TOKEN is a
 # quantization mode, SGLANG_LOG_DECODE_GRAPH_KEY a debug switch naming CUDA graph keys).
 _NOT_SECRET_PAIRS = frozenset({("PER", "TOKEN"), ("GRAPH", "KEY"), ("CACHE", "KEY"), ("ROUTING", "KEY"),
@@ -101,7 +104,7 @@ def is_secret_env_name(name: str) -> bool:
         return False
     if upper in _NAMES:
         return True
-    if tuple(words[-2:]) in _NOT_SECRET_PAIRS:
+    if tuple(words[-2:]) in _NOT_SECRET_PAIRS or words[-1] in _PATH_WORDS:
         return False
     return (words[-1] in _LAST or tuple(words[-2:]) in _PAIRS or any(w in _ANY for w in words)
             or upper.endswith(_RUN_TOGETHER))

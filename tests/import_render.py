@@ -81,6 +81,7 @@ def checked_render(pin: str, text: str, tmp: Path) -> tuple[list[str], set[tuple
         hosts[host] = inventory
     root = write_repo(tmp, hosts, {})
     yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False  # block style: a flow mapping cannot hold "a:b" plain for gen's loader
     with (root / "models" / f"{name}.yaml").open("w", encoding="utf-8") as f:
         yaml.dump(data, f)
     for part in ("templates", "catalogs"):

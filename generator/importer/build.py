@@ -44,7 +44,7 @@ from generator.importer.cmdline import Word, split_command
 from generator.importer.grouping import group_args, looks_like_option, lookup
 from generator.importer.program import find_program
 from generator.importer.selfcheck import check_printed, gen_variables
-from generator.secrecy import credentials, is_secret_env_name, is_secret_flag_name
+from generator.secrecy import credential_in, credentials, is_secret_env_name, is_secret_flag_name
 from generator.importer.yaml_text import Entry, comment, emit
 from generator.load.checks import normalized_path
 from generator.plan.services import GEN_VARIABLES
@@ -402,6 +402,21 @@ def _repo_root(catalog: Catalog, root: Path | None) -> Path | None:
     return found if (found / "templates").is_dir() else None
 
 
+def _check_credentials(groups: Sequence[CheckedArg], diags: Diagnostics) -> None:
+    """K005 for a flag value that holds a credential (a URL's password, a token): as gen check
+    refuses it in ``args:``, a manifest must not get it either."""
+    for g in groups:
+        if is_secret_action(g.action):
+            continue  # K001 says more
+        for word in g.words[1:] or ([g.words[0].partition("=")[2]] if g.words else []):
+            found = credential_in(word)
+            if found is not None:
+                diags.error(g.pos, "K005", f"the value of {g.action.canonical} holds {found}: a manifest must not "
+                            "hold it", "take the credential out of the value; give it to the server another way "
+                            "(a secret variable: `secret_env: true` on the service)")
+                break
+
+
 def _check_rules(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
                  diags: Diagnostics, source: str) -> None:
     """SGLang's cross-flag rules (catalogs/rules.yaml): all of them need only flags and env."""
@@ -454,6 +469,7 @@ def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Ca
     diags.hide(_secret_values(catalog, (), env))
     args = group_args(catalog, command.words[start:], diags)
     groups = check_args(catalog, args, diags, others)
+    _check_credentials(groups, diags)
     _check_rules(catalog, groups, [*command.unit_env, *env], diags, source)
     if diags.has_errors:
         return ImportResult(tuple(diags.sorted()), None)
