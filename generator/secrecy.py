@@ -175,6 +175,7 @@ def credentials(value: str) -> set[str]:
 
 # ---- messages without secrets ----
 
+_PLACEHOLDER = re.compile(r"^(VALUE|<[^<>]*>|\.\.\.)$")
 _FLAG_ASSIGN = re.compile(r"(?<![A-Za-z0-9_-])(?P<flag>--?[A-Za-z0-9][A-Za-z0-9_-]{0,127})=(?P<value>[^\s'\",)]*)")
 _ENV_ASSIGN = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})=(?P<value>\"[^\"]*\"|'[^']*'|[^\s'\",)]*)")
 
@@ -194,15 +195,19 @@ def scrub(text: str) -> str:
     def kept_end(value: str) -> str:  # the sentence's own punctuation after a value stays
         return value[len(value.rstrip("?.!;:")):]
 
+    def shown(value: str) -> bool:  # a fix's own placeholder ("put HF_TOKEN=VALUE in ...") is no secret
+        bare = value.rstrip("?.!;:`'\"")
+        return bool(bare) and not _PLACEHOLDER.match(bare)
+
     def flag(m: re.Match[str]) -> str:
         value = m.group("value")
-        if not is_secret_flag_name(m.group("flag")) or not value.rstrip("?.!;:"):
+        if not is_secret_flag_name(m.group("flag")) or not shown(value):
             return m.group(0)
         return f"{m.group('flag')}={REDACTED}{kept_end(value)}"
 
     def env(m: re.Match[str]) -> str:
         value = m.group("value")
-        if not is_secret_env_name(m.group("name")) or not value.rstrip("?.!;:"):
+        if not is_secret_env_name(m.group("name")) or not shown(value):
             return m.group(0)
         return f"{m.group('name')}={REDACTED}{kept_end(value)}"
 
@@ -214,7 +219,7 @@ def scrub(text: str) -> str:
 
     def pair(m: re.Match[str]) -> str:
         cred = m.group("cred")
-        if cred.startswith(REDACTED) or not cred.rstrip("?.!;:"):
+        if cred.startswith(REDACTED) or not shown(cred):
             return m.group(0)
         return f"{m.group('key')}{m.group('sep')}{REDACTED}{kept_end(cred)}"
 

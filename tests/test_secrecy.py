@@ -245,3 +245,10 @@ def test_gen_import_echoes_no_secret(pin: str) -> None:
             out = result.stdout + result.stderr
             assert result.exit_code == 1, (command, out)  # every one is refused
             assert S not in out and TOKEN not in out, (command, fmt, [ln for ln in out.splitlines() if S in ln])
+
+
+def test_a_fix_s_placeholders_are_shown() -> None:
+    """The K001/K002 fixes write `api-key: VALUE` and HF_TOKEN=VALUE: documentation, not secrets."""
+    text = "put `api-key: VALUE` in /etc/credstore/x.yaml and HF_TOKEN=VALUE in /etc/sglang/secrets/x.env"
+    assert secrecy.scrub(text) == text
+    assert secrecy.scrub("api-key: sk-123abc and HF_TOKEN=hf_x") == "api-key: <secret> and HF_TOKEN=<secret>"
