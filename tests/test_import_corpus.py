@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_budget import examples
 from import_render import checked_render, manifest_data
 from parser_oracle import parse_many
 from ruamel.yaml import YAML
@@ -195,3 +198,16 @@ def test_a_rendered_unit_imports_back_to_what_gen_renders(tmp_path: Path) -> Non
         argv, _ = checked_render(pin, manifest, tmp_path / f"u{k}")
         written = command_argv(text)
         assert _without_owned(argv) == _without_owned(written), path
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.sampled_from(["--served-model-name", "--model-path", "--chat-template", "--tokenizer-path",
+                        "--json-model-override-args", "--download-dir", "--speculative-draft-model-path"]),
+       st.text(max_size=30), st.sampled_from(["", "HOME=/x ", "X_Y= ", "SGLANG_A=b ", "HTTP_PROXY=h://a:b@c "]))
+def test_any_value_is_a_finding_or_a_manifest_never_a_crash(flag: str, value: str, env: str) -> None:
+    """The self-check renders what gen import would print: no value may make that raise."""
+    result = do_import("0.5.9", f"{env}python -m sglang.launch_server --model-path /shared/models/x "
+                                f"{flag} {shlex.quote(value)}")
+    assert result.manifest is not None or any(d.is_error for d in result.diagnostics)
+    if result.manifest is not None:
+        manifest_data(result.manifest)
