@@ -398,8 +398,10 @@ def _self_check(root: Path, catalog: Catalog, printed: Printed, diags: Diagnosti
 
 def _repo_root(catalog: Catalog, root: Path | None) -> Path | None:
     """The repository whose templates render the imported service (the catalog's), if it has them."""
-    found = root if root is not None else catalog.source_file.resolve().parents[2]
-    return found if (found / "templates").is_dir() else None
+    for found in (root, catalog.source_file.resolve().parents[2]):
+        if found is not None and (found / "templates").is_dir():
+            return found
+    return None
 
 
 def _check_credentials(groups: Sequence[CheckedArg], diags: Diagnostics) -> None:
