@@ -82,9 +82,10 @@ ENV_RULES: tuple[NameRule, ...] = (
 # Words run together without "_" (OPENAIAPIKEY, HFTOKEN): the name's end says it.
 _RUN_TOGETHER = ("APIKEY", "API_KEY", "TOKEN", "SECRET", "SECRETKEY", "PASSWORD", "PASSWD", "PASSPHRASE",
                  "PRIVATEKEY", "CREDENTIALS")
-# A name ending in where a secret is kept holds a path, not the secret (HF_TOKEN_PATH,
-# AWS_SHARED_CREDENTIALS_FILE, systemd's CREDENTIALS_DIRECTORY).
-_PATH_WORDS = frozenset({"PATH", "FILE", "DIR", "DIRECTORY", "FOLDER"})
+# Names that say "credentials" but are none: systemd's folder of a unit's credentials
+# (LoadCredential=), which gen's own unit gets (E004 says so). A *_FILE or *_PATH next to a
+# secret word stays a secret (MY_PASSPHRASE_FILE: a Docker-style secret file is one).
+_NOT_SECRET_NAMES = frozenset({"CREDENTIALS_DIRECTORY"})
 # A KEY or TOKEN that is no secret: SGLang's own knobs (SGLANG_USE_AITER_FP8_PER_TOKEN is a
 # quantization mode, SGLANG_LOG_DECODE_GRAPH_KEY a debug switch naming CUDA graph keys).
 _NOT_SECRET_PAIRS = frozenset({("PER", "TOKEN"), ("GRAPH", "KEY"), ("CACHE", "KEY"), ("ROUTING", "KEY"),
@@ -104,7 +105,7 @@ def is_secret_env_name(name: str) -> bool:
         return False
     if upper in _NAMES:
         return True
-    if tuple(words[-2:]) in _NOT_SECRET_PAIRS or words[-1] in _PATH_WORDS:
+    if tuple(words[-2:]) in _NOT_SECRET_PAIRS or upper in _NOT_SECRET_NAMES:
         return False
     return (words[-1] in _LAST or tuple(words[-2:]) in _PAIRS or any(w in _ANY for w in words)
             or upper.endswith(_RUN_TOGETHER))
