@@ -436,9 +436,9 @@ def _secret_values(catalog: Catalog, words: Sequence[Word], env: Sequence[Word])
     values: list[str] = []
     for k, w in enumerate(words):
         flag, eq, inline = w.text.partition("=")
-        action = lookup(catalog, flag) if looks_like_option(flag) else None
+        action = lookup(catalog, flag) if looks_like_option(flag, catalog) else None
         secret = is_secret_action(action) if action is not None else is_secret_flag_name(flag)  # unknown: by its name
-        if not looks_like_option(flag) or not secret:
+        if not looks_like_option(flag, catalog) or not secret:
             continue
         if eq:
             values.append(inline)
