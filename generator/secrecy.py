@@ -227,10 +227,22 @@ def scrub(text: str) -> str:
     return _SECRET_PAIR.sub(pair, text)
 
 
+# A secret this short is replaced only where it stands as a word of its own: inside another
+# word ('p' in "put" for the password of http://u:p@proxy) the replacement would mangle the
+# message and spell the secret out by what it left ("htt<secret>://").
+_WHOLE_WORD_BELOW = 8
+
+
 def hide(text: str, values: frozenset[str] | set[str]) -> str:
-    """``text`` with each of ``values`` (longest first) replaced by ``<secret>``."""
+    """``text`` with each of ``values`` (longest first) replaced by ``<secret>``; one shorter
+    than 8 characters only where no letter or digit runs on from it on either side."""
     for value in sorted((v for v in values if v and v in text), key=len, reverse=True):
-        text = text.replace(value, REDACTED)
+        if len(value) >= _WHOLE_WORD_BELOW:
+            text = text.replace(value, REDACTED)
+            continue
+        before = r"(?<![^\W_])" if value[0].isalnum() else ""  # [^\W_]: a letter or digit, any script
+        after = r"(?![^\W_])" if value[-1].isalnum() else ""
+        text = re.sub(before + re.escape(value) + after, REDACTED, text)
     return text
 
 

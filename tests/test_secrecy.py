@@ -162,6 +162,22 @@ def test_a_collector_hides_the_values_it_is_told_before_and_after() -> None:
     assert all("S3CRET" not in d.message + (d.hint or "") for d in diags.items)
 
 
+def test_a_short_secret_is_hidden_as_a_word_and_never_inside_one() -> None:
+    """A one-letter password (http://u:p@proxy) used to turn "http" into "htt<secret>" and
+    "put" into "<secret>ut": the message mangled, and the secret spelt out by what was left."""
+    diags = Diagnostics()
+    diags.hide({"p", "ab-1", "é"})
+    diags.error(Position("m"), "K005", "HTTP_PROXY holds a http:// URL with 'p' before '@'",
+                "put ab-1 and xab-1 and ab-12 and é in café, not 'é'")
+    [d] = diags.items
+    assert d.message == "HTTP_PROXY holds a http:// URL with '<secret>' before '@'"
+    assert d.hint == "put <secret> and xab-1 and ab-12 and <secret> in café, not '<secret>'"
+    long = Diagnostics()
+    long.hide({"S3cretValue"})  # 8 characters or more: hidden wherever it stands
+    long.error(Position("m"), "F001", "unknown flag '--api-keyS3cretValue'")
+    assert long.items[0].message == "unknown flag '--api-key<secret>'"
+
+
 HOSTILE = ["a" * 65536, "a://" * 16384, "-a" * 32768, "token" * 13107, "eyJ" + "a" * 65530, "x:" * 32768,
            "@" * 65536, "http://" + "a" * 65000, "A_" * 32768 + "=x", "bearer " * 9000, "--a" * 20000 + "=",
            "hf_" * 20000, "https://" + "u:" * 30000 + "@"]
