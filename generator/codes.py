@@ -213,6 +213,7 @@ _CODES: tuple[Code, ...] = (
     Code("I006", E, "an unexpected word (SGLang's parser takes no positional arguments)"),
     Code("I007", W, "a value to fill in: weights path or size unknown from a command"),
     Code("I008", W, "a flag dropped because gen sets it from the inventory"),
+    Code("I009", E, "an option of `env` before the program that a unit cannot carry (`-C`, `-S`, signals); `-i` and `-u NAME` are dropped, said so"),
     Code("K001", E, "a flag that carries a secret (by its catalog names or help) in `args:` or an imported command"),
     Code("K002", E, "an environment variable named like a secret in `env:` (the list in `generator/secrecy.py`: HF_TOKEN, AZURE_OPENAI_KEY, GITHUB_PAT, *_API_KEY, *_TOKEN, ...)"),
     Code("K003", E, "`secret_args`: not a value-taking flag, also given in `args:`, or `--config` given beside it"),

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from import_render import manifest_data
 from repo_builder import host_yaml, write_repo
 from ruamel.yaml import YAML
 
@@ -174,6 +175,30 @@ def test_errors_print_no_manifest_and_all_findings() -> None:
 def test_not_a_server_command() -> None:
     r = do_import("python train.py --lr 1")
     assert r.manifest is None and [d.code for d in r.diagnostics] == ["I005"]
+
+
+@pytest.mark.parametrize(("prefix", "env", "said"), [
+    ("env -i PATH=/bin", {"PATH": "/bin"}, ["'env -i' dropped"]),
+    ("A=1 env -i B=2", {"B": "2"}, ["'A=1' dropped: 'env -i' after it forgets it", "'env -i' dropped"]),
+    ("A=1 B=2 env -u A --unset=B -uC --", {}, ["'A=1' dropped: 'env -u A'", "'B=2' dropped: 'env --unset B'",
+                                               "'env -u C' dropped"]),
+    ("env -v --null -- C=3", {"C": "3"}, ["'env -v' dropped", "'env --null' dropped"]),
+])
+def test_env_options_are_env_s_not_sglang_s(prefix: str, env: dict[str, str], said: list[str]) -> None:
+    """'env -i PATH=... python -m ...' read '-i' as SGLang's first flag and the program as more."""
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is not None, [str(d) for d in r.diagnostics]
+    assert manifest_data(r.manifest).get("env", {}) == env
+    for text in said:
+        assert text in r.manifest, text
+
+
+@pytest.mark.parametrize("prefix", ["env -C /srv", "env --chdir=/srv", "env -S x", "env -P", "env --block-signal",
+                                    "env -Z"])
+def test_env_options_a_unit_cannot_carry_are_refused(prefix: str) -> None:
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is None
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.is_error] == [("I009", 5)]
 
 
 def test_wrong_commands_corpus_is_refused() -> None:

@@ -1,8 +1,8 @@
 """Find the SGLang program in a split command: ``python -m sglang.launch_server``, ``sglang serve``.
 
-Prefix words (``VAR=value``, ``env``, ``nohup``, ``exec``) are taken off first; the
-``VAR=value`` words become the manifest's environment. Code I005: not an SGLang launch
-command.
+Prefix words (``VAR=value``, ``env`` with its options, ``nohup``, ``exec``) are taken off
+first; the ``VAR=value`` words become the manifest's environment. Code I005: not an SGLang
+launch command; I009: an option of ``env`` that a unit cannot carry (``-C``, ``-S``, signals).
 """
 
 from __future__ import annotations
@@ -21,6 +21,19 @@ _PREFIX_WORDS = {"nohup": "nohup", "exec": "exec", "env": "env"}
 # Python options that may stand before "-m" (those taking a value take the next word).
 _PY_SWITCHES = {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-q"}
 _PY_VALUED = {"-X", "-W"}
+# GNU env's options. Without them, 'env -i PATH=/usr/bin python -m ...' read '-i' as the first
+# SGLang flag and the program's own words as more. What a service's environment already is
+# (systemd starts it empty of the caller's variables, and sets no variable it is not told to)
+# makes these say nothing a unit needs: dropped, and said so.
+_ENV_SWITCHES = {"-i": "starts from an empty environment", "--ignore-environment": "starts from an empty environment",
+                 "-": "starts from an empty environment", "-0": "ends its output lines with NUL",
+                 "--null": "ends its output lines with NUL", "-v": "prints what it runs",
+                 "--debug": "prints what it runs"}
+_ENV_UNSET = ("-u", "--unset")
+# Options whose effect a unit would lose (a working folder, an argv split from one string,
+# signal dispositions): refused, so the imported service does not run otherwise than the line.
+_ENV_REFUSED = ("-C", "--chdir", "-S", "--split-string", "-P", "--default-signal", "--ignore-signal",
+                "--block-signal", "--list-signal-handling")
 
 
 def find_program(words: Sequence[Word], diags: Diagnostics,
@@ -34,6 +47,11 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
             env.append(words[i])
         elif w in _PREFIX_WORDS:
             notes.append(f"'{w}' before the command dropped: systemd runs the server")
+            if w == "env":
+                i = _skip_env_options(words, i + 1, diags, notes, env)
+                if i < 0:
+                    return None
+                continue
         else:
             break
         i += 1
@@ -69,3 +87,54 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
                 f"'{first.text}' is not an SGLang launch command: expected "
                 "`python -m sglang.launch_server ...` or `sglang serve ...`")
     return None
+
+
+def _skip_env_options(words: Sequence[Word], i: int, diags: Diagnostics, notes: list[str],
+                      env: list[Word]) -> int:
+    """Index of the first word after ``env``'s options (from ``words[i]``), or -1 after an
+    I009 for an option a unit cannot carry. ``-u NAME`` (``--unset=NAME``, ``-uNAME``) and
+    the switches of :data:`_ENV_SWITCHES` are dropped with a note; ``--`` ends the options.
+    As env does, ``-i`` forgets the ``VAR=value`` words before it and ``-u NAME`` that one."""
+    while i < len(words):
+        w = words[i].text
+        if w == "--":
+            return i + 1
+        if w in _ENV_SWITCHES:
+            if _ENV_SWITCHES[w].startswith("starts from an empty"):
+                notes.extend(f"'{e.text}' dropped: 'env {w}' after it forgets it" for e in env)
+                env.clear()
+            notes.append(f"'env {w}' dropped: env {_ENV_SWITCHES[w]}; a service starts with systemd's "
+                         "environment and the variables of its unit only")
+            i += 1
+            continue
+        unset = next((o for o in _ENV_UNSET if w == o or w.startswith(o + "=")
+                      or (o == "-u" and w.startswith("-u") and len(w) > 2)), None)
+        if unset is not None:
+            name = w[len(unset):].lstrip("=") if w != unset else None
+            if name is None:
+                if i + 1 == len(words):
+                    return len(words)  # 'env -u' and nothing to run: no command (I005)
+                name = words[i + 1].text
+                i += 1
+            notes.extend(f"'{e.text}' dropped: 'env {unset} {name}' after it unsets it"
+                         for e in env if e.text.partition("=")[0] == name)
+            env[:] = [e for e in env if e.text.partition("=")[0] != name]
+            notes.append(f"'env {unset} {name}' dropped: the service gets the variables its unit sets "
+                         "(gen's own and env:), no others")
+            i += 1
+            continue
+        refused = next((o for o in _ENV_REFUSED if w == o or w.startswith(o + "=")
+                        or (len(o) == 2 and w.startswith(o) and len(w) > 2)), None)
+        if refused is not None or w.startswith("-"):  # an option of env gen does not know: the same
+            shown = refused or w
+            diags.error(words[i].pos, "I009",
+                        f"'env {shown}': " + ("an option of env that a unit gen renders does not carry (a "
+                                              "working folder, one string split into words, signal handling)"
+                                              if refused else "an option of env gen does not know")
+                        + ", so the service would not run as this line does",
+                        f"remove '{w}' from the command; if the server needs what it did, say so in the "
+                        "host's template")
+            return -1
+        return i
+    return i
+
