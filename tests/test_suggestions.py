@@ -25,6 +25,7 @@ from sglang_env import sglang_python
 from generator.errors import Diagnostic
 from generator.importer.build import import_command
 from generator.sglang.catalog import known_pins, load_catalog
+from generator.sglang.flags.suggest import typo_distance
 from generator.sglang.sense import opposite_sense, same_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +80,19 @@ CHOICES = [
     (BOTH, "--grammar-backend flashinfer", "F003", "is a choice of '--attention-backend'", [], None),
     (BOTH, "--tool-call-parser deepseek-r1", "F003", "is a choice of '--reasoning-parser'", [], None),
     (BOTH, "--load-format safetensor", "F003", "did you mean 'safetensors'?", [], "--load-format safetensors"),
+    # spelling alone proposes no other thing: a scheme, a model or a backend more than a typo away
+    (BOTH, "--quantization nvfp4", "F003", "invalid choice", ["mxfp4"], None),
+    (BOTH, "--quantization fp4", "F003", "invalid choice", ["mxfp4", "did you mean"], None),
+    (("0.5.23",), "--quantization quark_int4", "F003", "invalid choice", ["quark_mxfp4", "quark_int4fp8_moe"], None),
+    (BOTH, "--tool-call-parser lfm3", "F003", "invalid choice", ["llama3", "lfm2"], None),
+    (BOTH, "--tool-call-parser lfm", "F003", "invalid choice", ["'glm'"], None),
+    (BOTH, "--reasoning-parser deepseek-v31", "F003", "invalid choice", ["'deepseek-v3'", "did you mean"], None),
+    (BOTH, "--dtype lfoat16", "F003", "did you mean 'float16'?", ["bfloat16"], "--dtype float16"),
+    (BOTH, "--attention-backend native", "F003", "did you mean 'torch_native'?", ["wave"],
+     "--attention-backend torch_native"),
+    (BOTH, "--attention-backend trtllm", "F003", "'trtllm_mla' or 'trtllm_mha'", [], "--attention-backend trtllm_mha"),
+    (("0.5.23",), "--kv-cache-dtype block16", "F003", "invalid choice", ["bfloat16"], None),
+    (("0.5.9",), "--reasoning-parser v3", "F003", "invalid choice", ["nano_v3", "deepseek-v3"], None),
 ]
 # (pins, VAR=value, the code, the answer, what it must not say)
 VARIABLES = [
@@ -153,6 +167,16 @@ def test_opposite_sense(a: str, b: str, opposite: bool) -> None:
 ])
 def test_same_model(a: str, b: str, same: bool) -> None:
     assert same_model(a, b) is same
+
+
+@pytest.mark.parametrize(("a", "b", "edits"), [
+    ("", "", 0), ("abc", "", 3), ("", "ab", 2), ("lfoat16", "float16", 1), ("fbloat16", "bfloat16", 1),
+    ("safetensor", "safetensors", 1), ("nvfp4", "mxfp4", 2), ("quark_int4", "quark_mxfp4", 4),
+    ("kitten", "sitting", 3), ("ca", "abc", 3),  # OSA: a swapped pair is not edited again
+])
+def test_typo_distance(a: str, b: str, edits: int) -> None:
+    assert typo_distance(a, b) == edits
+    assert typo_distance(b, a) == edits
 
 
 @pytest.mark.sglang

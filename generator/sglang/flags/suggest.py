@@ -1,5 +1,6 @@
 """Suggestions for a flag or choice that matches nothing: other servers' spellings, then
-the closest catalog flags by spelling distance; for a choice, case, longer names, difflib.
+the closest catalog flags by spelling distance; for a choice, case, a reviewed synonym, a
+typo's distance, then longer names that start with or hold the word.
 """
 
 from __future__ import annotations
@@ -120,36 +121,74 @@ def close_matches(ctx: Context, name: str) -> list[str]:
     return [s for s in ranked if scored[s] >= best - 0.1][:3]
 
 
+def typo_distance(a: str, b: str) -> int:
+    """Edits between ``a`` and ``b`` (optimal string alignment: a letter inserted, dropped,
+    changed, or two neighbours swapped), each an edit a typing hand makes."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def typo_bound(word: str) -> int:
+    """How many edits a misspelling of a name this long may carry: none for 1-2 letters, one
+    up to 5, two up to 10, three beyond. Further than that, two names are two things."""
+    n = len(word)
+    return 0 if n <= 2 else 1 if n <= 5 else 2 if n <= 10 else 3
+
+
+def _fold(name: str) -> str:
+    return name.lower().replace("-", "_")
+
+
 def choice_hint(word: str, choices: Sequence[str],
                 synonyms: Mapping[str, str] | None = None) -> str | None:
     """Suggest a choice by meaning first, then by spelling, never another model's.
 
     In order: the same letters in another case or with '-' for '_' (``deepseek_r1``), the
-    reviewed synonym of that meaning (choice-synonyms.yaml: ``flash_attn`` -> ``fa3``), a
-    longer name of the same model (tool-call parser ``qwen3`` -> ``qwen3_coder``), then
-    difflib. A candidate carrying other numbers than the word names another model or
-    version (``minimax-m2``/``minimax-m3``, ``quark``/``quark_int4fp8_moe``): never suggested.
+    reviewed synonym of that meaning (choice-synonyms.yaml: ``flash_attn`` -> ``fa3``), the
+    choices a typo away (:func:`typo_bound` edits, the closest only: ``lfoat16`` ->
+    ``float16``, not ``bfloat16``), else the longer names whose leading words it is
+    (``trtllm`` -> ``trtllm_mla``) or, without a number, one word of (``native`` ->
+    ``torch_native``; ``v3`` is every model's version 3). Spelling alone
+    proposes no other thing: ``nvfp4`` is not ``mxfp4``, ``lfm3`` not ``llama3``, and a
+    candidate carrying other numbers than the word names another model or version
+    (``minimax-m2``/``minimax-m3``, ``quark``/``quark_int4fp8_moe``): never suggested.
     """
     lower = word.lower()
     for choice in choices:
         if choice.lower() == lower:
             return f"did you mean '{choice}'?"
-    folded = lower.replace("-", "_")
+    folded = _fold(word)
     for choice in choices:
-        if choice.lower().replace("-", "_") == folded:
+        if _fold(choice) == folded:
             return f"did you mean '{choice}'?"
     meant = (synonyms or {}).get(lower)
     if meant is not None and meant in choices:
         return did_you_mean([meant])  # a reviewed meaning: spelling neighbours would only blur it
-    longer = [c for c in choices if c.lower().startswith(lower)] if lower else []
-    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
-    found = [c for c in dict.fromkeys(longer[:2] + close) if same_model(word, c)]
-    if not found:
+    if not folded:
         return None
-    # weak neighbours next to a close one are noise: keep those within 0.1 of the best
-    score = {c: difflib.SequenceMatcher(None, lower, c.lower()).ratio() for c in found}
-    best = max(score.values())
-    return did_you_mean([c for c in found if score[c] >= best - 0.1][:3])
+    candidates = [c for c in choices if same_model(word, c)]
+    bound = typo_bound(folded)
+    near = {c: typo_distance(folded, _fold(c)) for c in candidates if abs(len(c) - len(folded)) <= bound}
+    near = {c: d for c, d in near.items() if d <= bound}
+    if near:
+        best = min(near.values())
+        return did_you_mean([c for c in candidates if near.get(c) == best][:3])
+    # the leading words of a longer name, or one of its words; a word with a number in it
+    # ('v3') is a version of each model that has it, so it names none of them
+    longer = [c for c in candidates if _fold(c).startswith(folded + "_")]
+    parts = [c for c in candidates if len(folded) > 2 and not re.search(r"\d", folded)
+             and folded in _fold(c).split("_") and c not in longer]
+    found = (longer + parts)[:3]
+    return did_you_mean(found) if found else None
 
 
 def choice_elsewhere(ctx: Context, action: Action, word: str) -> str | None:
