@@ -231,6 +231,11 @@ def scrub(text: str) -> str:
 # word ('p' in "put" for the password of http://u:p@proxy) the replacement would mangle the
 # message and spell the secret out by what it left ("htt<secret>://").
 _WHOLE_WORD_BELOW = 8
+# Where a word starts: after no letter or digit ([^\W_], any script), or right after an
+# escape a message prints for a character (errors.printable: "\n", "\x1b", "\u2028"),
+# whose last letters are no part of the secret after it.
+_WORD_START = (r"(?:(?<![^\W_])|(?<=\\[ntr])|(?<=\\x[0-9a-f]{2})|(?<=\\u[0-9a-f]{4})"
+               r"|(?<=\\U[0-9a-f]{8}))")
 
 
 def hide(text: str, values: frozenset[str] | set[str]) -> str:
@@ -240,7 +245,7 @@ def hide(text: str, values: frozenset[str] | set[str]) -> str:
         if len(value) >= _WHOLE_WORD_BELOW:
             text = text.replace(value, REDACTED)
             continue
-        before = r"(?<![^\W_])" if value[0].isalnum() else ""  # [^\W_]: a letter or digit, any script
+        before = _WORD_START if value[0].isalnum() else ""
         after = r"(?![^\W_])" if value[-1].isalnum() else ""
         text = re.sub(before + re.escape(value) + after, REDACTED, text)
     return text

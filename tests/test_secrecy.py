@@ -172,6 +172,10 @@ def test_a_short_secret_is_hidden_as_a_word_and_never_inside_one() -> None:
     [d] = diags.items
     assert d.message == "HTTP_PROXY holds a http:// URL with '<secret>' before '@'"
     assert d.hint == "put <secret> and xab-1 and ab-12 and <secret> in café, not '<secret>'"
+    escaped = Diagnostics()  # a secret right after a character printed as an escape still starts a word
+    escaped.hide({"ab-1", "zz"})
+    escaped.error(Position("m"), "I006", "unexpected word 'x\nab-1' or '\u2028zz' or '\x1bzz'")
+    assert escaped.items[0].message == "unexpected word 'x\\n<secret>' or '\\u2028<secret>' or '\\x1b<secret>'"
     long = Diagnostics()
     long.hide({"S3cretValue"})  # 8 characters or more: hidden wherever it stands
     long.error(Position("m"), "F001", "unknown flag '--api-keyS3cretValue'")
