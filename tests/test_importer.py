@@ -201,6 +201,22 @@ def test_env_options_a_unit_cannot_carry_are_refused(prefix: str) -> None:
     assert [(d.code, d.pos.col) for d in r.diagnostics if d.is_error] == [("I009", 5)]
 
 
+@pytest.mark.parametrize(("prefix", "says"), [
+    ("numactl --cpunodebind=0", "NUMAMask="), ("/usr/bin/taskset -c 0-7", "CPUAffinity="), ("sudo -u x", "User="),
+    ("env A=1 runuser -u x --", "User="), ("docker run img", "not a container"), ("torchrun --nproc-per-node 8", "workers"),
+])
+def test_a_wrapper_program_is_refused_with_what_gen_does_instead(prefix: str, says: str) -> None:
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    [d] = [d for d in r.diagnostics if d.is_error]
+    assert r.manifest is None and d.code == "I005" and says in d.message and "remove" in (d.hint or "")
+
+
+def test_prefix_programs_are_known_by_their_file_name() -> None:
+    r = do_import("/usr/bin/env A=1 /usr/bin/nohup python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is not None, [str(d) for d in r.diagnostics]
+    assert manifest_data(r.manifest)["env"] == {"A": "1"}
+
+
 def test_wrong_commands_corpus_is_refused() -> None:
     cases = YAML(typ="safe", pure=True).load(WRONG.read_text())
     assert len(cases) >= 20

@@ -17,7 +17,25 @@ from generator.importer.grouping import looks_like_option
 
 _PYTHON = re.compile(r"^(?:.*/)?python(?:3(?:\.\d+)?)?$")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PREFIX_WORDS = {"nohup": "nohup", "exec": "exec", "env": "env"}
+# Programs that run the next words (by their file name: a unit writes /usr/bin/env).
+_PREFIX_WORDS = frozenset({"nohup", "exec", "env"})
+# Programs that run the server in a way gen decides itself, from the inventory: refused with
+# what gen does instead, so the operator removes them knowingly (their options vary, and
+# dropping a CPU binding without a word would change where the server runs).
+_WRAPPERS = {
+    "numactl": "gen binds each service to its GPUs' NUMA node itself (CPUAffinity=, NUMAPolicy=bind, "
+               "NUMAMask= from the inventory's numa and gpus)",
+    "taskset": "gen binds each service to its GPUs' NUMA node's CPUs itself (CPUAffinity= from the inventory)",
+    "sudo": "the unit runs the server as its service user (User=), never through sudo",
+    "su": "the unit runs the server as its service user (User=)",
+    "runuser": "the unit runs the server as its service user (User=)",
+    "setpriv": "the unit runs the server as its service user (User=) with gen's hardening",
+    "systemd-run": "gen renders the unit itself; import the command systemd-run starts",
+    "docker": "gen runs the host's own SGLang install, not a container; import the command the container runs",
+    "podman": "gen runs the host's own SGLang install, not a container; import the command the container runs",
+    "srun": "gen runs one unit per node (multinode:); import the command srun starts on each node",
+    "torchrun": "SGLang starts its own workers; import the `python -m sglang.launch_server` command",
+}
 # Python options that may stand before "-m" (those taking a value take the next word).
 _PY_SWITCHES = {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-q"}
 _PY_VALUED = {"-X", "-W"}
@@ -45,9 +63,9 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
         w = words[i].text
         if _ENV_ASSIGN.match(w):
             env.append(words[i])
-        elif w in _PREFIX_WORDS:
+        elif PurePosixPath(w).name in _PREFIX_WORDS:
             notes.append(f"'{w}' before the command dropped: systemd runs the server")
-            if w == "env":
+            if PurePosixPath(w).name == "env":
                 i = _skip_env_options(words, i + 1, diags, notes, env)
                 if i < 0:
                     return None
@@ -80,6 +98,12 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
         notes.append(f"'{first.text} serve' dropped: the service runs the host's own "
                      "`sglang.python -m sglang.launch_server`, which takes the same flags")
         return i + 2, env
+    if name in _WRAPPERS:
+        diags.error(first.pos, "I005",
+                    f"'{first.text}' runs the server inside another program: {_WRAPPERS[name]}",
+                    f"remove '{first.text}' and its options from the command, and import the "
+                    "`python -m sglang.launch_server ...` part")
+        return None
     if looks_like_option(first.text):
         notes.append("flags without a program: read as `python -m sglang.launch_server` flags")
         return i, env
