@@ -25,8 +25,7 @@ from sglang_env import sglang_python
 from generator.errors import Diagnostic
 from generator.importer.build import import_command
 from generator.sglang.catalog import known_pins, load_catalog
-from generator.sglang.flags.suggest import typo_distance
-from generator.sglang.sense import opposite_sense, same_model
+from generator.sglang.sense import opposite_sense, same_model, typo_distance
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTH = ("0.5.9", "0.5.23")
@@ -108,6 +107,12 @@ VARIABLES = [
     (BOTH, "SGLANG_ENABLE_JIT_DEEP_GEMM=1", "E001", "did you mean 'SGLANG_ENABLE_JIT_DEEPGEMM'?", []),
     (BOTH, "SGLANG_SETCPU_AFFINITY=1", "E001", "did you mean 'SGLANG_SET_CPU_AFFINITY'?", []),
     (BOTH, "SGLANG_TORCH_PROFILER_DIRR=/tmp/p", "E001", "did you mean 'SGLANG_TORCH_PROFILER_DIR'?", []),
+    # a word left out is found; a neighbour by likeness alone is another variable
+    (BOTH, "SGLANG_DISAGGREGATION_THREAD_SIZE=4", "E001", "did you mean 'SGLANG_DISAGGREGATION_THREAD_POOL_SIZE'?",
+     ["QUEUE_SIZE"]),
+    (("0.5.23",), "SGLANG_AITER_MEGA_SYNC=1", "E001", "did you mean 'SGLANG_AITER_MEGA_RANK_SYNC'?", ["TRACE_ASYNC"]),
+    (BOTH, "SGLANG_DISABLE_JIT_DEEPGEMM=1", "E001",
+     "did you mean 'SGLANG_ENABLE_JIT_DEEPGEMM' (the opposite sense: invert the value)?", []),
 ]
 
 

@@ -18,7 +18,6 @@ now does the opposite); warnings E101 deprecated or renamed by SGLang, E102 the 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
-from generator.sglang.sense import inverted_bool, opposite_sense, same_model
+from generator.sglang.sense import inverted_bool, opposite_sense, same_model, typo_bound, typo_distance
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -261,16 +260,41 @@ def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Posi
 
 def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
     """Names ``name`` may be a misspelling of, best first: the same words run together or
-    split (``SPECV2``/``SPEC_V2``) alone, else spelling neighbours that carry the same
-    numbers (never another version: ``..._V2`` is not ``..._V3``)."""
-    known = list(names)
+    split (``SPECV2``/``SPEC_V2``) alone; else the names a typing slip away (sense.typo_bound
+    edits of the words run together: ``..._DIRR``), the closest only; else the names that
+    hold all of its words in order with one or two more (a word left out:
+    ``SGLANG_ENABLE_INFERENCE`` -> ``SGLANG_ENABLE_TORCH_INFERENCE_MODE``), fewest first.
+    Never one that carries other numbers (``..._V2`` is not ``..._V3``), and never a
+    neighbour by likeness alone (``..._THREAD_SIZE`` is not ``..._QUEUE_SIZE``)."""
+    known = [k for k in names if same_model(name, k)]
     squash = name.replace("_", "").upper()
     same = [k for k in known if k.replace("_", "").upper() == squash]
     if same:
         return same[:n]
-    squashed = {k.replace("_", "").upper(): k for k in known}
-    close = [squashed[c] for c in difflib.get_close_matches(squash, list(squashed), n=n * 3, cutoff=0.8)]
-    return [c for c in close if same_model(name, c)][:n]
+    bound = typo_bound(squash)
+    near: dict[str, int] = {}
+    for k in known:
+        other = k.replace("_", "").upper()
+        if abs(len(other) - len(squash)) <= bound:
+            edits = typo_distance(squash, other)
+            if edits <= bound:
+                near[k] = edits
+    if near:
+        best = min(near.values())
+        return sorted(k for k, edits in near.items() if edits == best)[:n]
+    words = [w for w in name.upper().split("_") if w]
+    held: list[tuple[int, str]] = []
+    for k in known:
+        theirs = [w for w in k.upper().split("_") if w]
+        if 0 < len(theirs) - len(words) <= 2 and _in_order(words, theirs):
+            held.append((len(theirs) - len(words), k))
+    return [k for _, k in sorted(held)][:n]
+
+
+def _in_order(words: Sequence[str], theirs: Sequence[str]) -> bool:
+    """True when ``words`` appear in ``theirs`` in the same order (others between them)."""
+    rest = iter(theirs)
+    return all(any(w == t for t in rest) for w in words)
 
 
 def _ruled_names(catalog_file: Path, pin: str) -> set[str]:

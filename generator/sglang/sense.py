@@ -8,6 +8,9 @@ a choice, an environment variable):
   (SGLang copies the value over unchanged, so ``=1`` now turns the check on);
   ``--no-enable-fused-qk-norm-rope`` of 0.5.23 is, on 0.5.9, leaving
   ``--enable-fused-qk-norm-rope`` out. A successor that inverts must say so.
+* :func:`typo_distance` within :func:`typo_bound`: is the proposed name a typing slip
+  away from the written one, or another name altogether (``nvfp4`` and ``mxfp4`` are two
+  schemes, however alike they look)?
 * :func:`same_model`: could the proposed name be the written one misspelt, or does it
   name another model or version? Parsers and schemes carry their model's number
   (``minimax-m2``/``minimax-m3``, ``glm45``/``glm47``, ``deepseekv3``/``deepseekv31``,
@@ -66,3 +69,26 @@ def inverted_bool(value: str) -> str | None:
     pairs = {"1": "0", "0": "1", "true": "false", "false": "true", "yes": "no", "no": "yes", "on": "off",
              "off": "on"}
     return pairs.get(value.strip().lower())
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits between ``a`` and ``b`` (optimal string alignment: a letter inserted, dropped,
+    changed, or two neighbours swapped), each an edit a typing hand makes."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def typo_bound(word: str) -> int:
+    """How many edits a misspelling of a name this long may carry: none for 1-2 letters, one
+    up to 5, two up to 10, three beyond. Further than that, two names are two things."""
+    n = len(word)
+    return 0 if n <= 2 else 1 if n <= 5 else 2 if n <= 10 else 3

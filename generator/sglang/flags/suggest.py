@@ -13,7 +13,7 @@ from generator.sglang.catalog import Action
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import dashed, did_you_mean, q
-from generator.sglang.sense import same_model
+from generator.sglang.sense import same_model, typo_bound, typo_distance
 
 
 def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
@@ -119,29 +119,6 @@ def close_matches(ctx: Context, name: str) -> list[str]:
     best = max(scored.values())
     ranked = sorted(scored, key=lambda s: -scored[s])
     return [s for s in ranked if scored[s] >= best - 0.1][:3]
-
-
-def typo_distance(a: str, b: str) -> int:
-    """Edits between ``a`` and ``b`` (optimal string alignment: a letter inserted, dropped,
-    changed, or two neighbours swapped), each an edit a typing hand makes."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        prev2, prev = prev, cur
-    return prev[len(b)]
-
-
-def typo_bound(word: str) -> int:
-    """How many edits a misspelling of a name this long may carry: none for 1-2 letters, one
-    up to 5, two up to 10, three beyond. Further than that, two names are two things."""
-    n = len(word)
-    return 0 if n <= 2 else 1 if n <= 5 else 2 if n <= 10 else 3
 
 
 def _fold(name: str) -> str:
