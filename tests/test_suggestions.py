@@ -25,7 +25,7 @@ from sglang_env import sglang_python
 from generator.errors import Diagnostic
 from generator.importer.build import import_command
 from generator.sglang.catalog import known_pins, load_catalog
-from generator.sglang.sense import opposite_sense, same_model, typo_distance
+from generator.sglang.sense import opposite_sense, same_model, slip, typo_distance
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTH = ("0.5.9", "0.5.23")
@@ -52,6 +52,12 @@ FLAGS = [
     (BOTH, "--tp8x", "F001", "no SGLang flag is close", ["--dtype", "--expert"], None),
     (BOTH, "--gpu-memory-utilization 0.9", "F001", "--mem-fraction-static", [], "--mem-fraction-static 0.9"),
     (BOTH, "--max-model-len 8192", "F001", "--context-length", [], "--context-length 8192"),
+    # a word left out is found; a flag that only looks alike is another setting
+    (BOTH, "--enable-gc", "F001", "use '--enable-cudagraph-gc'", ["--enable-trace", "--enable-lora"],
+     "--enable-cudagraph-gc"),
+    (BOTH, "--soft-timeout 3", "F001", "use '--soft-watchdog-timeout'", ["--dist-timeout"], "--soft-watchdog-timeout 3"),
+    (BOTH, "--log-format x", "F001", "use '--log-requests-format'", ["--load-format"], None),
+    (("0.5.23",), "--enable-store", "F001", "use '--enable-response-store'", ["--enable-lora"], "--enable-response-store"),
     (("0.5.9",), "--no-enable-fused-qk-norm-rope", "F007", "leave '--enable-fused-qk-norm-rope' out",
      ["did you mean"], ""),
     (("0.5.9",), "--no-mm-enable-dp-encoder", "F007", "leave '--mm-enable-dp-encoder' out", ["did you mean"], ""),
@@ -87,8 +93,9 @@ CHOICES = [
     (BOTH, "--tool-call-parser lfm", "F003", "invalid choice", ["'glm'"], None),
     (BOTH, "--reasoning-parser deepseek-v31", "F003", "invalid choice", ["'deepseek-v3'", "did you mean"], None),
     (BOTH, "--dtype lfoat16", "F003", "did you mean 'float16'?", ["bfloat16"], "--dtype float16"),
-    (BOTH, "--attention-backend native", "F003", "did you mean 'torch_native'?", ["wave"],
-     "--attention-backend torch_native"),
+    (BOTH, "--attention-backend native", "F003", "invalid choice", ["wave"], None),
+    (("0.5.23",), "--reasoning-parser thinking", "F003", "invalid choice", ["granite_thinking_parser"], None),
+    (BOTH, "--tool-call-parser pythonc", "F003", "did you mean 'pythonic'?", [], "--tool-call-parser pythonic"),
     (BOTH, "--attention-backend trtllm", "F003", "'trtllm_mla' or 'trtllm_mha'", [], "--attention-backend trtllm_mha"),
     (("0.5.23",), "--kv-cache-dtype block16", "F003", "invalid choice", ["bfloat16"], None),
     (("0.5.9",), "--reasoning-parser v3", "F003", "invalid choice", ["nano_v3", "deepseek-v3"], None),
@@ -172,6 +179,16 @@ def test_opposite_sense(a: str, b: str, opposite: bool) -> None:
 ])
 def test_same_model(a: str, b: str, same: bool) -> None:
     assert same_model(a, b) is same
+
+
+@pytest.mark.parametrize(("written", "candidate", "edits"), [
+    ("contex-length", "context-length", 1), ("chunk-prefill-size", "chunked-prefill-size", 2),
+    ("enable-store", "enable-lora", None), ("log-format", "load-format", None), ("quark_int4", "quark_mxfp4", None),
+    ("nvfp4", "mxfp4", None), ("lfoat16", "float16", 1), ("SGLANG_TORCH_PROFILER_DIRR", "SGLANG_TORCH_PROFILER_DIR", 1),
+    ("tp", "ep", None), ("deepseek_v3", "deepseekv3", 1),
+])
+def test_a_slip_is_judged_by_the_words_that_differ(written: str, candidate: str, edits: int | None) -> None:
+    assert slip(written, candidate) == edits
 
 
 @pytest.mark.parametrize(("a", "b", "edits"), [

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
-from generator.sglang.sense import inverted_bool, opposite_sense, same_model, typo_bound, typo_distance
+from generator.sglang.sense import inverted_bool, opposite_sense, same_model, slip, typo_distance
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -260,8 +260,8 @@ def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Posi
 
 def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
     """Names ``name`` may be a misspelling of, best first: the same words run together or
-    split (``SPECV2``/``SPEC_V2``) alone; else the names a typing slip away (sense.typo_bound
-    edits of the words run together: ``..._DIRR``), the closest only; else the names that
+    split (``SPECV2``/``SPEC_V2``) alone; else the names a typing slip away (sense.slip:
+    ``..._DIRR``) or of the opposite sense (``DISABLE``/``ENABLE``), the closest only; else the names that
     hold all of its words in order with one or two more (a word left out:
     ``SGLANG_ENABLE_INFERENCE`` -> ``SGLANG_ENABLE_TORCH_INFERENCE_MODE``), fewest first.
     Never one that carries other numbers (``..._V2`` is not ``..._V3``), and never a
@@ -271,14 +271,13 @@ def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
     same = [k for k in known if k.replace("_", "").upper() == squash]
     if same:
         return same[:n]
-    bound = typo_bound(squash)
     near: dict[str, int] = {}
     for k in known:
-        other = k.replace("_", "").upper()
-        if abs(len(other) - len(squash)) <= bound:
-            edits = typo_distance(squash, other)
-            if edits <= bound:
-                near[k] = edits
+        edits = slip(name.upper(), k.upper())
+        if edits is not None:
+            near[k] = edits
+        elif opposite_sense(name, k):  # the same setting said the other way round (DISABLE/ENABLE)
+            near[k] = typo_distance(squash, k.replace("_", "").upper())
     if near:
         best = min(near.values())
         return sorted(k for k, edits in near.items() if edits == best)[:n]

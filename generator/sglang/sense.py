@@ -92,3 +92,34 @@ def typo_bound(word: str) -> int:
     up to 5, two up to 10, three beyond. Further than that, two names are two things."""
     n = len(word)
     return 0 if n <= 2 else 1 if n <= 5 else 2 if n <= 10 else 3
+
+
+def slip(written: str, candidate: str, separators: str = "-_") -> int | None:
+    """The edits between two names when ``candidate`` is ``written`` mistyped, else None.
+
+    The bound is :func:`typo_bound` of the words that differ (the shared words do not make
+    two different words alike): ``--contex-length`` is ``--context-length`` mistyped (one edit
+    in "context"), ``--enable-store`` is not ``--enable-lora`` (three edits in a five-letter
+    word), ``quark_int4`` not ``quark_mxfp4``, ``log-format`` not ``load-format``.
+    """
+    if abs(len(written) - len(candidate)) > 3:  # more than typo_bound ever allows
+        return None
+    lead = 0
+    while lead < min(len(written), len(candidate)) and written[lead] == candidate[lead]:
+        lead += 1
+    tail = 0
+    while (tail < min(len(written), len(candidate)) - lead
+           and written[-1 - tail] == candidate[-1 - tail]):
+        tail += 1
+
+    def words_of_change(name: str) -> int:  # the length of the words the change touches
+        lo, hi = lead, len(name) - tail
+        while lo > 0 and name[lo - 1] not in separators:
+            lo -= 1
+        while hi < len(name) and name[hi] not in separators:
+            hi += 1
+        return hi - lo
+
+    edits = typo_distance(written, candidate)
+    longest = max(words_of_change(written), words_of_change(candidate))
+    return edits if edits <= typo_bound("x" * longest) else None

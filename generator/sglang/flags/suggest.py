@@ -1,11 +1,10 @@
 """Suggestions for a flag or choice that matches nothing: other servers' spellings, then
 the closest catalog flags by spelling distance; for a choice, case, a reviewed synonym, a
-typo's distance, then longer names that start with or hold the word.
+typing slip (sense.slip), then longer names that start with the word.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Mapping, Sequence
 
@@ -13,7 +12,7 @@ from generator.sglang.catalog import Action
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import dashed, did_you_mean, q
-from generator.sglang.sense import same_model, typo_bound, typo_distance
+from generator.sglang.sense import same_model, slip
 
 
 def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
@@ -98,27 +97,45 @@ def fill(ctx: Context, note: str) -> str:
 
 
 def close_matches(ctx: Context, name: str) -> list[str]:
-    """Canonical names of the catalog flags closest to ``name`` (difflib), best first."""
-    # Scored without the leading dashes every option shares (they made '--tp8' look like
-    # '--dtype'), and never a flag of other numbers (--fp4-* is not --fp8-*).
-    bare = {o.lstrip("-"): o for o in ctx.catalog.option_strings}
-    scored: dict[str, float] = {}
-    for probe in dict.fromkeys((name.lstrip("-"), dashed(name).lstrip("-"))):
-        for found in difflib.get_close_matches(probe, list(bare), n=5, cutoff=0.6):
-            opt = bare[found]
-            action = ctx.catalog.by_option(opt)
-            assert action is not None
-            if not same_model(name, opt):
-                continue
-            shown = opt if opt == action.negative else action.canonical
-            score = difflib.SequenceMatcher(None, probe, found).ratio()
-            scored[shown] = max(score, scored.get(shown, 0.0))
-    if not scored:
-        return []
-    # SGLang's flags share long prefixes, so weak matches are noise next to a close one.
-    best = max(scored.values())
-    ranked = sorted(scored, key=lambda s: -scored[s])
-    return [s for s in ranked if scored[s] >= best - 0.1][:3]
+    """Canonical names of the catalog flags ``name`` may be a misspelling of, best first: those
+    a typing slip away (sense.slip, the closest only: ``--contex-length``), else
+    those holding all of its words in order with one or two more, fewest first (a word left
+    out: ``--enable-gc`` -> ``--enable-cudagraph-gc``). Never a neighbour by likeness alone
+    (``--enable-gc`` is not ``--enable-trace``), and never a flag of other numbers (--fp4-* is
+    not --fp8-*)."""
+    # Compared without the leading dashes every option shares (they made '--tp8' look like '--dtype').
+    bare = {o.lstrip("-"): o for o in ctx.catalog.option_strings if same_model(name, o)}
+
+    def shown(opt: str) -> str:
+        action = ctx.catalog.by_option(opt)
+        assert action is not None
+        return opt if opt == action.negative else action.canonical
+
+    probes = list(dict.fromkeys((name.lstrip("-"), dashed(name).lstrip("-"))))
+    near: dict[str, int] = {}
+    for probe in probes:
+        for found, opt in bare.items():
+            edits = slip(probe, found)
+            if edits is not None:
+                near[shown(opt)] = min(edits, near.get(shown(opt), edits))
+    if near:
+        best = min(near.values())
+        return [s for s in sorted(near, key=lambda s: (near[s], s)) if near[s] == best][:3]
+    held: dict[str, int] = {}
+    for probe in probes:
+        words = [w for w in probe.split("-") if w]
+        for found, opt in bare.items():
+            theirs = [w for w in found.split("-") if w]
+            extra = len(theirs) - len(words)
+            if words and 0 < extra <= 2 and _in_order(words, theirs):
+                held[shown(opt)] = min(extra, held.get(shown(opt), extra))
+    return sorted(held, key=lambda s: (held[s], s))[:3]
+
+
+def _in_order(words: Sequence[str], theirs: Sequence[str]) -> bool:
+    """True when ``words`` appear in ``theirs`` in the same order (others between them)."""
+    rest = iter(theirs)
+    return all(any(w == t for t in rest) for w in words)
 
 
 def _fold(name: str) -> str:
@@ -131,10 +148,10 @@ def choice_hint(word: str, choices: Sequence[str],
 
     In order: the same letters in another case or with '-' for '_' (``deepseek_r1``), the
     reviewed synonym of that meaning (choice-synonyms.yaml: ``flash_attn`` -> ``fa3``), the
-    choices a typo away (:func:`typo_bound` edits, the closest only: ``lfoat16`` ->
-    ``float16``, not ``bfloat16``), else the longer names whose leading words it is
-    (``trtllm`` -> ``trtllm_mla``) or, without a number, one word of (``native`` ->
-    ``torch_native``; ``v3`` is every model's version 3). Spelling alone
+    choices a typing slip away (:func:`generator.sglang.sense.slip`, the closest only:
+    ``lfoat16`` -> ``float16``, not ``bfloat16``), else the longer names whose leading words it is
+    (``trtllm`` -> ``trtllm_mla``), never one that merely holds it (``thinking`` is a word of
+    another model's ``granite_thinking_parser``). Spelling alone
     proposes no other thing: ``nvfp4`` is not ``mxfp4``, ``lfm3`` not ``llama3``, and a
     candidate carrying other numbers than the word names another model or version
     (``minimax-m2``/``minimax-m3``, ``quark``/``quark_int4fp8_moe``): never suggested.
@@ -153,19 +170,15 @@ def choice_hint(word: str, choices: Sequence[str],
     if not folded:
         return None
     candidates = [c for c in choices if same_model(word, c)]
-    bound = typo_bound(folded)
-    near = {c: typo_distance(folded, _fold(c)) for c in candidates if abs(len(c) - len(folded)) <= bound}
-    near = {c: d for c, d in near.items() if d <= bound}
+    slips = {c: slip(folded, _fold(c)) for c in candidates}
+    near = {c: d for c, d in slips.items() if d is not None}
     if near:
         best = min(near.values())
         return did_you_mean([c for c in candidates if near.get(c) == best][:3])
-    # the leading words of a longer name, or one of its words; a word with a number in it
-    # ('v3') is a version of each model that has it, so it names none of them
+    # the leading words of a longer name; not a name that merely holds the word ('thinking'
+    # is one word of 'granite_thinking_parser', another model's parser)
     longer = [c for c in candidates if _fold(c).startswith(folded + "_")]
-    parts = [c for c in candidates if len(folded) > 2 and not re.search(r"\d", folded)
-             and folded in _fold(c).split("_") and c not in longer]
-    found = (longer + parts)[:3]
-    return did_you_mean(found) if found else None
+    return did_you_mean(longer[:3]) if longer else None
 
 
 def choice_elsewhere(ctx: Context, action: Action, word: str) -> str | None:
