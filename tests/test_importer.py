@@ -217,6 +217,23 @@ def test_prefix_programs_are_known_by_their_file_name() -> None:
     assert manifest_data(r.manifest)["env"] == {"A": "1"}
 
 
+@pytest.mark.parametrize(("tail", "found"), [
+    ("--chat-template ~/t.jinja", [("I002", "~")]), ("--chat-template=~/t.jinja", [("I002", "~")]),
+    ("--served-model-name x*", [("I010", "*")]), ("--served-model-name 'x*' --chat-template \\~x", []),
+    ("--served-model-name a{b,c}", [("I010", "{")]), ("--served-model-name a{b}", []),
+    ("--served-model-name a~b", []),
+])
+def test_what_a_shell_would_expand_is_said(tail: str, found: list[tuple[str, str]]) -> None:
+    """gen expands nothing: a '~' the shell makes a home folder is I002 (like $HOME); a glob or
+    a brace list is I010, imported as written. A unit's ExecStart= expands none of them."""
+    line = f"python -m sglang.launch_server --model-path /shared/models/x {tail}"
+    r = do_import(line)
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.code in ("I002", "I010")] == [
+        (code, line.index(char) + 1) for code, char in found]
+    unit = do_import(f"[Service]\nExecStart=/p -m sglang.launch_server --model-path /shared/models/x {tail}")
+    assert not [d for d in unit.diagnostics if d.code in ("I002", "I010")]
+
+
 def test_wrong_commands_corpus_is_refused() -> None:
     cases = YAML(typ="safe", pure=True).load(WRONG.read_text())
     assert len(cases) >= 20
