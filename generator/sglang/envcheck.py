@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
-from generator.sglang.sense import inverted_bool, opposite_sense, same_model, slip, typo_distance
+from generator.sglang.sense import holds_in_order, inverted_bool, opposite_sense, same_model, slip, typo_distance
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -285,15 +285,9 @@ def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
     held: list[tuple[int, str]] = []
     for k in known:
         theirs = [w for w in k.upper().split("_") if w]
-        if 0 < len(theirs) - len(words) <= 2 and _in_order(words, theirs):
+        if 0 < len(theirs) - len(words) <= 2 and holds_in_order(theirs, words):
             held.append((len(theirs) - len(words), k))
     return [k for _, k in sorted(held)][:n]
-
-
-def _in_order(words: Sequence[str], theirs: Sequence[str]) -> bool:
-    """True when ``words`` appear in ``theirs`` in the same order (others between them)."""
-    rest = iter(theirs)
-    return all(any(w == t for t in rest) for w in words)
 
 
 def _ruled_names(catalog_file: Path, pin: str) -> set[str]:

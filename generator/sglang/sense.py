@@ -21,6 +21,7 @@ a choice, an environment variable):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # a word and its opposite ("" : the negating word stands alone and is dropped)
 _OPPOSITES = {"disable": "enable", "enable": "disable", "disabled": "enabled", "enabled": "disabled",
@@ -123,3 +124,10 @@ def slip(written: str, candidate: str, separators: str = "-_") -> int | None:
     edits = typo_distance(written, candidate)
     longest = max(words_of_change(written), words_of_change(candidate))
     return edits if edits <= typo_bound("x" * longest) else None
+
+
+def holds_in_order(name_words: Sequence[str], words: Sequence[str]) -> bool:
+    """True when ``words`` all appear in ``name_words`` in the same order, others between them:
+    the written name with a word left out (``enable gc`` in ``enable cudagraph gc``)."""
+    rest = iter(name_words)
+    return all(any(w == t for t in rest) for w in words)

@@ -12,7 +12,7 @@ from generator.sglang.catalog import Action
 from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import dashed, did_you_mean, q
-from generator.sglang.sense import same_model, slip
+from generator.sglang.sense import holds_in_order, same_model, slip
 
 
 def report_unknown_spelling(ctx: Context, arg: Arg, name: str) -> None:
@@ -127,15 +127,9 @@ def close_matches(ctx: Context, name: str) -> list[str]:
         for found, opt in bare.items():
             theirs = [w for w in found.split("-") if w]
             extra = len(theirs) - len(words)
-            if words and 0 < extra <= 2 and _in_order(words, theirs):
+            if words and 0 < extra <= 2 and holds_in_order(theirs, words):
                 held[shown(opt)] = min(extra, held.get(shown(opt), extra))
     return sorted(held, key=lambda s: (held[s], s))[:3]
-
-
-def _in_order(words: Sequence[str], theirs: Sequence[str]) -> bool:
-    """True when ``words`` appear in ``theirs`` in the same order (others between them)."""
-    rest = iter(theirs)
-    return all(any(w == t for t in rest) for w in words)
 
 
 def _fold(name: str) -> str:
