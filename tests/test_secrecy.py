@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import shutil
 import json
 import time
 from pathlib import Path
@@ -217,8 +218,8 @@ def _leak_repo(tmp: Path, pin: str) -> Path:
     services += "  - name: se\n    model: e\n    port: 31100\n    env:\n" + "".join(f"      {e}\n" for e in ENV)
     services += f"    args: {{--api-key: {S}x, --chat-template: 'https://{TOKEN}@h/t.jinja'}}\n"
     root = write_repo(tmp, {"h": host_yaml("h", gpus_per_node=(16,), pin=pin, services=services)}, models)
-    for part in ("templates", "catalogs"):
-        (root / part).symlink_to(ROOT / part)
+    for part in ("templates", "catalogs"):  # copied: gen reads no linked templates/ or catalogs/ (Y009)
+        shutil.copytree(ROOT / part, root / part)
     return root
 
 
