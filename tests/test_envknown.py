@@ -105,7 +105,9 @@ def test_a_nested_quantifier_takes_linear_time(tmp_path: Path, pattern: str) -> 
     ("a" * 1025, "at most 1024"),
 ])
 def test_a_pattern_re2_cannot_bound_is_c015_at_its_line(tmp_path: Path, pattern: str, words: str) -> None:
+    table = _table_with(tmp_path, pattern)
+    line = table.read_text()[: table.read_text().index("    pattern: '")].count("\n") + 1
     with pytest.raises(DataFileError) as exc:
-        envknown.load_table(_table_with(tmp_path, pattern))
+        envknown.load_table(table)
     assert "error[C015]" in str(exc.value) and words in str(exc.value)
-    assert ":37:" in str(exc.value)
+    assert f":{line}:" in str(exc.value)
