@@ -23,7 +23,7 @@ import click
 from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, NAME, SIZE_GB, RegularFile, guard, output_options, report, report_run, root_option
 from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.load.captured import MAX_CAPTURED_BYTES
@@ -180,7 +180,7 @@ def used_flags(root: Path, catalogs: list[Catalog]) -> dict[str, list[str]]:
     from generator.pipeline.fleet import run_fleet  # every host's full render
 
     result = run_fleet(root, None, detail=True)
-    report(result.diagnostics)
+    report_run(result)
     by_dest: dict[str, set[str]] = {}
     for render in result.renders:
         for svc in render.services:
@@ -259,7 +259,7 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
 @click.option("--file", "file", metavar="FILE", type=RegularFile(allow_dash=True),
               help="Read the command from FILE (a shell command or a unit with ExecStart=); "
                    "'-' reads stdin.")
-@click.option("--name", metavar="NAME", help="The manifest's name (default: from the command).")
+@click.option("--name", type=NAME, metavar="NAME", help="The manifest's name (default: from the command).")
 @click.option("--size-gb", type=SIZE_GB, metavar="GB",
               help="Size of the weights on disk; without it size_gb is left to fill in.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)

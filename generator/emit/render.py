@@ -29,6 +29,7 @@ from generator import __version__
 from generator.systemd_settings import JINJA_FILTERS, comment_value
 from generator.plan.argv import ServiceArgv
 from generator.sglang.catalog import Catalog
+from generator.sglang.devices import devices_path
 from generator.errors import TemplateError
 from generator.plan.memory_check import MemoryOutcome
 from generator.plan.placement import Placement
@@ -243,8 +244,11 @@ FACTS_DIGEST_CHARS = 16
 
 
 def facts_files(catalog: Catalog) -> list[Path]:
-    """The captured files a service's checks read: the pin's flag catalog and env catalog."""
-    return [catalog.source_file, catalog.source_file.with_name(f"{catalog.pin}.env.json")]
+    """The captured files a service's checks read: the pin's flag catalog, env catalog and device
+    checks (the GPU rules', when the pin has them: an edited minimum capability changes what is
+    refused as much as an edited flag)."""
+    folder = catalog.source_file.parent
+    return [catalog.source_file, folder / f"{catalog.pin}.env.json", devices_path(catalog.source_file)]
 
 
 def facts_line(files: Sequence[Path]) -> str:

@@ -25,6 +25,9 @@ GPUS: dict[str, dict[str, Any]] = {
     "RTX PRO 6000 cu126": {"compute_cap": "12.0", "memory_mib": 97887, "torch_cuda": "12.6", "arch": CU126},
     "RTX PRO 6000 cpu torch": {"compute_cap": "12.0", "memory_mib": 97887, "torch_cuda": None, "arch": ()},
     "B200 torch 12.6": {"compute_cap": "10.0", "memory_mib": 183359, "torch_cuda": "12.6", "arch": CU128},
+    # the field evidence's GPUs (tests/data/gpu_field_evidence.json)
+    "T4": {"compute_cap": "7.5", "memory_mib": 15360, "torch_cuda": "12.8", "arch": CU128},
+    "RTX 5090": {"compute_cap": "12.0", "memory_mib": 32607, "torch_cuda": "12.8", "arch": CU128},
 }
 
 GPU_ROWS: list[GpuRow] = [
