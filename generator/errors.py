@@ -4,6 +4,14 @@ A Diagnostic prints as ``path:line:col: error[CODE]: message``; line and column 
 1-based, as editors and compilers print them. Every code is registered once in
 :mod:`generator.codes`; recording an unregistered one is a bug and raises at once.
 
+No diagnostic holds a secret (issue 22 item 11), structurally: a :class:`Diagnostic` passes
+its message and fix through :func:`generator.secrecy.scrub` when it is made (a URL's
+password, a token of a published format, ``--api-key=VALUE``, ``HF_TOKEN=VALUE``), and a
+:class:`Diagnostics` collector also replaces the secret values the stage that read them
+told it about (:meth:`Diagnostics.hide`: the value after ``--api-key``, an ``HF_TOKEN``'s
+value), in every finding recorded before or after. Every format (text, JSON, SARIF) and
+the render cache print these fields only.
+
 Every error class gen raises on purpose derives from :class:`GenError`, carries its own
 user message (copier's style) and its exit code, and also inherits the built-in it
 resembles (pyinfra's style), so library callers can catch either.
@@ -16,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from generator import codes
+from generator import codes, secrecy
 from generator.codes import Severity
 
 __all__ = [
@@ -146,14 +154,19 @@ class Diagnostic:
         # Every way of making a diagnostic passes here, so an unregistered or mistyped code
         # (or one recorded with the wrong severity) fails where it is written.
         codes.check(self.code, self.severity)
-        # ...and every way of showing one gets its text escaped: a key path, a value, a file
-        # name or a catalog's help text quoted in a message cannot start a line or a sequence.
+        # No message or fix keeps a credential's shape (generator/secrecy.py), and every way
+        # of showing one gets its text escaped: a key path, a value, a file name or a
+        # catalog's help text quoted in a message cannot start a line or a sequence.
+        # Scrubbed first, then cut: a bound must not split a secret the scrubber would know.
+        message = bounded(printable(secrecy.scrub(self.message)))
+        if message != self.message:
+            object.__setattr__(self, "message", message)
+        if self.hint is not None:
+            hint = bounded(printable(secrecy.scrub(self.hint)))
+            if hint != self.hint:
+                object.__setattr__(self, "hint", hint)
         if not self.pos.path.isprintable():
             object.__setattr__(self, "pos", Position(printable(self.pos.path), self.pos.line, self.pos.col))
-        if not self.message.isprintable() or len(self.message) > WORD_MOST:
-            object.__setattr__(self, "message", bounded(printable(self.message)))
-        if self.hint is not None and (not self.hint.isprintable() or len(self.hint) > WORD_MOST):
-            object.__setattr__(self, "hint", bounded(printable(self.hint)))
 
     def sort_key(self) -> tuple:
         """Order by file, then line and column, then code (stable, position first)."""
@@ -215,10 +228,29 @@ class Diagnostics:
     """A collector: passes append findings, the pipeline raises once at the end."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    # Values that are secrets (what a secret flag or variable was given): never in a finding.
+    secrets: set[str] = field(default_factory=set)
 
     def add(self, diagnostic: Diagnostic) -> None:
-        """Record one finding."""
-        self.items.append(diagnostic)
+        """Record one finding, with every secret value this collector knows replaced."""
+        self.items.append(self._hidden(diagnostic))
+
+    def hide(self, values: Iterable[str]) -> None:
+        """Never show ``values`` (secrets a stage read) in a finding, recorded so far or later."""
+        given = {str(v) for v in values if str(v)}
+        new = (given | {printable(v) for v in given}) - self.secrets  # as a message shows it, escaped
+        if new:
+            self.secrets |= new
+            self.items[:] = [self._hidden(d) for d in self.items]
+
+    def _hidden(self, d: Diagnostic) -> Diagnostic:
+        if not self.secrets:
+            return d
+        message = secrecy.hide(d.message, self.secrets)
+        hint = secrecy.hide(d.hint, self.secrets) if d.hint is not None else None
+        if (message, hint) == (d.message, d.hint):
+            return d
+        return Diagnostic(d.pos, d.code, message, d.severity, hint)
 
     def error(self, pos: Position, code: str, message: str, hint: str | None = None) -> None:
         """Record an error; ``code`` must be registered as an error in generator/codes.py."""

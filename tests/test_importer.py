@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from import_render import manifest_data
 from repo_builder import host_yaml, write_repo
 from ruamel.yaml import YAML
 
@@ -174,6 +175,63 @@ def test_errors_print_no_manifest_and_all_findings() -> None:
 def test_not_a_server_command() -> None:
     r = do_import("python train.py --lr 1")
     assert r.manifest is None and [d.code for d in r.diagnostics] == ["I005"]
+
+
+@pytest.mark.parametrize(("prefix", "env", "said"), [
+    ("env -i PATH=/bin", {"PATH": "/bin"}, ["'env -i' dropped"]),
+    ("A=1 env -i B=2", {"B": "2"}, ["'A=1' dropped: 'env -i' after it forgets it", "'env -i' dropped"]),
+    ("A=1 B=2 env -u A --unset=B -uC --", {}, ["'A=1' dropped: 'env -u A'", "'B=2' dropped: 'env --unset B'",
+                                               "'env -u C' dropped"]),
+    ("env -v --null -- C=3", {"C": "3"}, ["'env -v' dropped", "'env --null' dropped"]),
+])
+def test_env_options_are_env_s_not_sglang_s(prefix: str, env: dict[str, str], said: list[str]) -> None:
+    """'env -i PATH=... python -m ...' read '-i' as SGLang's first flag and the program as more."""
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is not None, [str(d) for d in r.diagnostics]
+    assert manifest_data(r.manifest).get("env", {}) == env
+    for text in said:
+        assert text in r.manifest, text
+
+
+@pytest.mark.parametrize("prefix", ["env -C /srv", "env --chdir=/srv", "env -S x", "env -P", "env --block-signal",
+                                    "env -Z"])
+def test_env_options_a_unit_cannot_carry_are_refused(prefix: str) -> None:
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is None
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.is_error] == [("I009", 5)]
+
+
+@pytest.mark.parametrize(("prefix", "says"), [
+    ("numactl --cpunodebind=0", "NUMAMask="), ("/usr/bin/taskset -c 0-7", "CPUAffinity="), ("sudo -u x", "User="),
+    ("env A=1 runuser -u x --", "User="), ("docker run img", "not a container"), ("torchrun --nproc-per-node 8", "workers"),
+])
+def test_a_wrapper_program_is_refused_with_what_gen_does_instead(prefix: str, says: str) -> None:
+    r = do_import(f"{prefix} python -m sglang.launch_server --model-path /shared/models/x")
+    [d] = [d for d in r.diagnostics if d.is_error]
+    assert r.manifest is None and d.code == "I005" and says in d.message and "remove" in (d.hint or "")
+
+
+def test_prefix_programs_are_known_by_their_file_name() -> None:
+    r = do_import("/usr/bin/env A=1 /usr/bin/nohup python -m sglang.launch_server --model-path /shared/models/x")
+    assert r.manifest is not None, [str(d) for d in r.diagnostics]
+    assert manifest_data(r.manifest)["env"] == {"A": "1"}
+
+
+@pytest.mark.parametrize(("tail", "found"), [
+    ("--chat-template ~/t.jinja", [("I002", "~")]), ("--chat-template=~/t.jinja", [("I002", "~")]),
+    ("--served-model-name x*", [("I010", "*")]), ("--served-model-name 'x*' --chat-template \\~x", []),
+    ("--served-model-name a{b,c}", [("I010", "{")]), ("--served-model-name a{b}", []),
+    ("--served-model-name a~b", []),
+])
+def test_what_a_shell_would_expand_is_said(tail: str, found: list[tuple[str, str]]) -> None:
+    """gen expands nothing: a '~' the shell makes a home folder is I002 (like $HOME); a glob or
+    a brace list is I010, imported as written. A unit's ExecStart= expands none of them."""
+    line = f"python -m sglang.launch_server --model-path /shared/models/x {tail}"
+    r = do_import(line)
+    assert [(d.code, d.pos.col) for d in r.diagnostics if d.code in ("I002", "I010")] == [
+        (code, line.index(char) + 1) for code, char in found]
+    unit = do_import(f"[Service]\nExecStart=/p -m sglang.launch_server --model-path /shared/models/x {tail}")
+    assert not [d for d in unit.diagnostics if d.code in ("I002", "I010")]
 
 
 def test_wrong_commands_corpus_is_refused() -> None:

@@ -180,8 +180,11 @@ CASES: dict[str, tuple[dict[str, Edit], list[str]]] = {
          "(0 passed through to VMs, 0 used by other services)" for h, n in ((A, "gpu-a"), (B, "gpu-b"))]),
     "rank written by hand": (
         {MODEL: _replace("memory:", "args: {--node-rank: 1}\nmemory:")},
+        # gpu-b is rank 1 itself: the same value twice is a warning there
         [f"{MODEL}:23:8: error[F008]: '--node-rank' sets '--node-rank' again: setting 'node_rank' already "
-         f"set it at {h}:32:12; keep one" for h in (A, B)]),
+         f"set it at {A}:32:12, to another value (SGLang would take the last one); keep one",
+         f"{MODEL}:23:8: warning[F106]: '--node-rank' sets '--node-rank' again: setting 'node_rank' already "
+         f"set it at {B}:32:12, to the same value; this one is left out: keep one"]),
 }
 
 

@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # case -> (table, old text, new text, the heading of the changed section, the words of its D003)
 CASES = {
-    "owned-variable-dropped": (
-        "env-known.yaml", '    owned: "gen sets it from the service\'s GPUs (placement); a manifest value would make the '
-        'service use other GPUs than gen placed it on"\n', "",
-        "env-known.yaml variables: CUDA_VISIBLE_DEVICES", 'changed: was "owned: '),
+    # (The owned variables such as CUDA_VISIBLE_DEVICES left env-known.yaml: E004 reads them
+    # from the rendered unit, generator/emit/owned_env.py.)
+    "accepted-word-added": (
+        "env-known.yaml", '  NCCL_IB_DISABLE:\n    values: ["0", "1"]\n', '  NCCL_IB_DISABLE:\n    values: ["0", "1", "true"]\n',
+        "env-known.yaml variables: NCCL_IB_DISABLE", 'changed: was "values: '),
     "variable-removed": (
         "env-known.yaml", "  NCCL_P2P_DISABLE:\n", "  NCCL_P2P_DISABLED:\n",
         "env-known.yaml variables: NCCL_P2P_DISABLE", "is gone from catalogs/env-known.yaml"),
@@ -101,21 +102,21 @@ def test_a_table_that_does_not_load_leaves_the_page_to_its_own_finding(tmp_path:
 
 
 def test_a_key_cannot_forge_the_section_of_another_entry(tmp_path: Path) -> None:
-    """A PR drops the entry saying gen owns CUDA_VISIBLE_DEVICES and adds a synonym whose key
-    spells that section: the key prints escaped, so the section is gone all the same (D003)."""
+    """A PR drops the entry checking NCCL_P2P_DISABLE and adds a synonym whose key spells that
+    section: the key prints escaped, so the section is gone all the same (D003)."""
     repo = _repo(tmp_path)
     committed = (ROOT / TABLES_DOCS_FILE).read_text(encoding="utf-8")
-    start = committed.index("## env-known.yaml variables: CUDA_VISIBLE_DEVICES")
+    start = committed.index("## env-known.yaml variables: NCCL_P2P_DISABLE")
     forged = committed[start:committed.index("## ", start + 3)].rstrip("\n")
     known = repo / "catalogs" / "env-known.yaml"
     text = known.read_text(encoding="utf-8")
-    i, j = text.index("  CUDA_VISIBLE_DEVICES:"), text.index("  CUDA_DEVICE_ORDER:")
+    i, j = text.index("  NCCL_P2P_DISABLE:"), text.index("  NCCL_IB_DISABLE:")
     known.write_text(text[:i] + text[j:], encoding="utf-8")
     synonyms = repo / "catalogs" / "choice-synonyms.yaml"
     key = "x\n\n" + forged + "\n- y"
     synonyms.write_text(synonyms.read_text(encoding="utf-8").replace(
         "  fp16: float16\n", f"  fp16: float16\n  {json.dumps(key)}: float16\n"), encoding="utf-8")
     page = tables_docs(repo) or ""
-    assert "\n## env-known.yaml variables: CUDA_VISIBLE_DEVICES\n" not in page
+    assert "\n## env-known.yaml variables: NCCL_P2P_DISABLE\n" not in page
     result = CliRunner().invoke(main, ["check", "--root", str(repo)])
-    assert "error[D003]: env-known.yaml variables: CUDA_VISIBLE_DEVICES is gone" in result.stderr, result.stderr
+    assert "error[D003]: env-known.yaml variables: NCCL_P2P_DISABLE is gone" in result.stderr, result.stderr

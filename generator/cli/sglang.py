@@ -321,7 +321,8 @@ def import_command(pin: str | None, host: str | None, file: str | None, name: st
         text, source = command[0], "<command>"
     else:
         text, source = shlex.join(command), "<command>"
-    result = import_manifest(text, source, catalog, others, name=name, size_gb=size_gb, model_root=model_root)
+    result = import_manifest(text, source, catalog, others, name=name, size_gb=size_gb, model_root=model_root,
+                             root=root)
     report(list(result.diagnostics))
     out = output.current()
     out.results.update(pin=pin, source=source, manifest=result.manifest)

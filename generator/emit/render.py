@@ -329,6 +329,12 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService, home_paths: Seque
     }
 
 
+def render_unit(host: Host, catalog: Catalog, ps: PlannedService, templates: Templates) -> str:
+    """One service's unit file, exactly as :func:`render_host` writes it."""
+    return _render(_environment(templates), "sglang.service.j2",
+                   _context(host, catalog, ps, home_install_paths(host)))
+
+
 def render_host(planned: PlannedHost, templates: Templates) -> HostRender:
     """Template every planned service of one host (unit, environment file, readiness helper)."""
     host, catalog = planned.host, planned.catalog

@@ -27,6 +27,7 @@ from generator.plan.argv import ServiceArgv
 from generator.plan.placement import Placement
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
+from generator.secrecy import credential_in, is_secret_env_name
 from generator.sglang.secret_flags import is_secret_action
 from generator.systemd import ExecVariable
 
@@ -34,21 +35,6 @@ SECRET_ENV_DIR = "etc/sglang/secrets"
 CREDSTORE_DIR = "etc/credstore"
 CREDENTIAL_NAME = "sglang-secrets.yaml"  # SGLang's --config wants a .yaml/.yml name
 CONFIG_ARG = ExecVariable("${CREDENTIALS_DIRECTORY}/" + CREDENTIAL_NAME)
-
-# Well-known variables that hold secrets, and the name shapes that do. A name is split into
-# its `_` words: it is a secret when its last word (or last two) names one, or when any
-# word is one that never means anything else. "TOKEN"/"KEY" mid-name are SGLang tuning
-# knobs (SGLANG_MAX_NEW_TOKENS, SGLANG_ROUTING_KEY_POLICY_DEBUG_LOG), so only as the end.
-SECRET_ENV_NAMES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "API_KEY", "TOKEN",
-                              "SECRET", "PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"})
-_SECRET_LAST_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "APIKEY",
-                                "CREDENTIAL", "CREDENTIALS", "AUTH", "SECRETKEY", "PRIVATEKEY"})
-_SECRET_LAST_PAIRS = frozenset({("API", "KEY"), ("SECRET", "KEY"), ("PRIVATE", "KEY"), ("AUTH", "KEY"),
-                                ("ACCESS", "TOKEN"), ("SIGNING", "KEY"), ("ENCRYPTION", "KEY"), ("AUTH", "HEADER")})
-_SECRET_ANY_WORDS = frozenset({"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "CREDENTIALS", "CREDENTIAL"})
-# Words run together without `_` (APIKEY, OPENAIAPIKEY, HFTOKEN): the name's end says it.
-_SECRET_SUFFIXES = ("APIKEY", "API_KEY", "TOKEN", "SECRET", "SECRETKEY", "PASSWORD", "PASSWD", "PASSPHRASE",
-                    "PRIVATEKEY", "CREDENTIALS")
 
 
 def secret_env_path(service_name: str) -> str:
@@ -59,18 +45,6 @@ def secret_env_path(service_name: str) -> str:
 def credential_path(service_name: str) -> str:
     """Where a service's secret SGLang options live (relative to /); gen never writes it."""
     return f"{CREDSTORE_DIR}/sglang-{service_name}.yaml"
-
-
-def is_secret_env_name(name: str) -> bool:
-    """True when an environment variable's name says it holds a secret."""
-    upper = name.upper()
-    words = [w for w in upper.split("_") if w]
-    if tuple(words[-2:]) == ("PER", "TOKEN"):  # SGLANG_USE_AITER_FP8_PER_TOKEN: a quantization mode
-        return False
-    if upper in SECRET_ENV_NAMES or upper.endswith(_SECRET_SUFFIXES):
-        return True
-    return bool(words) and (words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_LAST_PAIRS
-                            or any(w in _SECRET_ANY_WORDS for w in words))
 
 
 def _flag_fix(action: Action, service: str) -> str:
@@ -87,17 +61,43 @@ def _check_args(argv: ServiceArgv, p: Placement, diags: Diagnostics) -> None:
                         f"{group.action.canonical} carries a secret: its value would be written into"
                         " output/, the unit file and the argv every user sees in `ps`",
                         _flag_fix(group.action, p.service.name))
+            continue
+        for word in group.words[1:] or [w.partition("=")[2] for w in group.words[:1]]:
+            found = credential_in(word)
+            if found is not None:
+                diags.error(group.pos, "K005",
+                            f"the value of {group.action.canonical} holds {found}: it would be written into"
+                            " output/, the unit file and the argv every user sees in `ps`",
+                            "take the credential out of the value; give it to the program another way (a"
+                            f" secret variable: `secret_env: true` and /{secret_env_path(p.service.name)})")
+                break
+
+
+def env_secret_problem(name: str, value: str) -> tuple[str, str] | None:
+    """(code, what) when variable ``name=value`` holds a secret: K002 by its name, K005 inside its value."""
+    if is_secret_env_name(name):
+        return "K002", f"{name} holds a secret"
+    found = credential_in(value)
+    if found is not None:
+        return "K005", f"the value of {name} holds {found}"
+    return None
+
+
+def env_secret_fix(name: str, service: str) -> str:
+    """How to give a service a secret variable without writing it into the repository."""
+    return (f"remove it here; set `secret_env: true` on service {service} and put {name}=VALUE in"
+            f" /{secret_env_path(service)} on the host (root, mode 0600)")
 
 
 def _check_env(p: Placement, diags: Diagnostics) -> None:
     for owner, items in ((p.model, p.model.env), (p.service, p.service.env)):
-        for name, _ in items:
-            if is_secret_env_name(name):
-                diags.error(owner.pos("env", name, key=True), "K002",
-                            f"{name} holds a secret: its value would be written into output/ and a"
-                            " world-readable environment file",
-                            f"remove it here; set `secret_env: true` on service {p.service.name} and put"
-                            f" {name}=VALUE in /{secret_env_path(p.service.name)} on the host (root, mode 0600)")
+        for name, value in items:
+            problem = env_secret_problem(name, str(value))
+            if problem is not None:
+                code, what = problem
+                diags.error(owner.pos("env", name, key=True), code,
+                            f"{what}: its value would be written into output/ and a world-readable"
+                            " environment file", env_secret_fix(name, p.service.name))
 
 
 def _check_secret_args(catalog: Catalog, argv: ServiceArgv, p: Placement, diags: Diagnostics) -> list[Action]:

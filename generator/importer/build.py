@@ -19,7 +19,7 @@ What a command cannot say is not invented: ``weights.size_gb`` (and ``weights.pa
 a folder) are printed as ``null`` with a ``REQUIRED`` comment (naming the folder under
 the model root to download into) unless given on the command line; ``gen check``
 refuses the manifest until they are filled in. A secret (``--api-key``, ``HF_TOKEN``) is
-refused (K001/K002) and its value never printed (:mod:`generator.importer.secrets`). The YAML text is written by
+refused (K001/K002/K005) and its value never printed (the collector hides it: :mod:`generator.secrecy`). The YAML text is written by
 :mod:`generator.importer.yaml_text`.
 
 Codes (family I): see :mod:`generator.importer.cmdline` for I001-I004; I005 not an SGLang
@@ -32,19 +32,22 @@ variable (no manifest). A value after a switch is F006, as for a manifest.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from generator.emit.secrets import is_secret_action, is_secret_env_name
+from generator.emit.secrets import env_secret_fix, env_secret_problem, is_secret_action
 from generator import systemd
 from generator.errors import Diagnostic, Diagnostics, Position, Severity
 from generator.importer.cmdline import Word, split_command
 from generator.importer.grouping import group_args, looks_like_option, lookup
 from generator.importer.program import find_program
-from generator.importer.secrets import is_secret_dest, redact
+from generator.importer.selfcheck import check_printed, gen_variables
+from generator.secrecy import credential_in, credentials, is_secret_env_name, is_secret_flag_name
 from generator.importer.yaml_text import Entry, comment, emit
+from generator.load.checks import normalized_path
+from generator.plan.services import GEN_VARIABLES
 from generator.sglang.catalog import Action, Catalog, load_flag_tables
 from generator.sglang.flags import CheckedArg, check_args
 from generator.sglang.rules import evaluate, load_rules, rules_path, settings_from_words
@@ -75,7 +78,7 @@ _INT_FIELDS = {"context_length", "tp", "pp", "dp", "ep", "num_steps", "eagle_top
 _SET_BY_GEN = {"host": "the service's 'listen:' in hosts/<host>.yaml",
                "port": "the service's 'port:' in hosts/<host>.yaml"}
 _SECTION_ORDER = ("name", "description", "weights", "served_model_name", "dtype",
-                  "trust_remote_code", "context_length", "parallel", "speculative", "parsers",
+                  "trust_remote_code", "context_length", "parallel", "multinode", "speculative", "parsers",
                   "memory", "args", "env")
 
 
@@ -139,8 +142,10 @@ def _field_value(path: tuple[str, ...], action: Action, group: CheckedArg) -> An
             return float(group.words[1]) if len(group.words) == 2 else None
         except ValueError:
             return None
-    if path[-1] in ("path", "draft_model_path") and not str(value).startswith("/"):
-        return None  # the schema wants a local folder; a repo id stays visible elsewhere
+    if path[-1] in ("path", "draft_model_path"):
+        # the schema wants a normalized local folder: a repo id or a '..' path is REQUIRED instead
+        normal = normalized_path(value) if isinstance(value, str) else None
+        return normal if normal != "/" else None  # the root folder holds no model
     return value if isinstance(value, str) else None
 
 
@@ -158,6 +163,13 @@ _HF_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 def _required_path(value: Any, model_root: str | None, what: str) -> tuple[str, str]:
     """The REQUIRED comment and the I007 message for a path that is no local folder."""
     root = model_root or "<model_root>"
+    if isinstance(value, str) and normalized_path(value) == "/":
+        return (f"REQUIRED: '{value}' is the root folder, not a model's; write the folder under the host's "
+                f"model_root ({root}) that holds it", f"{what} '{value}' is the root folder: fill in the model's")
+    if isinstance(value, str) and value.startswith("/"):  # a '..' gen cannot resolve without the disk
+        return (f"REQUIRED: '{value}' holds '..', which gen check refuses (the folder before it may be a "
+                f"symlink on the host); write the real folder it means, under the host's model_root ({root})",
+                f"{what} '{value}' holds '..': fill in the real absolute folder")
     if isinstance(value, str) and _HF_REPO.match(value) and not value.startswith(("./", "../")):
         local = f"{root}/{value.rsplit('/', 1)[1]}"
         return (f"REQUIRED: '{value}' is a Hugging Face repo id, not a local folder; download it under "
@@ -177,6 +189,7 @@ class _Manifest:
     doc: dict[str, Any] = field(default_factory=dict)
     args: dict[str, Entry] = field(default_factory=dict)
     header: list[str] = field(default_factory=list)
+    nodes: dict[str, tuple[Any, Position, str]] = field(default_factory=dict)  # dest -> (value, where, as written)
 
     def put(self, path: tuple[str, ...], entry: Entry) -> None:
         """Set the entry at a nested field path, creating its sections."""
@@ -207,15 +220,27 @@ def _place(m: _Manifest, g: CheckedArg, field_path: tuple[str, ...] | None, spec
         diags.warning(g.pos, "I008", f"'{shown}' dropped: gen sets it from {_SET_BY_GEN[g.action.dest]}")
         m.header.append(f"'{shown}' dropped: set it as {_SET_BY_GEN[g.action.dest]}")
         return
+    if g.action.dest in _NODE_DESTS:
+        _node_flag(m, g, shown, diags)
+        return
+    if g.action.dest == "config" and str(_flag_value(g)).startswith("${CREDENTIALS_DIRECTORY}/"):
+        diags.warning(g.pos, "I008", f"'{shown}' dropped: gen passes it itself for the service's `secret_args:` "
+                      "(list the secret flags there; their values stay in the host's credential file)")
+        m.header.append(f"'{shown}' dropped: gen's own --config for `secret_args:` (list the secret flags there)")
+        return
     value = _field_value(field_path, g.action, g) if field_path else None
     if field_path and field_path[0] == "speculative" and not speculative:
         field_path = value = None  # without an algorithm there is no speculative section to hold it
     if field_path and value is not None:
-        m.put(field_path, Entry(value, [*notes, f"from '{shown}'"]))
+        written_value = _flag_value(g)
+        if field_path[-1] in ("path", "draft_model_path") and value != written_value:
+            notes = [*notes, f"normalized from '{written_value}': gen check wants a path without '//', '.' "
+                     "or a trailing '/'"]
+        m.put(field_path, Entry(value, [*notes, f"from '{shown}'"], g.pos))
         return
     if field_path in (("weights", "path"), ("speculative", "draft_model_path")):
         comment, message = _required_path(_flag_value(g), model_root, g.words[0])
-        m.put(field_path, Entry(None, [*notes, comment]))
+        m.put(field_path, Entry(None, [*notes, comment], g.pos, required=True))
         diags.warning(g.pos, "I007", message)
         return
     key = (g.action.canonical if g.words and g.words[0] != g.action.negative
@@ -223,21 +248,53 @@ def _place(m: _Manifest, g: CheckedArg, field_path: tuple[str, ...] | None, spec
     as_written = written.get(g.pos)
     if not notes and as_written is not None and as_written != key:
         notes = [f"written as '{as_written}'"]
-    m.args[key] = Entry(_flag_value(g), notes)
+    m.args[key] = Entry(_flag_value(g), notes, g.pos)
+
+
+# The node flags of a multi-node deployment: gen renders them from the manifest's `multinode:`
+# (its hosts in rank order and the rendezvous port) and each host's inventory.
+_NODE_DESTS = ("nnodes", "node_rank", "dist_init_addr")
+
+
+def _node_flag(m: _Manifest, g: CheckedArg, shown: str, diags: Diagnostics) -> None:
+    """``--nnodes``/``--node-rank``/``--dist-init-addr``: dropped; :func:`_multinode` writes what they meant."""
+    diags.warning(g.pos, "I008", f"'{shown}' dropped: gen sets it on each node from the manifest's `multinode:` "
+                  "(hosts in rank order, port) and the hosts' `network:`")
+    m.header.append(f"'{shown}' dropped: gen renders it from `multinode:` on every node")
+    m.nodes[g.action.dest] = (_flag_value(g), g.pos, shown)
+
+
+def _multinode(m: _Manifest) -> None:
+    """The ``multinode:`` section a command for more than one node needs: its hosts (REQUIRED)
+    and the rendezvous port (from ``--dist-init-addr``, else REQUIRED)."""
+    nnodes = m.nodes.get("nnodes")
+    if nnodes is None or not isinstance(nnodes[0], int) or nnodes[0] < 2:
+        return  # one node: the flags said nothing gen does not render itself
+    m.doc["multinode"] = {"hosts": Entry(None, [
+        f"REQUIRED: the inventory names of the {nnodes[0]} hosts, rank 0 first (e.g. [gpu-a, gpu-b]); each "
+        "runs a service of this model and has a `network:` section"], nnodes[1], required=True)}
+    addr = m.nodes.get("dist_init_addr")
+    port = addr[0].rsplit(":", 1)[1] if addr and isinstance(addr[0], str) and ":" in addr[0] else ""
+    if addr is not None and port.isdigit():
+        m.doc["multinode"]["port"] = Entry(int(port), [
+            f"from '{addr[2]}' (rank 0's address comes from the first host's `network.address`)"], addr[1])
+    else:
+        m.doc["multinode"]["port"] = Entry(None, ["REQUIRED: the rendezvous port on rank 0 (SGLang's "
+                                                  "--dist-init-addr HOST:PORT)"], required=True)
 
 
 def _weights_and_name(m: _Manifest, groups: Sequence[CheckedArg], diags: Diagnostics, source: str,
                       name: str | None, size_gb: float | None) -> None:
     """What a command cannot say (REQUIRED), and the manifest's name."""
     if "path" not in m.doc.setdefault("weights", {}):
-        m.put(("weights", "path"), Entry(None, ["REQUIRED: the command names no model path"]))
+        m.put(("weights", "path"), Entry(None, ["REQUIRED: the command names no model path"], required=True))
         diags.warning(Position(source), "I007", "the command has no --model-path: fill in weights.path")
     if size_gb is not None:
         m.put(("weights", "size_gb"), Entry(size_gb, ["from `gen import --size-gb`"]))
     else:
         m.put(("weights", "size_gb"), Entry(None, [
             "REQUIRED: size of the weights on disk in GB (`du -s --block-size=1G <path>`); a "
-            "command does not say it, and gen check refuses the manifest until it is set"]))
+            "command does not say it, and gen check refuses the manifest until it is set"], required=True))
         diags.warning(Position(source), "I007", "weights.size_gb is unknown from a command: "
                       "fill it in, or pass --size-gb")
     served = m.doc.get("served_model_name")
@@ -249,49 +306,117 @@ def _weights_and_name(m: _Manifest, groups: Sequence[CheckedArg], diags: Diagnos
             "from the served name or the model folder; choose another with `gen import --name`"])
 
 
-def _environment(m: _Manifest, env: Sequence[Word], diags: Diagnostics) -> None:
-    """``VAR=value`` words and a unit's Environment=: kept, but GPUs are gen's and a secret is refused."""
+def _environment(m: _Manifest, env: Sequence[Word], diags: Diagnostics, owned: Mapping[str, str]) -> None:
+    """``VAR=value`` words and a unit's Environment=: a secret is refused, what gen sets itself
+    (``owned``: HOME, the cache folders, the GPUs, ...) dropped and said so, the rest kept."""
     entries: dict[str, Entry] = {}
     for w in env:
         key, _, val = w.text.partition("=")
-        if key == "CUDA_VISIBLE_DEVICES":
-            diags.warning(w.pos, "I008", f"'{w.text}' dropped: gen assigns GPUs from the host "
-                          "inventory (services[].gpus)")
-            m.header.append(f"'{w.text}' dropped: gen assigns the GPUs")
-        elif is_secret_env_name(key):
-            diags.error(w.pos, "K002", f"{key} holds a secret: a manifest must not hold it",
-                        f"leave it out; set `secret_env: true` on the service and put {key}=VALUE in"
-                        " /etc/sglang/secrets/<service>.env on the host (root, mode 0600)")
+        problem = env_secret_problem(key, val)
+        if problem is not None:
+            code, what = problem
+            diags.error(w.pos, code, f"{what}: a manifest must not hold it", env_secret_fix(key, "<service>"))
+        elif key in owned:
+            diags.warning(w.pos, "I008", f"'{w.text}' dropped: gen sets {key} itself ({owned[key]})")
+            m.header.append(f"'{w.text}' dropped: gen sets {key} itself ({owned[key]})")
         else:
-            entries[key] = Entry(val, [f"from '{w.text}'"])
+            entries[key] = Entry(val, [f"from '{w.text}'"], w.pos)
     if entries:
         m.doc["env"] = entries
+
+
+@dataclass(frozen=True)
+class Printed:
+    """The manifest text, and by line number where each value came from (for the self-check)."""
+
+    text: str
+    name: str
+    written: dict[int, tuple[tuple[str, ...], Entry]]
 
 
 def build_manifest(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
                    warnings: Sequence[Diagnostic], diags: Diagnostics, *, source: str,
                    header_notes: Sequence[str], name: str | None = None,
-                   size_gb: float | None = None,
-                   written: dict[Position, str] | None = None, model_root: str | None = None) -> str:
-    """The manifest text for checked flags; records I007/I008 warnings and K001/K002 in ``diags``."""
+                   size_gb: float | None = None, written: dict[Position, str] | None = None,
+                   model_root: str | None = None, owned: Mapping[str, str] | None = None) -> Printed:
+    """The manifest for checked flags; records I007/I008 warnings and K001/K002/K005 in ``diags``."""
     dest_field = _dest_fields(catalog)
     m = _Manifest(header=list(header_notes))
+    kept = {g.pos for g in groups}
+    # A flag left out because an earlier one already gave it the same value (F106): said once, on top.
+    m.header += [f"{d.code}: {d.message}" for d in warnings if d.code == "F106" and d.pos not in kept]
     speculative = any(dest_field.get(g.action.dest) == ("speculative", "algorithm") for g in groups)
     for g in groups:
         _place(m, g, dest_field.get(g.action.dest), speculative, _notes_for(warnings, g.pos), diags,
                written or {}, model_root)
     _weights_and_name(m, groups, diags, source, name, size_gb)
+    _multinode(m)
     if m.args:
         m.doc["args"] = m.args
-    _environment(m, env, diags)
+    owned = dict(owned or {})
+    if "multinode" in m.doc:  # gen writes the nodes' interface into the environment file
+        owned.update({v: f"gen, from each host's `network.interface` ({GEN_VARIABLES[v]})"
+                      for v in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")})
+    _environment(m, env, diags, owned)
     lines = [comment(f"Imported by `gen import` from {source}, flags checked against SGLang "
                      f"{catalog.pin} (catalogs/sglang/{catalog.pin}.json).")]
     lines += [comment(note) for note in m.header]
     lines.append("")
+    lines_of: dict[int, tuple[tuple[str, ...], Entry]] = {}
     for key in _SECTION_ORDER:
         if key in m.doc:
-            emit(lines, key, m.doc[key], 0, quote_values=key == "env")
-    return "\n".join(lines) + "\n"
+            emit(lines, key, m.doc[key], 0, quote_values=key == "env", written=lines_of)
+    return Printed("\n".join(lines) + "\n", str(m.doc["name"].value), lines_of)
+
+
+# What a REQUIRED null is checked with (gen check refuses the null itself, which the REQUIRED
+# comment already says): a value of the right type that raises no other finding.
+_STANDINS = {("weights", "size_gb"): "1", ("weights", "path"): "/srv/import-standin/weights",
+             ("speculative", "draft_model_path"): "/srv/import-standin/draft",
+             ("multinode", "hosts"): "[import-check, import-check-2]", ("multinode", "port"): "50000"}
+
+
+def _self_check(root: Path, catalog: Catalog, printed: Printed, diags: Diagnostics, source: str) -> None:
+    """What gen check says about the printed manifest, at the command words its values came from."""
+    standins: dict[int, str] = {}
+    for number, (path, entry) in printed.written.items():
+        if entry.required and path in _STANDINS:
+            line = printed.text.split("\n")[number - 1]
+            standins[number] = line[: len(line) - len("null")] + _STANDINS[path]
+    weights = next((e.value for p, e in printed.written.values() if p == ("weights", "path")), None)
+    for d in check_printed(root, catalog, printed.name, printed.text, standins,
+                           weights if isinstance(weights, str) else _STANDINS[("weights", "path")]):
+        if not d.is_error or (d.code == "S002" and d.pos.line in standins):
+            continue  # warnings: the command's own (reported above); a REQUIRED null: its comment says it
+        origin = printed.written.get(d.pos.line)
+        where = origin[1].pos if origin is not None and origin[1].pos is not None else Position(source)
+        key = ".".join(origin[0]) if origin is not None else None
+        text = f"gen check would refuse the manifest's {key!r}: {d.message}" if key else \
+            f"gen check would refuse the manifest: {d.message}"
+        diags.error(where, d.code, text, d.hint)
+
+
+def _repo_root(catalog: Catalog, root: Path | None) -> Path | None:
+    """The repository whose templates render the imported service (the catalog's), if it has them."""
+    for found in (root, catalog.source_file.resolve().parents[2]):
+        if found is not None and (found / "templates").is_dir():
+            return found
+    return None
+
+
+def _check_credentials(groups: Sequence[CheckedArg], diags: Diagnostics) -> None:
+    """K005 for a flag value that holds a credential (a URL's password, a token): as gen check
+    refuses it in ``args:``, a manifest must not get it either."""
+    for g in groups:
+        if is_secret_action(g.action):
+            continue  # K001 says more
+        for word in g.words[1:] or ([g.words[0].partition("=")[2]] if g.words else []):
+            found = credential_in(word)
+            if found is not None:
+                diags.error(g.pos, "K005", f"the value of {g.action.canonical} holds {found}: a manifest must not "
+                            "hold it", "take the credential out of the value; give it to the server another way "
+                            "(a secret variable: `secret_env: true` on the service)")
+                break
 
 
 def _check_rules(catalog: Catalog, groups: Sequence[CheckedArg], env: Sequence[Word],
@@ -311,44 +436,55 @@ def _secret_values(catalog: Catalog, words: Sequence[Word], env: Sequence[Word])
     values: list[str] = []
     for k, w in enumerate(words):
         flag, eq, inline = w.text.partition("=")
-        action = lookup(catalog, flag) if looks_like_option(flag) else None
-        secret = is_secret_action(action) if action is not None else \
-            is_secret_dest(flag.lstrip("-").replace("-", "_"))  # an unknown flag: by its name
-        if not looks_like_option(flag) or not secret:
+        action = lookup(catalog, flag) if looks_like_option(flag, catalog) else None
+        secret = is_secret_action(action) if action is not None else is_secret_flag_name(flag)  # unknown: by its name
+        if not looks_like_option(flag, catalog) or not secret:
             continue
         if eq:
             values.append(inline)
-        elif k + 1 < len(words) and not looks_like_option(words[k + 1].text):
-            values.append(words[k + 1].text)
+        elif k + 1 < len(words):
+            values.append(words[k + 1].text)  # even one that starts with '-': SGLang refuses it, gen quotes it
     values += [w.text.partition("=")[2] for w in env if is_secret_env_name(w.text.partition("=")[0])]
+    # a credential inside any word (a URL's password, a token): hidden wherever a message quotes it
+    values += [c for w in [*words, *env] for c in credentials(w.text)]
     return values
 
 
 def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Catalog] = (), *,
                    name: str | None = None, size_gb: float | None = None,
-                   model_root: str | None = None) -> ImportResult:
+                   model_root: str | None = None, root: Path | None = None) -> ImportResult:
     """Check one command (or unit file) against ``catalog`` and build its manifest.
 
     ``model_root`` (the host's ``storage.model_root``, with ``--host``) makes the REQUIRED
-    comment of a Hugging Face repo id name the folder to download into.
+    comment of a Hugging Face repo id name the folder to download into. ``root`` is the
+    repository whose templates tell which variables gen sets itself and whose pipeline
+    checks the printed manifest (default: the catalog's repository).
     """
     diags = Diagnostics()
     command = split_command(text, source, diags)
-    secrets = _secret_values(catalog, command.words, command.unit_env)
+    diags.hide(_secret_values(catalog, command.words, command.unit_env))
     notes: list[str] = []
     found = find_program(command.words, diags, notes)
     if found is None:
-        return ImportResult(tuple(redact(diags.sorted(), secrets)), None)
+        return ImportResult(tuple(diags.sorted()), None)
     start, env = found
-    secrets += _secret_values(catalog, (), env)
+    diags.hide(_secret_values(catalog, (), env))
     args = group_args(catalog, command.words[start:], diags)
     groups = check_args(catalog, args, diags, others)
+    _check_credentials(groups, diags)
     _check_rules(catalog, groups, [*command.unit_env, *env], diags, source)
     if diags.has_errors:
-        return ImportResult(tuple(redact(diags.sorted(), secrets)), None)
+        return ImportResult(tuple(diags.sorted()), None)
     warnings = list(diags.items)
-    manifest = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
-                              source=source, header_notes=notes, name=name, size_gb=size_gb,
-                              written={a.pos: a.name for a in args}, model_root=model_root)
-    # K001/K002 (a secret) are errors found while building: then no manifest either
-    return ImportResult(tuple(redact(diags.sorted(), secrets)), None if diags.has_errors else manifest)
+    repo = _repo_root(catalog, root)
+    owned = gen_variables(repo, catalog.pin, catalog.by_option("--config") is not None) if repo else {}
+    in_file = ", ".join(sorted(n for n, why in owned.items() if why.startswith("gen, in the environment file")))
+    notes[:0] = [f"the unit also reads EnvironmentFile={path} (on its host, not here): add its variables to env:, "
+                 f"but not gen's own ({in_file})" for path in command.env_files]
+    printed = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
+                             source=source, header_notes=notes, name=name, size_gb=size_gb,
+                             written={a.pos: a.name for a in args}, model_root=model_root, owned=owned)
+    if not diags.has_errors and repo is not None:
+        _self_check(repo, catalog, printed, diags, source)
+    # K001/K002/K005 (a secret), and what gen check would refuse: then no manifest either
+    return ImportResult(tuple(diags.sorted()), None if diags.has_errors else printed.text)

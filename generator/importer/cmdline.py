@@ -8,9 +8,10 @@ rules (which systemd's ExecStart= shares for quotes and backslashes) for a unit.
 Nothing is expanded: a ``$VAR`` or a ``%`` specifier is a finding, since gen cannot
 know its value.
 
-Codes (family I, shared with the importer): I001 unterminated quote (says where it opened), I002 shell variable
-or systemd specifier, I003 line not continued with a backslash, I004 shell operator or
-redirection (the rest of the line is ignored).
+Codes (family I, shared with the importer): I001 unterminated quote (says where it opened), I002 shell variable,
+a ``~`` the shell expands, or a systemd specifier, I003 line not continued with a backslash, I004 shell
+operator or redirection (the rest of the line is ignored), I010 an unquoted glob or brace the
+shell would expand (imported as written).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from generator.errors import Diagnostics, Position
 _OPERATOR_CHARS = "|&;<>"
 _EXEC_START = re.compile(r"^[ \t]*ExecStart[ \t]*=[ \t]*", re.MULTILINE)
 _ENVIRONMENT = re.compile(r"^[ \t]*Environment[ \t]*=[ \t]*", re.MULTILINE)
+_ENVIRONMENT_FILE = re.compile(r"^[ \t]*EnvironmentFile[ \t]*=[ \t]*-?(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Command:
 
     words: tuple[Word, ...]
     unit_env: tuple[Word, ...] = ()  # ``Environment=`` assignments of a unit file
+    env_files: tuple[str, ...] = ()  # its ``EnvironmentFile=`` paths (read on the host, not here)
 
 
 class _Text:
@@ -91,10 +94,28 @@ class _Splitter:
         if self.unit and self.text.startswith("$$", at):
             return True
         m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", self.text[at:])
+        if m and self.unit and m.group(1) in ("{CREDENTIALS_DIRECTORY}", "CREDENTIALS_DIRECTORY"):
+            return False  # systemd's own (LoadCredential=): gen's --config of secret_args, kept as written
         if m:
             self.diags.error(self.src.pos(at), "I002",
                              f"'{m.group(0)}' is a variable gen cannot expand; write its value")
         return False
+
+    def expansion(self, i: int) -> None:
+        """What a shell does to an unquoted character that gen keeps as written: ``~`` at a
+        word's start or after its ``=`` becomes a home folder (I002, like ``$HOME``); ``*``,
+        ``?`` and ``[`` are replaced by the names of matching files, if any, and ``{a,b}`` by
+        bash with several words (I010: imported as written)."""
+        c, text = self.text[i], self.text
+        if c == "~" and (not self.buf or self.buf[-1] == "=" and "".join(self.buf).count("=") == 1):
+            self.diags.error(self.src.pos(i), "I002",
+                             "'~' is expanded by the shell to a home folder gen cannot know; write the "
+                             "absolute path (or quote the '~' if it is meant literally)")
+        elif c in "*?[" or (c == "{" and re.match(r"\{[^{}\s'\"]*(,|\.\.)[^{}\s'\"]*\}", text[i:self.end])):
+            what = "bash makes several words of it" if c == "{" else "a shell replaces the word by the names of matching files"
+            self.diags.warning(self.src.pos(i), "I010",
+                               f"unquoted '{c}': {what}; gen imports it as written: quote the word if it "
+                               "is meant literally, or write what the shell made of it")
 
     def unterminated(self, at: int, kind: str) -> None:
         """I001 at the opening quote: say that it is never closed, and what that means."""
@@ -155,6 +176,8 @@ class _Splitter:
         if c == "$" and self.dollar(i) and self.unit:
             self.buf.append("$")
             return i + 2
+        if not self.unit:
+            self.expansion(i)
         if c == "%" and self.unit:
             if text.startswith("%%", i):
                 self.buf.append("%")
@@ -225,4 +248,5 @@ def split_command(text: str, path: str, diags: Diagnostics) -> Command:
     env: list[Word] = []
     for m in _ENVIRONMENT.finditer(text):
         env.extend(split_words(src, m.end(), _logical_end(text, m.end()), diags, unit=True))
-    return Command(tuple(words), tuple(env))
+    files = tuple(m.group(1).strip() for m in _ENVIRONMENT_FILE.finditer(text) if m.group(1).strip())
+    return Command(tuple(words), tuple(env), files)

@@ -17,9 +17,20 @@ from generator.sglang.flags import Arg, ArgValue
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse reads these as values
 
 
-def looks_like_option(word: str) -> bool:
-    """True for a word argparse reads as an option (not a negative number)."""
-    return word.startswith("-") and len(word) > 1 and not _NEGATIVE_NUMBER.match(word)
+def looks_like_option(word: str, catalog: Catalog | None = None) -> bool:
+    """True for a word argparse reads as an option, as its ``_parse_optional`` decides.
+
+    A word starting with '-' is an option unless it is a negative number, or, with the
+    ``catalog`` at hand, unless it holds a space and names no option of the pin exactly,
+    before an '=', or as a prefix: argparse then takes it as a value
+    (``--served-model-name '--- x'`` is a name, not an unknown flag).
+    """
+    if not (word.startswith("-") and len(word) > 1) or _NEGATIVE_NUMBER.match(word):
+        return False
+    if catalog is None or " " not in word:
+        return True
+    return (catalog.by_option(word) is not None or catalog.by_option(word.partition("=")[0]) is not None
+            or bool(catalog.prefix_tuples(word)))
 
 def lookup(catalog: Catalog, name: str) -> Action | None:
     """The action argparse would pick for ``name`` (exact, unique prefix, dashed), else None."""
@@ -42,13 +53,13 @@ def group_args(catalog: Catalog, words: Sequence[Word], diags: Diagnostics) -> l
     i, n = 0, len(words)
     while i < n:
         w = words[i]
-        if not looks_like_option(w.text) or w.text == "--":
+        if not looks_like_option(w.text, catalog) or w.text == "--":
             diags.error(w.pos, "I006", f"unexpected word '{w.text}': SGLang's parser takes no "
                         "positional arguments (it would exit with 'unrecognized arguments')")
             i += 1
             continue
         j = i + 1
-        while j < n and not looks_like_option(words[j].text):
+        while j < n and not looks_like_option(words[j].text, catalog):
             j += 1
         values = [x.text for x in words[i + 1:j]]
         extra: Sequence[Word] = ()

@@ -1,4 +1,11 @@
-"""The manifest's YAML text: scalars that read back as written, notes as comments above values."""
+"""The manifest's YAML text: scalars that read back as written, notes as comments above values.
+
+A note quotes what the command said (a program word, a flag as written, SGLang's own
+text), and a line break in it would end the comment and start YAML of its own: every
+comment goes through :func:`comment`, which writes every character that is not printable
+(line breaks YAML knows, control, format, surrogate, private-use, unassigned) as an escape.
+Values are JSON-quoted when they would not read back as the same plain string.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import printable
+from generator.errors import Position, printable
 
 _SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+-]*$")
 _YAML_SPECIAL = re.compile(
@@ -18,10 +25,12 @@ _YAML_SPECIAL = re.compile(
 
 @dataclass
 class Entry:
-    """One manifest value with the notes to write above it."""
+    """One manifest value with the notes to write above it, and the command word it came from."""
 
     value: Any
     notes: list[str] = field(default_factory=list)
+    pos: Position | None = None  # where the command wrote it (None: from no single word)
+    required: bool = False  # a null the operator must fill in (its note says what to write)
 
 
 def scalar(value: Any) -> str:
@@ -57,15 +66,22 @@ def comment(note: str, pad: str = "") -> str:
     return f"{pad}# {printable(note)}"
 
 
-def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False) -> None:
-    """Append ``key: value`` (or a nested block) with its notes as comments above it."""
+def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False,
+         written: dict[int, tuple[tuple[str, ...], Entry]] | None = None, path: tuple[str, ...] = ()) -> None:
+    """Append ``key: value`` (or a nested block) with its notes as comments above it.
+
+    ``written`` records, by line number (1-based), the path and Entry of every value line,
+    so a finding about the printed manifest can be traced to the command word it came from.
+    """
     pad = "  " * depth
     if isinstance(node, dict):
         lines.append(f"{pad}{key}:")
         for sub, child in node.items():
-            emit(lines, sub, child, depth + 1, quote_values)
+            emit(lines, sub, child, depth + 1, quote_values, written, (*path, key))
         return
     for note in node.notes:
         lines.append(comment(note, pad))
     value = json.dumps(str(node.value)) if quote_values else yaml_value(node.value)
     lines.append(f"{pad}{key}: {value}")  # keys are field names, flags or env names: plain
+    if written is not None:
+        written[len(lines)] = ((*path, key), node)

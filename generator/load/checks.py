@@ -73,6 +73,14 @@ def path_problem(value: str) -> str | None:
     return f"must be a normalized path (no '//', '.' or trailing '/'): write {normal!r}"
 
 
+def normalized_path(value: str) -> str | None:
+    """``value`` without '//', '.' and a trailing '/' (what :func:`path_problem` asks for), or
+    None when that needs the disk: a '..' (the folder before it may be a symlink) or no leading '/'."""
+    if not value.startswith("/") or ".." in value.split("/"):
+        return None
+    return "/" + posixpath.normpath(value).lstrip("/")
+
+
 def ip_problem(value: str) -> str | None:
     """Why ``value`` is not an IPv4/IPv6 address (``ipaddress`` rules), or None."""
     try:

@@ -46,6 +46,9 @@ class Document:
     # Leaves the schema refused and load/taint.py took out of ``data`` so the rest of the
     # document is still checked; a document with any is never rendered.
     dropped: frozenset[DocPath] = frozenset()
+    # The secrets written in it (generator/secrecy.py secret_values), which no finding about
+    # it may quote: a stage's Diagnostics collector is told them (Diagnostics.hide).
+    secrets: frozenset[str] = frozenset()
 
     def pos(self, path: DocPath = (), key: bool = False) -> Position:
         """Position of the value (or key) at ``path``; falls back to the nearest parent."""

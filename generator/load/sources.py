@@ -20,6 +20,7 @@ from typing import Any
 from generator.errors import Diagnostic, Diagnostics
 from generator.load.files import SUFFIXES, SourceFile, case_collisions_of, source_files
 from generator.load.names import group_collisions
+from generator.secrecy import secret_values
 from generator.load.limits import cap
 from generator.load.manifests import Document, load_source
 from generator.load.resolve import (
@@ -49,6 +50,9 @@ def load_document(sf: SourceFile, schema: dict[str, Any], kind: str, diags: Diag
     """
     start = len(diags.items)
     doc = load_source(sf, diags)
+    if doc is not None:
+        doc.secrets = frozenset(secret_values(doc.data))
+        diags.hide(doc.secrets)
     clean = doc is not None and check_strings(doc, diags)
     # Schema errors are worth reporting even when the strings were bad.
     valid = doc is not None and validate(doc, schema, diags) and clean

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from generator.checkpoint.attach import snapshot_of
+from generator.emit.owned_env import check_environment
 from generator.emit.render import render_host
 from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
@@ -66,6 +67,8 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     impact: ``gen check --sglang PIN``).
     """
     host = sources.host
+    # No finding may quote a secret of the files this host's render reads.
+    diags.hide(host.doc.secrets.union(*(m.doc.secrets for m in sources.models.values())))
     before = diags.error_count
     override = pin is not None
     pin = pin or host.sglang.pin
@@ -92,7 +95,9 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
         argv = check_and_add_config(catalog, argv, p, diags)  # no secrets in args/env; secret_args
         p = defer_numa_to_sglang(p, *sglang_numa_flag(argv, p.service), diags)  # CPU binding only
-        planned.append(PlannedService(p, argv, environment, memory))
+        service = PlannedService(p, argv, environment, memory)
+        check_environment(sources.root, host, catalog, service, diags)  # env: vs gen's own
+        planned.append(service)
     if diags.error_count > before or host.tainted or any(p.model.tainted for p in placements):
         return None  # every service was still checked: all findings at once
     return PlannedHost(host, catalog, tuple(planned))

@@ -39,6 +39,7 @@ def _placeholder(model: Model) -> Placement:
 
 def _findings(model: Model, catalog: Catalog, others: list[Catalog]) -> list[Diagnostic]:
     diags = Diagnostics()
+    diags.hide(model.doc.secrets)
     p = _placeholder(model)
     argv = build_argv(p, PLACEHOLDER_PYTHON, catalog, diags, others)
     check_rules(catalog, p, argv, service_environment(p), diags)

@@ -35,8 +35,19 @@ class PlannedHost:
     services: tuple[PlannedService, ...]
 
 
-def service_environment(p: Placement) -> tuple[tuple[str, str], ...]:
-    """The service's environment: GPU selection first, then the model's, then the service's."""
+# What each variable of gen_environment is for, and where the operator changes it instead.
+GEN_VARIABLES: dict[str, str] = {
+    "CUDA_DEVICE_ORDER": "the order gen's GPU indices are in (PCI bus order)",
+    "CUDA_VISIBLE_DEVICES": "the GPUs gen placed the service on; choose them with the service's `gpus:`",
+    "NCCL_SOCKET_IFNAME": "the multi-node interface; set it as the host's `network.interface`",
+    "GLOO_SOCKET_IFNAME": "the multi-node interface; set it as the host's `network.interface`",
+}
+
+
+def gen_environment(p: Placement) -> dict[str, str]:
+    """The variables gen itself writes into the service's environment file: the GPUs it
+    placed the service on, and the NIC of a multi-node deployment. ``env:`` cannot set them
+    (generator/emit/owned_env.py)."""
     merged: dict[str, str] = {
         "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "CUDA_VISIBLE_DEVICES": p.cuda_visible_devices,
@@ -44,6 +55,12 @@ def service_environment(p: Placement) -> tuple[tuple[str, str], ...]:
     if p.cluster is not None:  # the NIC the nodes of a multi-node deployment talk over
         merged["NCCL_SOCKET_IFNAME"] = p.cluster.interface
         merged["GLOO_SOCKET_IFNAME"] = p.cluster.interface
+    return merged
+
+
+def service_environment(p: Placement) -> tuple[tuple[str, str], ...]:
+    """The service's environment: gen's own variables first, then the model's, then the service's."""
+    merged = gen_environment(p)
     for name, value in p.model.env + p.service.env:
         merged[name] = value
     return tuple(merged.items())

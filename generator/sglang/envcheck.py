@@ -10,22 +10,24 @@ A bad value does not make SGLang fail: ``EnvField.get`` warns and uses the defau
 here because SGLang would silently ignore it.
 
 Codes: errors E001 unknown variable, E002 value SGLang would ignore, E003 not in this pin
-(another committed pin has it); warnings E101 deprecated or renamed by SGLang, E102 the
-old ``SGL_`` prefix.
+(another committed pin has it; with this pin's successor), E006 a deprecated variable
+SGLang maps onto a successor of the opposite sense (``DISABLE`` -> ``ENABLE``: the value
+now does the opposite); warnings E101 deprecated or renamed by SGLang, E102 the old
+``SGL_`` prefix.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.catalog import CatalogFormatError, read_data_text, version_key
 from generator.load import json_text
+from generator.sglang.sense import holds_in_order, inverted_bool, opposite_sense, same_model, slip, typo_distance
 
 PREFIXES = ("SGLANG_", "SGL_")
 _CLASS_OF_TYPE = {"bool": "EnvBool", "int": "EnvInt", "float": "EnvFloat", "str": "EnvStr",
@@ -167,6 +169,11 @@ def _check_one(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, value: 
     dep = cat.deprecated.get(name)
     if dep is not None:
         new = dep.get("replacement") or dep.get("replacement_flag")
+        renamed = dep.get("replacement")
+        if isinstance(renamed, str) and opposite_sense(name, renamed):
+            _inverted_successor(pin, name, value, renamed, "copies its value unchanged to" if dep.get("via") ==
+                                "_print_deprecated_env" and not dep.get("transform") else "reads it as", pos, diags)
+            return
         said = f" (SGLang: {dep['message']})" if dep.get("message") else ""
         use = f"; use {new}" if new else ""
         diags.warning(pos, "E101", f"'{name}' is deprecated in SGLang {pin}{use}{said}",
@@ -174,6 +181,9 @@ def _check_one(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, value: 
         return
     if name in cat.aliases:
         new = cat.aliases[name]
+        if opposite_sense(name, new):
+            _inverted_successor(pin, name, value, new, "reads it as", pos, diags)
+            return
         diags.warning(pos, "E101", f"'{name}' is a deprecated alias of '{new}' in SGLang {pin}",
                       f"did you mean '{new}'?")
         name = new
@@ -185,7 +195,7 @@ def _check_one(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, value: 
                           f"'{new}' and warns; write '{new}'", f"did you mean '{new}'?")
             var = cat.variables[new]
     if var is None:
-        _unknown(cat, others, name, pos, diags)
+        _unknown(cat, others, name, pos, diags, value)
         return
     why = bad_value(var, value, cat.parse_rules)
     if why is not None:
@@ -193,9 +203,20 @@ def _check_one(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, value: 
                     f"it is a {var.type}, and {why}")
 
 
+def _inverted_successor(pin: str, name: str, value: str, new: str, how: str, pos: Position,
+                        diags: Diagnostics) -> None:
+    """E006: SGLang maps a deprecated variable onto a successor that means the opposite."""
+    flip = inverted_bool(value)
+    fix = f"write {new}={flip} instead" if flip is not None else f"write {new} with the opposite value instead"
+    diags.error(pos, "E006", f"'{name}' is deprecated in SGLang {pin}, which {how} '{new}'; the two names "
+                f"mean opposite things, so '{name}={value}' does the opposite of what it says: {fix}",
+                f"did you mean '{new}={flip}'?" if flip is not None else f"did you mean '{new}'?")
+
+
 def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Position,
-             diags: Diagnostics) -> None:
-    """E003 when another pin reads it, else E001 with the closest names of this pin."""
+             diags: Diagnostics, value: str = "") -> None:
+    """E003 when another pin reads it (with this pin's successor, if that pin named one),
+    else E001 with the names of this pin it could be a misspelling of."""
     here = version_key(cat.pin)
     for other in others:
         if name in other.variables or name in other.deprecated:
@@ -204,13 +225,69 @@ def _unknown(cat: EnvCatalog, others: Sequence[EnvCatalog], name: str, pos: Posi
             when = "appears in" if newer else "exists in"
             if name not in other.variables:
                 when = "is deprecated in"
-            diags.error(pos, "E003", f"'{name}' is not read by SGLang {cat.pin} (it {when} "
-                        f"SGLang {other.pin}): SGLang {cat.pin} would ignore it")
+            text = (f"'{name}' is not read by SGLang {cat.pin} (it {when} SGLang {other.pin}): "
+                    f"SGLang {cat.pin} would ignore it")
+            new = (other.deprecated.get(name) or {}).get("replacement") or other.aliases.get(name)
+            hint = None
+            if new and new in cat.variables:
+                if opposite_sense(name, new):
+                    flip = inverted_bool(value)
+                    text += (f"; its successor '{new}' means the opposite: write {new}={flip}" if flip is not None
+                             else f"; its successor '{new}' means the opposite: write it with the opposite value")
+                    hint = f"did you mean '{new}={flip}'?" if flip is not None else f"did you mean '{new}'?"
+                else:
+                    text += f"; use '{new}'"
+                    hint = f"did you mean '{new}'?"
+            diags.error(pos, "E003", text, hint)
             return
-    close = difflib.get_close_matches(name, list(cat.variables), n=3, cutoff=0.8)
-    hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else None
+    close = close_names(name, cat.variables)
+    hint = None
+    if not close:  # a misspelling of a variable only another pin reads: say which
+        for other in others:
+            near = close_names(name, other.variables)
+            if near:
+                diags.error(pos, "E001", f"unknown SGLang variable '{name}' for SGLang {cat.pin}: SGLang would "
+                            f"ignore it; the closest name, '{near[0]}', is read by SGLang {other.pin} only",
+                            f"did you mean '{near[0]}' (SGLang {other.pin})?")
+                return
+    if close:
+        shown = [f"'{c}' (the opposite sense: invert the value)" if opposite_sense(name, c) else f"'{c}'"
+                 for c in close]
+        hint = "did you mean " + " or ".join(shown) + "?"
     diags.error(pos, "E001", f"unknown SGLang variable '{name}' for SGLang {cat.pin}: SGLang "
                 f"would ignore it (no reader of it in the package's source)", hint)
+
+
+def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Names ``name`` may be a misspelling of, best first: the same words run together or
+    split (``SPECV2``/``SPEC_V2``) alone; else the names a typing slip away (sense.slip:
+    ``..._DIRR``) or of the opposite sense (``DISABLE``/``ENABLE``), the closest only; else the names that
+    hold all of its words in order with one or two more (a word left out:
+    ``SGLANG_ENABLE_INFERENCE`` -> ``SGLANG_ENABLE_TORCH_INFERENCE_MODE``), fewest first.
+    Never one that carries other numbers (``..._V2`` is not ``..._V3``), and never a
+    neighbour by likeness alone (``..._THREAD_SIZE`` is not ``..._QUEUE_SIZE``)."""
+    known = [k for k in names if same_model(name, k)]
+    squash = name.replace("_", "").upper()
+    same = [k for k in known if k.replace("_", "").upper() == squash]
+    if same:
+        return same[:n]
+    near: dict[str, int] = {}
+    for k in known:
+        edits = slip(name.upper(), k.upper())
+        if edits is not None:
+            near[k] = edits
+        elif opposite_sense(name, k):  # the same setting said the other way round (DISABLE/ENABLE)
+            near[k] = typo_distance(squash, k.replace("_", "").upper())
+    if near:
+        best = min(near.values())
+        return sorted(k for k, edits in near.items() if edits == best)[:n]
+    words = [w for w in name.upper().split("_") if w]
+    held: list[tuple[int, str]] = []
+    for k in known:
+        theirs = [w for w in k.upper().split("_") if w]
+        if 0 < len(theirs) - len(words) <= 2 and holds_in_order(theirs, words):
+            held.append((len(theirs) - len(words), k))
+    return [k for _, k in sorted(held)][:n]
 
 
 def _ruled_names(catalog_file: Path, pin: str) -> set[str]:
@@ -229,36 +306,35 @@ def _ruled_names(catalog_file: Path, pin: str) -> set[str]:
 
 def check_service_env(catalog_file: Path, pin: str, other_pins: Sequence[str], placement: Any,
                       diags: Diagnostics) -> None:
-    """Check the SGLang variables a service's model and service manifests set.
+    """Check the variables a service's model and service manifests set (:func:`check_env_written`)."""
+    check_env_written(catalog_file, pin, other_pins,
+                      [(name, value, owner.pos("env", name, key=True))
+                       for owner in (placement.model, placement.service) for name, value in owner.env], diags)
 
-    Nothing is checked when the pin has no env catalog (one captured before env catalogs).
+
+def check_env_written(catalog_file: Path, pin: str, other_pins: Sequence[str],
+                      written: Sequence[tuple[str, str, Position]], diags: Diagnostics) -> None:
+    """Check variables (name, value, where written) as ``gen check`` does: the reviewed table
+    for CUDA/NCCL/TORCH/HF names, and SGLANG_/SGL_ names against the pin's env catalog.
+
+    Used for a service's ``env:`` and for the environment words of ``gen import``. Nothing
+    is checked against SGLang when the pin has no env catalog (one captured before them).
     """
-    _check_known_table(catalog_file, placement, diags)
+    from generator.sglang import envknown
+
+    known = [w for w in written if w[0].startswith(envknown.PREFIXES)]
+    if known:
+        envknown.check_known(envknown.load_table(envknown.table_path(catalog_file)), known, diags)
     # Most services set no SGLang variable: then no catalog is read at all.
-    if not any(name.startswith(PREFIXES) for owner in (placement.model, placement.service)
-               for name, _ in owner.env):
+    if not any(name.startswith(PREFIXES) for name, _, _ in written):
         return
     cat = load_env_catalog(env_catalog_path(catalog_file, pin), pin)
     if cat is None:
         return
     ruled = _ruled_names(catalog_file, pin)
-    written: list[tuple[str, str, Position]] = []
-    for owner in (placement.model, placement.service):
-        written += [(name, value, owner.pos("env", name, key=True))
-                    for name, value in owner.env if name.startswith(PREFIXES) and name not in ruled]
-    if not written:
+    mine = [(name, str(value), pos) for name, value, pos in written if name.startswith(PREFIXES) and name not in ruled]
+    if not mine:
         return
     others = [c for c in (load_env_catalog(env_catalog_path(catalog_file, p), p)
                           for p in other_pins if p != pin) if c is not None]
-    check_env(cat, others, written, diags)
-
-
-def _check_known_table(catalog_file: Path, placement: Any, diags: Diagnostics) -> None:
-    """Non-SGLang variables against the reviewed table (read only when one is set)."""
-    from generator.sglang import envknown
-
-    written = [(name, value, owner.pos("env", name, key=True))
-               for owner in (placement.model, placement.service)
-               for name, value in owner.env if name.startswith(envknown.PREFIXES)]
-    if written:
-        envknown.check_known(envknown.load_table(envknown.table_path(catalog_file)), written, diags)
+    check_env(cat, others, mine, diags)

@@ -2,8 +2,9 @@
 
 Only the names in the table are checked; every other ``CUDA_*``/``NCCL_*``/``TORCH_*``/
 ``GLOO_*``/``HF_*`` variable passes (the issue's rule: other variables pass unless a
-reviewed table says otherwise). Codes: E004 a variable gen writes itself, E005 a value its
-reader does not understand, E103 (warning) a name its reader has renamed.
+reviewed table says otherwise). Codes: E005 a value its reader does not understand, E103
+(warning) a name its reader has renamed. (A variable gen sets itself, CUDA_VISIBLE_DEVICES
+among them, is E004 from the rendered unit: generator/emit/owned_env.py.)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ SCHEMA = {
         "type": "dict", "required": True,
         "keysrules": {"type": "string", "regex": r"^(CUDA|NCCL|TORCH|GLOO|HF)_[A-Z0-9_]+$"},
         "valuesrules": {"type": "dict", "schema": {
-            "owned": _TEXT, "values": {"type": "list", "minlength": 1, "schema": _TEXT},
+            "values": {"type": "list", "minlength": 1, "schema": _TEXT},
             "case": {"type": "string", "allowed": ["exact", "insensitive"]},
             "pattern": _TEXT, "split": {"type": "string"}, "renamed": _TEXT,
             "why": _TEXT, "source": {**_TEXT, "required": True}}},
@@ -38,10 +39,9 @@ SCHEMA = {
 
 @dataclass(frozen=True)
 class KnownVar:
-    """One reviewed entry: what is wrong with setting it, or which values its reader takes."""
+    """One reviewed entry: the name its reader now reads, or which values its reader takes."""
 
     name: str
-    owned: str | None
     values: tuple[str, ...]
     insensitive: bool
     pattern: LinearPattern | None
@@ -70,7 +70,7 @@ def load_table(path: Path) -> dict[str, KnownVar]:
             if problem is not None:
                 diags.error(doc.pos(("variables", name, "pattern")), "C015", f"{name}: bad pattern: {problem}")
                 continue
-        out[name] = KnownVar(name, e.get("owned"), tuple(e.get("values") or ()), e.get("case") == "insensitive",
+        out[name] = KnownVar(name, tuple(e.get("values") or ()), e.get("case") == "insensitive",
                              pattern, e.get("split") or "", e.get("renamed"), e.get("why") or "")
     raise_if_errors(diags)
     return out
@@ -96,9 +96,7 @@ def check_known(table: dict[str, KnownVar], env: Sequence[tuple[str, str, Positi
         var = table.get(name)
         if var is None:
             continue
-        if var.owned:
-            diags.error(pos, "E004", f"'{name}' is written by gen, not by the manifest: {var.owned}")
-        elif var.renamed:
+        if var.renamed:
             diags.warning(pos, "E103", f"'{name}' is the old name of '{var.renamed}' (its reader warns)",
                           f"did you mean '{var.renamed}'?")
         else:

@@ -7,6 +7,7 @@ from generator.errors import Position
 from generator.sglang.flags.args import Resolved
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import did_you_mean
+from generator.sglang.sense import opposite_sense
 
 
 def undeprecate(ctx: Context, resolved: Resolved, written: str, pos: Position) -> Resolved | None:
@@ -22,7 +23,10 @@ def undeprecate(ctx: Context, resolved: Resolved, written: str, pos: Position) -
     replacement = dep.replacement if dep else None
     target = ctx.catalog.by_option(replacement) if replacement else None
     use = ""
-    if target is not None:
+    if target is not None and opposite_sense(written, target.canonical):
+        use = f"; its successor '{target.canonical}' means the opposite (invert the value, or leave it out)"
+        target = None  # never rendered as, nor suggested: it would do the opposite
+    elif target is not None:
         use = f"; use '{target.canonical}' instead"
     elif replacement:
         use = f"; use '{replacement}' instead"

@@ -12,6 +12,7 @@ from generator.sglang.flags.args import Arg
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.suggest import report_unknown_spelling
 from generator.sglang.flags.text import dashed, did_you_mean, q
+from generator.sglang.sense import opposite_sense
 
 
 def successors(ctx: Context, old: Action, written: str) -> list[str]:
@@ -48,7 +49,19 @@ def report_not_in_pin(ctx: Context, arg: Arg, written: str, other: Catalog, old:
         what = f"'{written}' was removed in SGLang {pin} (it exists in SGLang {other.pin})"
     if how:
         what += f", and {how}"
-    if new:
+    inverted = [n for n in new if opposite_sense(written, n)]
+    if inverted:
+        # --no-x of one pin is --x of another: "use --x" would turn on what was meant off
+        target = ctx.catalog.by_option(inverted[0])
+        if target is not None and not target.takes_value:
+            fix = f"leave '{inverted[0]}' out (off by default)" if not target.default else \
+                f"nothing: SGLang {pin} has '{inverted[0]}' on by default and no flag to turn it off"
+            ctx.diags.error(arg.pos, "F007", f"{what}; its successor '{inverted[0]}' means the opposite, so what "
+                            f"'{written}' asks for is: {fix}")
+        else:
+            ctx.diags.error(arg.pos, "F007", f"{what}; its successor '{inverted[0]}' means the opposite: give it "
+                            "the opposite value")
+    elif new:
         use = f"use '{new[0]}'" if len(new) == 1 else f"use {q(new[:-1])} or '{new[-1]}'"
         ctx.diags.error(arg.pos, "F007", f"{what}; {use}", did_you_mean(new))
     else:

@@ -21,6 +21,7 @@ def resolve(ctx: Context, arg: Arg) -> Resolved | None:
     if arg.by_dest:
         return _resolve_dest(ctx, arg)
     name, value = arg.name, arg.value
+    explicit: str | None = None
     if name.startswith("--") and "=" in name:
         # argparse splits "--x=v" at "=" before matching the option part.
         name, _, explicit = name.partition("=")
@@ -32,6 +33,36 @@ def resolve(ctx: Context, arg: Arg) -> Resolved | None:
             )
             return None
         value = explicit
+    resolved = _resolve_written(ctx, arg, name, value)
+    if resolved is not None and explicit is not None and not resolved.action.takes_value:
+        _switch_with_explicit_value(ctx, arg, name, resolved, explicit)
+        return None
+    return resolved
+
+
+def _switch_with_explicit_value(ctx: Context, arg: Arg, name: str, resolved: Resolved,
+                                explicit: str) -> None:
+    """F006: ``--switch=VALUE``. argparse refuses any explicit value for an action that takes
+    none (store_true/false/const, count, BooleanOptional and its ``--no-`` form, SGLang's
+    deprecated switches, help), whatever the value: "ignored explicit argument 'True'", exit 2.
+    """
+    action = resolved.action
+    shown = action.negative if resolved.matched == action.negative else action.canonical
+    if "_" in name and ctx.catalog.by_option(name) is None and not ctx.catalog.prefix_tuples(name):
+        said = f"unrecognized arguments: {arg.name}"  # the underscore spelling matches no option
+    else:
+        said = f"argument {shown}: ignored explicit argument {explicit!r}"
+    ctx.diags.error(
+        arg.pos, "F006",
+        f"'{arg.name}' gives a value to a switch: SGLang's parser refuses a value after '=' "
+        f"on '{shown}', whatever it is, and exits 2 ({said}); write '{shown}' alone to pass it, "
+        f"or leave it out",
+        did_you_mean([shown]),
+    )
+
+
+def _resolve_written(ctx: Context, arg: Arg, name: str, value: ArgValue) -> Resolved | None:
+    """The action the option part ``name`` of ``arg`` means (warnings recorded); None after an error."""
     cat = ctx.catalog
     action = cat.by_option(name)
     if action is not None:

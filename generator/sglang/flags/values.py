@@ -7,10 +7,9 @@ Switches (F006), counts, number of values (F005), type conversion and Python boo
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import re
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 from generator.errors import Diagnostics, Position
 from generator.sglang.argtypes import ArgTypeError, convert
@@ -19,7 +18,6 @@ from generator.sglang.flags.args import ArgValue, Resolved
 from generator.sglang.flags.suggest import choice_hint
 from generator.sglang.flags.text import describe
 from generator.sglang.flags.text import word as as_word
-from generator.sglang.secret_flags import is_secret_action
 
 # argparse's _negative_number_matcher: such words are values, any other "-x" is an option.
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -27,8 +25,11 @@ Synonyms = Mapping[str, Mapping[str, str]]  # dest -> word -> choice (choice-syn
 _SWITCH_WORDS = {"true": True, "false": False}
 
 
+Elsewhere = Callable[[Action, str], "str | None"]  # where a word is a choice, if not of this action
+
+
 def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position,
-           synonyms: Synonyms | None = None) -> tuple[str, ...] | None:
+           synonyms: Synonyms | None = None, elsewhere: Elsewhere | None = None) -> tuple[str, ...] | None:
     """The argv words for one resolved flag, or None after an error."""
     action, value = resolved.action, resolved.value
     if action.kind == "help":
@@ -39,22 +40,39 @@ def render(diags: Diagnostics, resolved: Resolved, written: str, pos: Position,
         return ()
     if action.nargs == 0:
         return _render_switch(diags, resolved, written, pos)
-    if not is_secret_action(action):
-        return _render_valued(diags, action, value, written, pos, synonyms or {})
-    # A secret flag's value must not be quoted in a diagnostic: they land in CI logs.
-    scratch = Diagnostics()
-    words = _render_valued(scratch, action, value, written, pos, synonyms or {})
-    shown = [v for v in (value if isinstance(value, (tuple, list)) else (value,)) if isinstance(v, str)]
-    for d in scratch.items:
-        diags.add(replace(d, message=_redact(d.message, shown), hint=d.hint and _redact(d.hint, shown)))
-    return words
+    return _render_valued(diags, action, value, written, pos, synonyms or {}, elsewhere)
 
 
-def _redact(text: str, values: list[str]) -> str:
-    """``text`` with every value (longest first) replaced by ``***``."""
-    for v in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(v, "***")
-    return text
+def stored_value(action: Action, words: tuple[str, ...]) -> object:
+    """What argparse would store for ``action`` given the rendered ``words``, comparable with ==.
+
+    Two flags that set one dest agree when this is equal: a value is converted by the
+    action's type (``8`` and ``08``, ``0.85`` and ``0.850``, JSON text by its data), a
+    BooleanOptional by its form, any other switch by which action it is.
+    """
+    if not words:
+        return ("default",)
+    if not action.takes_value:
+        if action.kind == "boolean_optional":
+            return ("on", words[0] != action.negative)
+        return ("switch", action.canonical)
+    values = [words[0].split("=", 1)[1]] if len(words) == 1 and "=" in words[0] else list(words[1:])
+    converted: list[object] = []
+    for word in values:
+        try:
+            if action.type == "int":
+                converted.append(int(word))
+            elif action.type == "float":
+                converted.append(float(word))
+            elif action.type == "callable:json.loads":
+                converted.append(json.dumps(json.loads(word), sort_keys=True))
+            else:
+                converted.append(word)
+        except ValueError:
+            converted.append(word)
+    if action.nargs in (None, "?") and len(converted) == 1:
+        return ("value", converted[0])
+    return ("values", tuple(converted))
 
 
 def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
@@ -84,7 +102,7 @@ def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
 
 
 def _render_valued(diags: Diagnostics, action: Action, value: ArgValue, written: str,
-                   pos: Position, synonyms: Synonyms) -> tuple[str, ...] | None:
+                   pos: Position, synonyms: Synonyms, elsewhere: Elsewhere | None = None) -> tuple[str, ...] | None:
     """Flags taking values: convert, check type, choices and count like argparse does."""
     nargs = action.nargs
     if isinstance(value, dict):
@@ -116,7 +134,7 @@ def _render_valued(diags: Diagnostics, action: Action, value: ArgValue, written:
         return None
     ok = True
     for word in words:
-        ok = _check_word(diags, action, word, written, pos, synonyms) and ok
+        ok = _check_word(diags, action, word, written, pos, synonyms, elsewhere) and ok
     if not ok:
         return None
     if repeated:
@@ -188,7 +206,7 @@ def _expects(nargs: int | str | None) -> str:
 
 
 def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos: Position,
-                synonyms: Synonyms) -> bool:
+                synonyms: Synonyms, elsewhere: Elsewhere | None = None) -> bool:
     """Apply the action's type to one word, then its choices, as argparse does."""
     kind = action.type
     try:
@@ -214,10 +232,11 @@ def _check_word(diags: Diagnostics, action: Action, word: str, written: str, pos
         # int/float choices are stored as numbers and compared by str(); others as written
         compared = str(converted) if kind in ("int", "float") else word
         if compared not in action.choices:
+            note = elsewhere(action, word) if elsewhere is not None else None
             diags.error(
                 pos, "F003",
                 f"invalid choice for '{written}': '{word}' "
-                f"(choose from {', '.join(repr(c) for c in action.choices)})",
+                f"(choose from {', '.join(repr(c) for c in action.choices)})" + (f"; {note}" if note else ""),
                 choice_hint(word, action.choices, synonyms.get(action.dest)),
             )
             return False
