@@ -112,6 +112,26 @@ class RegularFile(click.Path):
         return result
 
 
+class Name(click.ParamType):
+    """A model, host or service name gen will write (``gen import --name``): the one name check,
+    systemd.name_problem, as the manifest's loader applies it (S007). A newline, a control
+    character, a device name (CON) or a YAML boolean is a usage error (exit 2), not a manifest
+    that gen check then refuses, nor a name that breaks the file written."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The name, when systemd.name_problem accepts it."""
+        from generator.systemd import name_problem
+
+        problem = name_problem(value)
+        if problem is not None:
+            self.fail(f"{value!r} is not a name: {problem}", param, ctx)
+        return value
+
+
+NAME = Name()
+
 # --size-gb of `gen import`: the bounds of weights.size_gb in load/schema.py.
 SIZE_GB = FiniteFloat(min=0.001, max=100_000)
 

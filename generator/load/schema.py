@@ -19,7 +19,7 @@ from generator.load.checks import CUSTOM, GenValidator
 from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
 from generator.load.pins import PIN_RE
-from generator.load.values import check_values, describe, dotted as _dotted
+from generator.load.values import check_values, describe, dotted as _dotted, shown
 
 ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 FLAG_RE = r"^--[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -103,7 +103,8 @@ MODEL_SCHEMA: dict[str, Any] = {
         "schema": {
             "path": _abs_path(required=True),
             "format": {"type": "string", "allowed": ["safetensors", "gguf", "pt"]},
-            "size_gb": {"type": "number", "required": True, "min": 0.001, "max": 100_000},
+            # Optional: a model snapshot (catalogs/models/) gives it; without one M010 asks for it.
+            "size_gb": {"type": "number", "min": 0.001, "max": 100_000},
             "shards": {"type": "integer", "min": 1, "max": 100_000},
             "params_b": {"type": "number", "min": 0, "max": 100_000},
             "active_params_b": {"type": "number", "min": 0, "max": 100_000},
@@ -478,7 +479,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
                         "write it in quotes" if quote else _ack_hint(path, err.value) or _one_word_hint(wanted, err.value))
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
-            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}",
+            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {shown(err.value)}",
                         _percent_hint(err))
         elif err.code in (cerrors.MIN_LENGTH.code, cerrors.MAX_LENGTH.code):
             diags.error(doc.pos(path), "S005", f"'{where}' must have at least {err.constraint} item(s)")
@@ -487,7 +488,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.UNALLOWED_VALUE.code:
             allowed = ", ".join(map(str, err.constraint))
             hint = suggest(str(err.value), map(str, err.constraint))
-            diags.error(doc.pos(path), "S004", f"'{where}' must be one of: {allowed}; got {err.value!r}",
+            diags.error(doc.pos(path), "S004", f"'{where}' must be one of: {allowed}; got {shown(err.value)}",
                         f"did you mean '{hint}'?" if hint else None)
         elif err.code == cerrors.REGEX_MISMATCH.code:
             is_key = bool(err.schema_path) and "keysrules" in err.schema_path
@@ -505,7 +506,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).split(":", 1)[0] in CUSTOM:
             rule, _, detail = str(err.info[0]).partition(":")
             code, text = CUSTOM[rule]
-            diags.error(doc.pos(path), code, f"'{where}' {text.format(detail=detail)}, got {err.value!r}")
+            diags.error(doc.pos(path), code, f"'{where}' {text.format(detail=detail)}, got {shown(err.value)}")
         else:  # a cerberus rule this mapping does not name yet: still positioned, never lost
             diags.error(doc.pos(path), "S000", f"'{where}': invalid value {err.value!r} ({err.rule})")
     return False

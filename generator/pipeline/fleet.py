@@ -193,7 +193,7 @@ class _Models:
 
 def _models(root: Path) -> _Models:
     """models/ loaded once for the run, with each model's check on its own."""
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
@@ -373,8 +373,9 @@ def gpu_info(outcomes: list[HostOutcome]) -> list[str]:
     hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("gpu:compute_cap:"))
     if not hosts:
         return []
-    return [f"GPU capability checks (G001-G006: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
-            f"quantization minimum capability, the attention backend registry, the host torch's kernels) "
+    return [f"GPU capability checks (G001-G014: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
+            f"quantization minimum capability, the attention backend registry, the host torch's kernels, "
+            f"SGLang's SM90/SM100/SM120-only features) "
             f"skipped on {', '.join(hosts)}: GPUs without compute_cap (`gen host snapshot NAME` captures it)"]
 
 
@@ -420,7 +421,7 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
     For commands that need an inventory, not its services (``gen sglang snapshot --host``,
     ``gen import --host``). An unknown name raises UnknownHostError.
     """
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.host import process_host
 
     files = source_files(root, "hosts")

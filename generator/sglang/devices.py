@@ -18,12 +18,12 @@ read :func:`load_devices`:
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.load import json_text
 from generator.load.captured import captured_json
 from generator.sglang.catalog import CatalogFormatError, read_data_text
 from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
@@ -114,7 +114,7 @@ def parse_devices(data: Any) -> Devices:
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> Devices:
     try:
-        return parse_devices(json.loads(read_data_text(path)))
+        return parse_devices(json_text.loads(read_data_text(path)))  # any nesting is a format error
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CatalogFormatError(f"{path}: not a devices file (format {FORMAT}): {exc}; re-capture it "
                                  "with `gen sglang snapshot`") from exc
@@ -123,7 +123,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> Devices:
 def _checked(stdout: bytes, what: str) -> bytes:
     """The file text of the probe's document, stamped with its capture digest."""
     try:
-        data = json.loads(stdout)
+        data = json_text.loads(stdout)
         parse_devices(data)
         return captured_json(data).encode("ascii")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
