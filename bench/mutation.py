@@ -65,9 +65,12 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
 # Tests that read generator/'s source text: under mutmut that text holds every mutant at once
 # (its trampolines), so they fail unmutated and cannot judge a mutant.
 SOURCE_READERS = ("tests/test_schema_docs.py",)
-# Standalone scripts gen ships as they are (ansible/gen-digest.py) and tests run as a subprocess:
-# mutmut's trampolines import mutmut, which the script's interpreter does not have.
-NOT_MUTATED = ("generator/emit/ansible/digest.py",)
+# Standalone scripts run by another interpreter, which has no mutmut (a mutated copy's
+# trampolines import it): the digest script gen ships for Ansible (ansible/gen-digest.py), and
+# the SGLang probes, piped as the stdin of the SGLang venv's ``python -`` (stdlib only at module
+# level; what they read needs an SGLang install, so the fast tests cannot judge a mutant of them).
+NOT_MUTATED = ("generator/emit/ansible/digest.py", "generator/sglang/probe.py", "generator/sglang/archprobe.py",
+               "generator/sglang/deviceprobe.py", "generator/sglang/envprobe.py", "generator/sglang/envscan.py")
 MARKERS = "not live and not sglang"
 FRESH_TIMEOUT_S = 300  # one mutant's tests in run_fresh
 NO_MATCH = "gen-bench-no-such-mutant-*"  # a pattern no mutant name matches: generate + stats only
@@ -102,7 +105,7 @@ def prepare(work: Path, name: str) -> Path:
         "[mutmut]\n"
         "source_paths = generator/\n"
         f"only_mutate = {PACKAGES[name]}\n"
-        f"do_not_mutate = {' '.join(NOT_MUTATED)}\n"
+        "do_not_mutate =\n    " + "\n    ".join(NOT_MUTATED) + "\n"  # one per line: mutmut splits lines only
         f"also_copy =\n    {also}\n"
         f"pytest_add_cli_args = -p no:cacheprovider -q -m \"{MARKERS}\" -p no:xdist\n"
         "pytest_add_cli_args_test_selection =\n    " + "\n    ".join(tests) + "\n"

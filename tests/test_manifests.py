@@ -129,3 +129,16 @@ def test_remembered_resolution_is_bounded() -> None:
         assert 0 < len(libyaml.RESOLVED) <= libyaml.RESOLVED_MAX
 
 
+
+
+def test_a_value_refused_without_words_is_named_by_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A constructor error with an empty message (no input of today's ruamel raises one) still
+    gives Y001 at the value, named by the exception's type, instead of an IndexError."""
+    from generator.load import manifests
+
+    def refuse(node: object, deep: bool = False) -> object:
+        raise ValueError()
+
+    monkeypatch.setattr(manifests._YAML.constructor, "construct_object", refuse)
+    doc, errors = _load("a: 1\n")
+    assert (doc, errors) == (None, ["f.yaml:1:4: error[Y001]: invalid value: ValueError"])

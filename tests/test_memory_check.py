@@ -199,3 +199,31 @@ def test_a_captured_snapshot_too_thin_to_size_tokens_is_named_once(repo_copy: Pa
                      "model 'qwen3.5-122b-a10b' skipped: the snapshot's config.json has no number "
                      "'num_attention_heads' (SGLang reads it to size the KV cache) (`gen model snapshot --model "
                      "qwen3.5-122b-a10b` from the checkpoint captures its full config.json)"], result.stderr
+
+
+DEEPSEEK = "models/deepseek-v3-bf16.yaml"
+
+
+def test_weights_sized_from_the_checkpoint_that_leave_no_kv_cache_are_refused(repo_copy: Path) -> None:
+    # gpu-a's DeepSeek-V3 is sized from its snapshot's config.json (the token path, not the budget):
+    # on 80 GB GPUs its 76.9 GiB of weights per GPU leave nothing of the 76.6 GiB free before load.
+    host = repo_copy / "hosts" / "gpu-a.yaml"
+    host.write_text(host.read_text().replace("memory_gb: 141, memory_mib: 143771", "memory_gb: 80, memory_mib: 81559"))
+    code, found = _check(repo_copy)
+    assert code == 1
+    [finding] = found
+    assert finding.startswith(
+        f"{DEEPSEEK}:24:24: error[P030]: 'deepseek-v3-bf16' cannot start on GPU 0, 1, 2, 3, 4, 5, 6, 7 (H200), "
+        "79.6 GiB each: 76.9 GiB of weights per GPU (from weights.size_gb and the snapshot's config.json) leave "
+        "-0.3 GiB of the 76.6 GiB free before load, and mem_fraction_static 0.85 (the manifest's)")
+    assert finding.endswith("(the weights alone exceed the GPU's memory: spread them over more GPUs (parallel.tp) "
+                            "or use a smaller checkpoint)")
+
+
+def test_a_written_max_running_requests_is_kept_without_data_parallelism(repo_copy: Path) -> None:
+    # SGLang 0.5.9 divides --max-running-requests by --dp-size; without one written dp is 1.
+    model = repo_copy / DEEPSEEK
+    model.write_text(model.read_text() + "args:\n  --max-running-requests: 100\n")
+    result = CliRunner().invoke(main, ["show", "--host", "gpu-a", "--root", str(repo_copy), "--format", "json"])
+    memory = json.loads(result.stdout)["services"][0]["memory"]
+    assert (memory["pin"], memory["max_running_requests"]) == ("0.5.9", 100)

@@ -111,3 +111,15 @@ def test_every_hit_of_the_tables_names_only_fields_it_passes(monkeypatch: pytest
             except AssertionError as exc:
                 missing.setdefault(rule.id, str(exc))
     assert rendered > 500 and not missing, missing
+
+
+def test_a_decorated_predicate_is_read_through_to_its_own_function() -> None:
+    """A predicate behind a ``functools.wraps`` decorator (a cache, a tracer, mutmut's trampoline)
+    has the wrapper's code and globals: its fields are still those of the function it wraps,
+    including the ones of the predicate functions that function calls (moe's table of checks)."""
+    import functools
+
+    original = PREDICATES["moe-a2a-backend"]
+    wrapped = functools.wraps(original)(lambda *args, **kwargs: original(*args, **kwargs))
+    assert predicate_fields(wrapped) == predicate_fields(original)
+    assert {"tp", "nnodes", "runners", "dispatch"} <= predicate_fields(wrapped).hit

@@ -89,9 +89,11 @@ def _functions_named(fn: Callable[..., Any], names: set[str]) -> Iterator[Callab
 @functools.lru_cache(maxsize=None)
 def _own(fn: Callable[..., Any]) -> tuple[frozenset[str], frozenset[str], tuple[Callable[..., Any], ...]]:
     """What ``fn``'s own syntax passes (hit fields, item fields) and the predicate functions it names
-    (one walk of its tree)."""
+    (one walk of its tree). A decorated function (``functools.wraps``: a cache, mutmut's trampoline)
+    is read as the function it wraps: the wrapper's code and globals are another module's."""
     hit: set[str] = set()
     item: set[str] = set()
+    fn = inspect.unwrap(fn)
     tree = _tree(fn)
     names: set[str] = set(fn.__code__.co_names) if tree is None else set()
     for node in ast.walk(tree) if tree is not None else ():
