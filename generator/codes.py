@@ -65,6 +65,8 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
            "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
     Family("G", "GPU", "the service's GPUs (`gpus[].compute_cap`, the host's `facts:`, `gen host snapshot`) "
            "against the flags and the pin's device checks, from `catalogs/rules.yaml`; G0xx and G2xx errors, G1xx warnings"),
+    Family("M", "model", "the model's checkpoint (`catalogs/models/<model>.json`, `gen model snapshot`) against "
+           "the manifest and the flags; M0xx and M2xx errors, M1xx warnings"),
     Family("I", "import", "`gen import`: the command line read"),
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
@@ -185,6 +187,8 @@ _CODES: tuple[Code, ...] = (
     Code("F104", W, "a deprecated flag"),
     Code("F105", W, "`weights.quantization` names a `--quantization` choice but is informational: no flag is rendered"),
     Code("C001", E, "no committed catalog for the host's SGLang pin (says how to capture one)"),
+    Code("C040", E, "a model snapshot `catalogs/models/<model>.json` that is not JSON (at the parser's position)"),
+    Code("C041", E, "a model snapshot of another format, or named after another model"),
     Code("C010", E, "a rule of `catalogs/rules.yaml` without a predicate"),
     Code("C011", E, "a predicate without a rule in `catalogs/rules.yaml`"),
     Code("C012", E, "a rule id or code used twice in `catalogs/rules.yaml`"),
@@ -210,6 +214,15 @@ _CODES: tuple[Code, ...] = (
     Code("E101", W, "a variable SGLang lists as deprecated or renamed (its own message)"),
     Code("E102", W, "the old `SGL_` prefix, which SGLang reads as `SGLANG_` with a warning"),
     Code("E103", W, "a non-SGLang variable its reader has renamed (catalogs/env-known.yaml)"),
+    Code("M001", E, "a checkpoint file gen does not read: a symlink, FIFO or device, too large, or a safetensors "
+         "header length past 100 MB (`gen model snapshot`)"),
+    Code("M002", E, "a checkpoint file that is not what its name says: config.json or the index not JSON (at "
+         "the parser's position) or not an object, a malformed index or safetensors header"),
+    Code("M003", E, "an incomplete checkpoint: a shard missing, cut short or lacking tensors the index names, "
+         "an index total_size the shards do not hold, no weights at all"),
+    Code("M010", E, "`weights.size_gb` disagrees with the snapshot's index total_size (or is missing without a snapshot)"),
+    Code("M011", E, "`weights.shards` disagrees with the snapshot's shard count"),
+    Code("M012", E, "`weights.params_b` disagrees with the snapshot's parameter count"),
     Code("I001", E, "an unterminated quote"),
     Code("I002", E, "a variable or systemd specifier gen cannot expand"),
     Code("I003", W, "a line that does not continue the one before with a backslash"),
@@ -249,11 +262,11 @@ for _c in _CODES:
     REGISTRY[_c.code] = _c
 del _c
 
-_RULE_CODE = re.compile(r"[XG]([012])\d\d")
+_RULE_CODE = re.compile(r"[XGM]([012])\d\d")
 
 
 def rule_code_severity(code: str) -> Severity | None:
-    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules:
+    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules, ``M`` model rules:
     x0xx and x2xx error, x1xx warning), None if not one."""
     match = _RULE_CODE.fullmatch(code)
     if not match:
@@ -268,7 +281,7 @@ def lookup(code: str) -> Code | None:
         return found
     severity = rule_code_severity(code)
     if severity is not None:
-        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules)")
+        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules, M: model rules)")
     return None
 
 

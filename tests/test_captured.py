@@ -160,10 +160,12 @@ def test_a_rendered_unit_names_the_digests_of_the_facts_it_was_checked_against()
     flags = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.json")
     env = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.env.json")
     devices = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.devices.json")
-    assert flags and env and devices
+    model = recorded_digest(ROOT / "catalogs" / "models" / "qwen3.5-122b-a10b.json")  # its checkpoint's facts
+    assert flags and env and devices and model
     assert (f"# Facts: catalogs/sglang/0.5.9.json sha256:{flags[:16]}, "
             f"catalogs/sglang/0.5.9.env.json sha256:{env[:16]}, "
-            f"catalogs/sglang/0.5.9.devices.json sha256:{devices[:16]}\n") in unit
+            f"catalogs/sglang/0.5.9.devices.json sha256:{devices[:16]}, "
+            f"catalogs/models/qwen3.5-122b-a10b.json sha256:{model[:16]}\n") in unit
 
 
 @pytest.mark.parametrize("link", ["catalogs", "catalogs/sglang"])

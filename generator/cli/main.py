@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "ansible": ("generator.cli.ansible", "ansible_command"),
     "host": ("generator.cli.host", "host"),
     "import": ("generator.cli.sglang", "import_command"),
+    "model": ("generator.cli.model", "model"),
     "preflight": ("generator.cli.live", "preflight"),
     "schema": ("generator.cli.schema", "schema_command"),
     "show": ("generator.cli.show", "show"),
@@ -74,7 +75,19 @@ def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool 
     for info in result.infos:
         output.current().say(f"gen: note: {info}", err=True)
     report_run(result)
+    _note_snapshots(root)
     return result
+
+
+def _note_snapshots(root: Path) -> None:
+    """One info line naming the models whose checkpoint facts are unknown, and the command."""
+    from generator.checkpoint.listing import missing_snapshots
+
+    missing = missing_snapshots(root)
+    if missing:
+        output.current().say(f"gen: info: no checkpoint snapshot for model(s) {', '.join(missing)}: their "
+                             "checkpoint checks were skipped; capture one with `gen model snapshot --model "
+                             "NAME SOURCE` (catalogs/models/NAME.json)", err=True)
 
 
 def _explain(root: Path, result: RenderResult) -> None:

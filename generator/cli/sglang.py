@@ -89,6 +89,25 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
     env_path = env_path_for(path)
     state = "wrote    " if write_env_catalog(text, env_path) else "unchanged"
     output.current().say(f"{state} {env_path}: SGLang's environment variables")
+    _snapshot_architectures(python, inventory, ssh_options, path)
+
+
+def _snapshot_architectures(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
+                            path: Path) -> None:
+    """Capture the model classes the same SGLang registers, beside its flag catalog."""
+    from generator.sglang.architectures import (architectures_path, snapshot_architectures_python,
+                                                snapshot_architectures_remote)
+    from generator.sglang.envsnapshot import write_env_catalog
+
+    if python:
+        text = snapshot_architectures_python(python)
+    else:
+        assert inventory is not None
+        text = snapshot_architectures_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
+                                             inventory.sglang.python)
+    arch_path = architectures_path(path)
+    state = "wrote    " if write_env_catalog(text, arch_path) else "unchanged"
+    output.current().say(f"{state} {arch_path}: the model architectures SGLang registers")
 
 
 def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],

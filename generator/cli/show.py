@@ -19,6 +19,7 @@ import click
 from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report_run, root_option
 from generator.emit.render import HostRender, RenderedService
+from generator.checkpoint.attach import snapshot_of
 from generator.errors import ExitCode
 from generator.load.acks import Ack
 from generator.load.resolve import ServiceSpec, Topology, default_timeout_start_min
@@ -101,6 +102,7 @@ def picks_view(svc: RenderedService, devices: Devices | None) -> dict[str, Any] 
 
 def _service_view(svc: RenderedService, topo: Topology | None, devices: Devices | None = None) -> dict[str, Any]:
     p, spec, model = svc.placement, svc.placement.service, svc.placement.model
+    snapshot = snapshot_of(model)
     return {
         "worst_link": worst_link(p.gpus, topo) if topo is not None else None,
         "name": spec.name, "unit": spec.unit, "model": model.name, "enabled": spec.enabled,
@@ -108,7 +110,9 @@ def _service_view(svc: RenderedService, topo: Topology | None, devices: Devices 
         "gpus": [g.index for g in p.gpus], "gpus_chosen_by": "inventory" if spec.gpus is not None else "placement",
         "numa_nodes": list(p.numa_nodes), "cpu_binding": p.cpus,
         "weights": {"path": model.weights.path, "size_gb": model.weights.size_gb,
-                    "quantization": model.weights.quantization},
+                    "shards": model.weights.shards, "params_b": model.weights.params_b,
+                    "from": model.weights.source, "quantization": model.weights.quantization},
+        "checkpoint": snapshot.as_json() if snapshot is not None else None,
         "memory": memory_view(svc.memory),
         "sglang_picks": picks_view(svc, devices),
         "timeout_start_min": spec.timeout_start_min or default_timeout_start_min(model),
@@ -165,7 +169,8 @@ def _service_line(s: dict[str, Any]) -> str:
     if s["node"]:
         state += f", node {s['node']['rank']} of {s['node']['nnodes']}"
     return (f"{s['name']}: {s['model']} on {s['listen']}:{s['port']}{state}, TP {s['tp']}, GPUs "
-            f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB at {s['weights']['path']}, "
+            f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB"
+            f"{' (snapshot)' if s['weights']['from'] == 'snapshot' else ''} at {s['weights']['path']}, "
             f"{binding}")
 
 

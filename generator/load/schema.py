@@ -103,7 +103,8 @@ MODEL_SCHEMA: dict[str, Any] = {
         "schema": {
             "path": _abs_path(required=True),
             "format": {"type": "string", "allowed": ["safetensors", "gguf", "pt"]},
-            "size_gb": {"type": "number", "required": True, "min": 0.001, "max": 100_000},
+            # Optional: a model snapshot (catalogs/models/) gives it; without one M010 asks for it.
+            "size_gb": {"type": "number", "min": 0.001, "max": 100_000},
             "shards": {"type": "integer", "min": 1, "max": 100_000},
             "params_b": {"type": "number", "min": 0, "max": 100_000},
             "active_params_b": {"type": "number", "min": 0, "max": 100_000},

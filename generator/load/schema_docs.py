@@ -76,11 +76,16 @@ DOCS: dict[str, KeyDoc] = {
                                    default="safetensors", example="safetensors"),
     "model.weights.size_gb": KeyDoc("Size of the weights on disk in GB (decimal). Without a checkpoint snapshot "
                                     "the memory check charges it to the GPUs (P030: the weights leave no KV "
-                                    "cache); the unit's start timeout grows with it (0.5 GB/s).", example=234),
-    "model.weights.shards": KeyDoc("How many weight files the checkpoint has. Informational; `gen verify` "
-                                   "and `gen preflight` count the shards on the host from the index file.",
+                                    "cache); the unit's start timeout grows with it (0.5 GB/s). With a snapshot "
+                                    "(`catalogs/models/<name>.json`, `gen model snapshot`) it comes from the "
+                                    "index's total_size and may be left out; a value that disagrees is M010. "
+                                    "Without a snapshot it is required.", example=234),
+    "model.weights.shards": KeyDoc("How many weight files the checkpoint has. Informational; from the snapshot "
+                                   "when there is one (a value that disagrees is M011); `gen verify` and "
+                                   "`gen preflight` count the shards on the host from the index file.",
                                    example=39),
-    "model.weights.params_b": KeyDoc("Total parameters in billions. Informational.", example=122),
+    "model.weights.params_b": KeyDoc("Total parameters in billions. Informational; from the snapshot when it "
+                                     "knows the count (a value that disagrees is M012).", example=122),
     "model.weights.active_params_b": KeyDoc("Parameters active per token in billions (MoE). Informational.",
                                             example=10),
     "model.weights.quantization": KeyDoc(

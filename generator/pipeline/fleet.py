@@ -193,7 +193,7 @@ class _Models:
 
 def _models(root: Path) -> _Models:
     """models/ loaded once for the run, with each model's check on its own."""
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
@@ -421,7 +421,7 @@ def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagno
     For commands that need an inventory, not its services (``gen sglang snapshot --host``,
     ``gen import --host``). An unknown name raises UnknownHostError.
     """
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.host import process_host
 
     files = source_files(root, "hosts")

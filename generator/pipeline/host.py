@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from generator.checkpoint.attach import snapshot_of
 from generator.emit.render import render_host
 from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
@@ -108,8 +109,10 @@ def gpu_notes(planned: PlannedHost | None) -> tuple[str, ...]:
 def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
     """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
     checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
-    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a snapshot whose config.json
-    lacks what the bytes per token need)."""
+    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a captured snapshot whose
+    config.json lacks what the bytes per token need). A snapshot written from published pages
+    says itself that it holds only the keys cited and that what needs the others stays silent:
+    no note for it (``gen show`` still gives the reason)."""
     if planned is None:
         return ()
     notes = []
@@ -119,7 +122,8 @@ def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
             notes.append(f"memory:snapshot:{ps.placement.model.name}")
         if "no memory_mib" in skipped:
             notes.append(f"memory:memory_mib:{planned.host.name}")
-        if skipped.startswith("the snapshot's "):
+        snapshot = snapshot_of(ps.placement.model)
+        if skipped.startswith("the snapshot's ") and not (snapshot is not None and snapshot.checkpoint.published):
             notes.append(f"memory:config:{ps.placement.model.name}:{skipped}")
     return tuple(dict.fromkeys(notes))
 

@@ -11,7 +11,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from generator.codes import rule_code_severity
+from generator.codes import REGISTRY, rule_code_severity
 from generator.errors import Diagnostics, Severity
 from generator.load.manifests import Document
 from generator.sglang.catalog import Catalog, tables_dir
@@ -74,6 +74,9 @@ def _specs(doc: Document, diags: Diagnostics) -> list[RuleSpec]:
         versions = _range(doc, at + ("versions",), item["versions"], diags)
         params_ok = all([_range(doc, at + ("params", name, text), str(text), diags, key=True) is not None
                          for name, table in (item.get("params") or {}).items() for text in table])
+        if code in REGISTRY:  # M001-M012 are gen's own checkpoint codes (generator/codes.py)
+            diags.error(doc.pos(at + ("code",)), "C012",
+                        f"rule '{rid}': code {code} is a code of generator/codes.py, not free for a rule")
         if rule_code_severity(code) is not severity:
             letter = code[0] if code[:1] in ("X", "G") else "X"  # the code's own family
             family = f"{letter}0xx or {letter}2xx" if severity is Severity.ERROR else f"{letter}1xx"
