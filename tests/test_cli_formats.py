@@ -292,3 +292,15 @@ def test_sarif_of_a_run_stopped_by_an_error_is_no_clean_log(repo_copy: Path) -> 
     assert "error[Y009]" in note["message"]["text"]
     clean = sarif_log([], exit_code=0)["runs"][0]["invocations"]
     assert clean == [{"executionSuccessful": True, "exitCode": 0, "toolExecutionNotifications": []}]
+
+
+def test_an_error_that_stops_the_run_names_files_as_diagnostics_do(repo_copy: Path) -> None:
+    """A run-stopping error named the catalog by its absolute path (``gen: /ci/work/…/catalogs/…``)
+    while every diagnostic names files relative to the repository."""
+    catalog = repo_copy / "catalogs/sglang/0.5.9.json"
+    catalog.unlink()
+    catalog.mkdir()
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1, _explain(result)
+    assert result.stderr.startswith("gen: catalogs/sglang/0.5.9.json: error[Y009]: is a folder"), result.stderr
+    assert str(repo_copy) not in result.stderr
