@@ -141,6 +141,8 @@ _CODES: tuple[Code, ...] = (
     Code("R015", E, "two multi-node models whose Ansible groups are one (`-` and `.` become `_`)"),
     Code("R016", E, "a host named like an Ansible inventory group (`all`, `ungrouped`, `sglang_hosts`, "
          "`gen_group_*`, `gen_rollout_*`)"),
+    Code("R017", E, "two inventories whose `network.address` is one machine (every spelling of one "
+         "address), without both declaring `ssh.shared_with`"),
     Code("R040", E, "a GPU gives neither `memory_mib` nor `memory_gb`"),
     Code("R041", E, "a GPU's `memory_gb` and `memory_mib` disagree (by more than 10%)"),
     Code("R042", E, "`facts.topology` is not a link matrix of inventory GPUs (square, each GPU once, X on the diagonal)"),

@@ -39,6 +39,23 @@ def test_both_must_declare_the_sharing() -> None:
     assert shared_address_errors([one, both]) == []
 
 
+def test_two_inventories_whose_fabric_address_is_one_machine_are_refused_unless_shared() -> None:
+    """network.address (what the other ranks dial) of two hosts, in two spellings of one IPv4
+    address, passed: R017 at both; a declared shared machine, another address or none pass."""
+    a = _doc("hosts/a.yaml", "name: a\naddress: a.lan\nnetwork: {address: 192.0.2.10}\n")
+    b = _doc("hosts/b.yaml", "name: b\naddress: b.lan\nnetwork: {address: '::ffff:c000:20a'}\n")
+    found = [str(d) for d in shared_address_errors([a, b])]
+    assert [f.split(": error")[0] for f in found] == ["hosts/a.yaml:3:20", "hosts/b.yaml:3:20"]
+    assert "error[R017]: host 'a' gives network.address 192.0.2.10, and so does host 'b' (hosts/b.yaml:3:20)" \
+        in found[0]
+    other = _doc("hosts/b.yaml", "name: b\naddress: b.lan\nnetwork: {address: 192.0.2.11}\n")
+    none = _doc("hosts/c.yaml", "name: c\naddress: c.lan\n")
+    assert shared_address_errors([a, other, none]) == []
+    a2 = _doc("hosts/a.yaml", "name: a\naddress: a.lan\nssh: {shared_with: [b]}\nnetwork: {address: 192.0.2.10}\n")
+    b2 = _doc("hosts/b.yaml", "name: b\naddress: b.lan\nssh: {shared_with: [a]}\nnetwork: {address: 192.0.2.10}\n")
+    assert shared_address_errors([a2, b2]) == []
+
+
 def test_malformed_fields_are_left_to_the_schema() -> None:
     docs = documents([("hosts/a.yaml", b"name: a\naddress: 5\n"), ("hosts/b.yaml", b"name: b\naddress: [x]\n"),
                       ("hosts/c.yaml", b": : bad yaml ["), ("hosts/d.yaml", b"\xff\xfe")])

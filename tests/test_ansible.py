@@ -58,6 +58,28 @@ def test_writes_inventory_and_playbook_deterministically(repo: Path) -> None:
     assert check.exit_code == 0, check.stderr
 
 
+@pytest.mark.parametrize("out", ["output", "output/llm-two", "models", "hosts/x", "templates", "catalogs/x",
+                                 ".", "..", "/"])
+def test_out_is_never_one_of_the_repositorys_own_folders(repo: Path, out: str) -> None:
+    """--out output wrote the playbook into output/ (exit 0; every later run was then O002 on
+    its files), --out models into what the next run reads as input, --out . beside hosts/."""
+    before = sorted(str(p.relative_to(repo)) for p in repo.rglob("*"))
+    target = out if out.startswith("/") else str(repo / out)
+    result = _gen("ansible", "--root", str(repo), "--out", target)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--out'" in result.stderr
+    assert sorted(str(p.relative_to(repo)) for p in repo.rglob("*")) == before
+
+
+def test_strays_are_seen_in_a_folder_at_the_top_of_the_file_system() -> None:
+    """``--out /etc``: the folder's parent is "/", whose name is empty, and the stray check
+    found nothing there: gen ansible wrote beside every file of /etc with exit 0."""
+    from generator.cli.ansible import ansible_strays
+
+    found = ansible_strays(Path("/etc"), set())
+    assert any(str(d.pos.path) == "/etc/passwd" for d in found), [str(d) for d in found][:5]
+
+
 def test_inventory_lists_address_ssh_files_and_services(repo: Path) -> None:
     host = repo / "hosts/llm-two.yaml"
     host.write_text(host.read_text().replace("ssh:\n  user: root\n", "ssh:\n  user: deploy\n  port: 2202\n"))

@@ -10,6 +10,7 @@ nothing reached" is told apart from "reached".
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -65,6 +66,20 @@ def test_tree_digest_sees_content_names_links_and_nothing_else(tmp_path: Path) -
     (top / "a" / "f").rename(top / "a" / "h")
     assert tree_digest(str(top)) != changed  # the path is part of it
     assert tree_digest(str(tmp_path / "none")) == ABSENT
+
+
+def test_a_name_with_a_line_break_is_one_entry_never_two(tmp_path: Path) -> None:
+    """One file named "f\\n<sha256 of g's bytes> g" holding f's bytes once digested as the two
+    files f and g: a tree could hide its files behind another tree's digest."""
+    two, one = tmp_path / "two", tmp_path / "one"
+    two.mkdir()
+    one.mkdir()
+    (two / "f").write_text("x")
+    (two / "g").write_text("y")
+    (one / ("f\n" + hashlib.sha256(b"y").hexdigest() + " g")).write_text("x")
+    assert tree_digest(str(one)) != tree_digest(str(two))
+    (one / os.fsdecode(b"h\xff")).write_bytes(b"")  # a name that is no UTF-8 is digested, not an error
+    assert tree_digest(str(one)).startswith("sha256:")
 
 
 def test_gen_ansible_records_each_hosts_tree_digest(repo: Path) -> None:

@@ -273,3 +273,34 @@ def test_sarif_level_follows_each_diagnostics_severity() -> None:
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
     assert [(r["ruleId"], r["level"]) for r in log["runs"][0]["results"]] == [
         ("F101", "warning"), ("S005", "error")]
+
+
+def test_sarif_of_a_run_stopped_by_an_error_is_no_clean_log(repo_copy: Path) -> None:
+    """A catalog gen cannot read stops the run with an error that is no diagnostic: the SARIF
+    log was an empty result list (a clean-looking upload) while gen exited 1."""
+    catalog = repo_copy / "catalogs/sglang/0.5.9.json"
+    catalog.unlink()
+    catalog.symlink_to("/dev/zero")
+    result = _gen("check", "--format", "sarif", "--root", str(repo_copy))
+    assert result.exit_code == 1, _explain(result)
+    log = json.loads(result.stdout)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    [invocation] = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 1
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "catalogs/sglang/0.5.9.json" in note["message"]["text"]
+    assert "error[Y009]" in note["message"]["text"]
+    clean = sarif_log([], exit_code=0)["runs"][0]["invocations"]
+    assert clean == [{"executionSuccessful": True, "exitCode": 0, "toolExecutionNotifications": []}]
+
+
+def test_an_error_that_stops_the_run_names_files_as_diagnostics_do(repo_copy: Path) -> None:
+    """A run-stopping error named the catalog by its absolute path (``gen: /ci/work/…/catalogs/…``)
+    while every diagnostic names files relative to the repository."""
+    catalog = repo_copy / "catalogs/sglang/0.5.9.json"
+    catalog.unlink()
+    catalog.mkdir()
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1, _explain(result)
+    assert result.stderr.startswith("gen: catalogs/sglang/0.5.9.json: error[Y009]: is a folder"), result.stderr
+    assert str(repo_copy) not in result.stderr

@@ -24,6 +24,7 @@ from generator.live.target import Target
 from generator.sglang import snapshot
 from generator.errors import GenError
 from generator.load.captured import digest_problem, stamp, with_header
+from generator.load.process import run_bounded
 from generator.sglang.probe import dumps
 from generator.sglang.snapshot import SnapshotError
 
@@ -185,6 +186,34 @@ def test_a_hung_probe_times_out() -> None:
             [sys.executable, "-c", "import time; time.sleep(60)"], timeout=1
         )
     assert time.monotonic() - start < 30
+
+
+def test_a_probe_that_prints_without_end_is_stopped_at_the_bound() -> None:
+    """A probe's stdout was read whole (capture_output): an interpreter printing without end
+    filled the controller's memory. It is stopped past PROBE_STDOUT_MOST and nothing is kept."""
+    start = time.monotonic()
+    endless = "import sys\nwhile True: sys.stdout.buffer.write(b'x' * 65536)"
+    with pytest.raises(SnapshotError, match=r"printed more than 32 MiB on stdout .* it was stopped"):
+        snapshot.run_probe([sys.executable, "-c", endless], timeout=120)
+    assert time.monotonic() - start < 60
+
+
+def test_endless_stderr_keeps_only_its_tail_and_a_stdin_never_read_does_not_block() -> None:
+    chatty = ("import sys\nfor i in range(200000): print('warning line', i, file=sys.stderr)\n"
+              "print('last words', file=sys.stderr); sys.exit(3)")
+    with pytest.raises(SnapshotError) as exc:  # 4 MB of stdin the program never reads
+        snapshot.run_probe([sys.executable, "-c", chatty], stdin=b"y" * (4 << 20), timeout=120)
+    message = str(exc.value)
+    assert "exit status 3" in message and message.rstrip().endswith("last words"), message[-300:]
+    assert len(message) < 10_000
+
+
+def test_run_bounded_returns_what_was_printed_and_the_status() -> None:
+    done = run_bounded([sys.executable, "-c", "import sys; d = sys.stdin.read(); print(d.upper()); sys.exit(5)"],
+                       stdin=b"abc", timeout=60, env=None, limit=100)
+    assert (done.returncode, done.stdout, done.overflowed, done.timed_out) == (5, b"ABC\n", False, False)
+    cut = run_bounded([sys.executable, "-c", "print('x' * 1000)"], stdin=None, timeout=60, env=None, limit=10)
+    assert cut.overflowed and cut.stdout == b"x" * 10
 
 
 def test_index_install_is_pypi_and_vcs_install_has_its_commit(

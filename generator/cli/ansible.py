@@ -25,6 +25,29 @@ from generator.pipeline.fleet import OUTPUT_DIR, RenderResult, run_fleet
 from generator.emit.writer import WriteError, atomic_write, owns_header, read_existing
 
 DEFAULT_OUT = "ansible"
+# The repository's folders gen reads or renders: the playbook is never written into one
+# (into output/ it is a tree gen does not render, O002 on every later run; into models/ or
+# hosts/ files the next run reads as input).
+_GEN_FOLDERS = (OUTPUT_DIR, "models", "hosts", "templates", "catalogs", "schemas", "docs")
+
+
+def checked_out(root: Path, out: Path) -> Path:
+    """``--out`` as gen writes into it, or a usage error: a folder that is not a filesystem
+    root (``/``: no folder to hold it), nor one of the repository's own folders or below one."""
+    path = Path(os.path.abspath(out))  # "." and "x/.." name their folder too
+    if path == Path(path.anchor):
+        raise click.BadParameter(f"{str(out)!r} is the filesystem root: give the folder the playbook goes into",
+                                 param_hint="'--out'")
+    top = Path(os.path.abspath(root))
+    for name in _GEN_FOLDERS:
+        mine = top / name
+        if path == mine or mine in path.parents:
+            raise click.BadParameter(f"{str(out)!r} is in {name}/, which gen reads or renders: the playbook "
+                                     f"goes beside it (the default is {DEFAULT_OUT}/)", param_hint="'--out'")
+    if path == top or path in top.parents:
+        raise click.BadParameter(f"{str(out)!r} holds the repository itself: give a folder of its own "
+                                 f"(the default is {DEFAULT_OUT}/)", param_hint="'--out'")
+    return out if out.name else path
 
 
 def rollout_for(root: Path, result: RenderResult,
@@ -137,7 +160,7 @@ def ansible_command(hosts: tuple[str, ...], out: Path | None, root: Path) -> int
     Apply:   ansible-playbook -i ansible/inventory.yml ansible/site.yml
     Preview: ansible-playbook -i ansible/inventory.yml ansible/site.yml --check --diff
     """
-    out = out if out is not None else root / DEFAULT_OUT
+    out = root / DEFAULT_OUT if out is None else checked_out(root, out)
     if hosts:
         result, named = _with_group_ranks(root, list(hosts))
     else:

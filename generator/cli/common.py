@@ -55,20 +55,20 @@ def guard(fn: Callable[..., int]) -> Callable[..., Any]:
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - every exception ends in a code, deliberately
-            code = _exit_code_for(exc)
+            code = _exit_code_for(exc, kwargs.get("root"))
         output.current().finish(int(code))  # --format json/sarif: the one document, last
         sys.exit(int(code))
 
     return functools.wraps(fn)(wrapper)
 
 
-def _exit_code_for(exc: Exception) -> ExitCode:
+def _exit_code_for(exc: Exception, root: object = None) -> ExitCode:
     """Print one message for ``exc`` and pick its documented exit code."""
     if isinstance(exc, InputError):
         report(exc.diagnostics)
         return ExitCode.FINDINGS
     if isinstance(exc, GenError):  # each class carries its code (errors.GenError)
-        output.current().fail(f"gen: {exc}")
+        output.current().fail(f"gen: {_repo_relative(str(exc), root)}")
         return exc.exit_code
     # Anything else is a bug in gen: one clear line, the traceback only on request.
     if os.environ.get("GEN_DEBUG"):
@@ -77,6 +77,17 @@ def _exit_code_for(exc: Exception) -> ExitCode:
         traceback.print_exception(exc)
     output.current().fail(f"gen: internal error: {type(exc).__name__}: {exc} (set GEN_DEBUG=1 for the traceback)")
     return ExitCode.INTERNAL
+
+
+def _repo_relative(text: str, root: object) -> str:
+    """``text`` with the repository's own path (``--root``) left out of the files it names, as
+    every diagnostic names them (``catalogs/sglang/0.5.9.json``, not ``/ci/work/…/catalogs/…``)."""
+    if not isinstance(root, Path):
+        return text
+    for prefix in {str(root), str(root.absolute()), os.path.realpath(root)}:
+        if prefix not in ("", ".", "/"):
+            text = text.replace(prefix.rstrip("/") + "/", "")
+    return text
 
 
 # --jobs of render/diff/check/verify: 0, negative or more than MAX_JOBS is a usage error (2).

@@ -209,7 +209,7 @@ class Output:
         elif self.format == SARIF:
             from generator.cli.sarif import sarif_log  # only `check --format sarif` needs it
 
-            click.echo(json.dumps(sarif_log(self.diagnostics, self.acknowledged), indent=2))
+            click.echo(json.dumps(sarif_log(self.diagnostics, self.acknowledged, self.errors, exit_code), indent=2))
 
 
 def current() -> Output:

@@ -71,9 +71,14 @@ def _suppressed(d: Diagnostic, rule_index: int, reason: str) -> dict[str, Any]:
 
 
 def sarif_log(diagnostics: list[Diagnostic],
-              acknowledged: Sequence[tuple[Diagnostic, str, str]] = ()) -> dict[str, Any]:
+              acknowledged: Sequence[tuple[Diagnostic, str, str]] = (),
+              errors: Sequence[str] = (), exit_code: int = 0) -> dict[str, Any]:
     """A complete SARIF 2.1.0 log of ``diagnostics`` (sorted by position); ``acknowledged``
-    warnings (diagnostic, reason, where the ack is) become suppressed results."""
+    warnings (diagnostic, reason, where the ack is) become suppressed results.
+
+    ``errors`` that are no diagnostic (a catalog that cannot be read stops the run) are the
+    invocation's error notifications, with ``executionSuccessful`` false and the exit code:
+    without them a run that checked nothing was an empty, clean-looking log."""
     ordered = sorted(diagnostics, key=Diagnostic.sort_key)
     quiet = sorted(acknowledged, key=lambda a: a[0].sort_key())
     codes = sorted({d.code for d in ordered} | {d.code for d, _, _ in quiet})
@@ -88,5 +93,10 @@ def sarif_log(diagnostics: list[Diagnostic],
             "columnKind": "unicodeCodePoints",
             "results": [_result(d, index[d.code]) for d in ordered]
             + [_suppressed(d, index[d.code], reason) for d, reason, _ in quiet],
+            "invocations": [{
+                "executionSuccessful": not errors,
+                "exitCode": exit_code,
+                "toolExecutionNotifications": [{"level": "error", "message": {"text": text}} for text in errors],
+            }],
         }],
     }

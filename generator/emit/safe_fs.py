@@ -155,6 +155,11 @@ class OutputTree:
         return printable("/".join((self._display, *parts)))  # names listed from disk: escaped
 
     def _open_root(self) -> int | None:
+        if not self._root.name:  # "/" (or "."): no folder holds it by a name; opened by path
+            try:
+                return os.open(self._root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as exc:
+                raise WriteError(f"cannot open {self._root}: {exc.strerror}") from exc
         if self._parent_fd is None:
             try:  # the repository root is the operator's choice: opened by path
                 self._parent_fd = os.open(self._root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

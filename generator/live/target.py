@@ -27,8 +27,9 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from generator.errors import GenError
+from generator.errors import GenError, printable
 from generator.live.plan import HostPlan
+from generator.load.process import run_bounded
 from generator.load.resolve import Host
 
 if TYPE_CHECKING:  # testinfra is imported when a check runs, not for a snapshot's argv
@@ -135,12 +136,29 @@ def shared_connection(target: Target) -> Iterator[InfraHost]:
                                 "--", target.address], capture_output=True, timeout=30)
 
 
+# What a script sent on stdin (preflight, the sandbox check) may print back: its JSON report is
+# a few KB per service. A host that prints without end is stopped here, before its reply fills
+# the controller's memory.
+REPLY_MOST = 16 * 1024 * 1024
+
+
+class HostReplyError(GenError, OSError):
+    """The host did not answer in time, or answered more than a reply can be (``gen`` exits 3)."""
+
+
 def run_with_stdin(target: Target, command: Sequence[str], stdin: bytes,
                    timeout: float = 300.0) -> subprocess.CompletedProcess[bytes]:
-    """Run COMMAND (argv, quoted for the remote shell) on TARGET with STDIN; 255 raises."""
-    proc = subprocess.run([*target.ssh_argv(), shlex.join(command)], input=stdin,
-                          capture_output=True, timeout=timeout)
-    if proc.returncode == 255:
+    """Run COMMAND (argv, quoted for the remote shell) on TARGET with STDIN; 255 raises, and so
+    do a reply past REPLY_MOST bytes and no exit by ``timeout`` seconds (HostReplyError)."""
+    argv = [*target.ssh_argv(), shlex.join(command)]
+    done = run_bounded(argv, stdin=stdin, timeout=timeout, env=None, limit=REPLY_MOST)
+    if done.overflowed:
+        raise HostReplyError(f"{target.address} printed more than {REPLY_MOST // (1024 * 1024)} MiB in reply "
+                             f"to {printable(command[0])}: stopped; no result was read")
+    if done.timed_out:
+        raise HostReplyError(f"{target.address} did not finish {printable(command[0])} within {timeout:g} s: "
+                             "stopped; no result was read")
+    if done.returncode == 255:
         raise HostUnreachableError(f"ssh {target.address} failed: "
-                                   f"{proc.stderr.decode('utf-8', 'replace').strip()}")
-    return proc
+                                   f"{printable(done.stderr.decode('utf-8', 'replace').strip())}")
+    return subprocess.CompletedProcess(argv, done.returncode, done.stdout, done.stderr)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # a warm run never parses YAML: ruamel is imported where a fi
 
 CODE = "R011"
 SAME_PATH_CODE = "R012"
+SAME_FABRIC_CODE = "R017"
 DEFAULT_SSH_PORT = 22
 
 # What the controller's own loopback is called: ssh to any of these reaches this machine.
@@ -116,6 +117,9 @@ class Reach:
     shared_with: frozenset[str]
     # (name, position of its `name`) of each service the file declares (for R012).
     services: tuple[tuple[str, Position], ...] = ()
+    # The machine its `network.address` names (what the other ranks dial), and where (R017).
+    fabric: str | None = None
+    fabric_pos: Position | None = None
 
 
 def reach(doc: Document) -> Reach | None:
@@ -134,8 +138,12 @@ def reach(doc: Document) -> Reach | None:
     services = listed if isinstance(listed, list) else []
     named = tuple((s["name"], doc.pos(("services", i, "name"))) for i, s in enumerate(services)
                   if isinstance(s, dict) and isinstance(s.get("name"), str))
+    network = data.get("network")
+    fabric = network.get("address") if isinstance(network, dict) else None
     return Reach(str(name), doc.path, doc.pos(("address",)), key,
-                 frozenset(s for s in shared if isinstance(s, str)), named)
+                 frozenset(s for s in shared if isinstance(s, str)), named,
+                 machine_address(fabric) if isinstance(fabric, str) and fabric else None,
+                 doc.pos(("network", "address")) if isinstance(fabric, str) and fabric else None)
 
 
 def _same_files(a: Reach, b: Reach) -> list[Diagnostic]:
@@ -164,9 +172,37 @@ def shared_address_errors(docs: Sequence[Document]) -> list[Diagnostic]:
     return reach_errors([r for r in (reach(d) for d in docs) if r is not None])
 
 
-def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
-    """:func:`shared_address_errors` over each file's :func:`reach` (in file order)."""
+def _fabric_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
+    """R017 at both of two inventories whose ``network.address`` is one machine (every
+    spelling of one address is one, as for R011), unless both declare the machine shared:
+    the ranks of a multi-node model dial rank 0 there, so two hosts claiming it put two
+    ranks, or two models' rendezvous, on one box while the inventories say two."""
     out: list[Diagnostic] = []
+    seen: dict[str, Reach] = {}
+    for b in reaches:
+        if b.fabric is None or b.fabric_pos is None:
+            continue
+        a = seen.setdefault(b.fabric, b)
+        if a is b or (b.name in a.shared_with and a.name in b.shared_with):
+            continue
+        for this, other in ((a, b), (b, a)):
+            assert this.fabric_pos is not None and other.fabric_pos is not None
+            out.append(Diagnostic(
+                this.fabric_pos, SAME_FABRIC_CODE,
+                f"host '{this.name}' gives network.address {b.fabric}, and so does host '{other.name}' "
+                f"({other.fabric_pos}): one address is one machine, so the ranks dialling it "
+                "would reach one of the two",
+                Severity.ERROR,
+                f"write each host's own fabric address in network.address, or declare both as one "
+                f"machine: ssh: {{shared_with: [{other.name}]}} in {this.path} and "
+                f"ssh: {{shared_with: [{this.name}]}} in {other.path}"))
+    return out
+
+
+def reach_errors(reaches: Sequence[Reach]) -> list[Diagnostic]:
+    """:func:`shared_address_errors` over each file's :func:`reach` (in file order), and R017
+    for two files whose ``network.address`` is one machine."""
+    out: list[Diagnostic] = _fabric_errors(reaches)
     # Only files with the same target can clash: bucket them (a fleet of 1,000 hosts is
     # 1,000 lookups, not half a million pairs), then visit each pair in file order as before.
     later: dict[tuple[str, int], list[Reach]] = {}

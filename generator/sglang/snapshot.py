@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from generator.errors import GenError, printable
 from generator.load.captured import DIGEST, captured_json
 from generator.load.files import linked_folder
 from generator.load.pins import is_pin
+from generator.load.process import run_bounded
 from generator.sglang.probe import FORMAT_VERSION
 from generator.load import json_text
 
@@ -31,6 +31,9 @@ PROBE_PATH = Path(__file__).resolve().with_name("probe.py")
 # SSH link can take much longer, but a probe that runs for minutes is stuck.
 DEFAULT_TIMEOUT = 300.0
 STDERR_TAIL_LINES = 40
+# What a probe may print on stdout: the largest catalog (0.5.23's flags) is ~0.3 MB. A probe that
+# prints without end is stopped here, before its reply fills the controller's memory.
+PROBE_STDOUT_MOST = 32 * 1024 * 1024
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 # SGLang reads SGLANG_*/SGL_* variables at import time and a few change the CLI (e.g.
 # SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE adds a --sampling-backend choice). A catalog is
@@ -102,26 +105,23 @@ def _run(
     """Run ``argv`` and return its stdout; SnapshotError on start failure, timeout or non-zero exit."""
     shown = shlex.join(argv)
     try:
-        proc = subprocess.run(
-            list(argv),
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            env=None if env is None else dict(env),
-            check=False,
-        )
+        proc = run_bounded(argv, stdin=stdin, timeout=timeout, env=env, limit=PROBE_STDOUT_MOST)
     except FileNotFoundError as exc:
         raise SnapshotError(
             f"{what}: cannot run {shown}: {exc.strerror}: {exc.filename}"
         ) from exc
     except PermissionError as exc:
         raise SnapshotError(f"{what}: cannot run {shown}: permission denied") from exc
-    except subprocess.TimeoutExpired as exc:
-        # subprocess.run has already killed the child it started.
+    if proc.overflowed:
         raise SnapshotError(
-            f"{what}: {shown} did not finish within {timeout:g} s; its stderr:\n{_stderr_tail(exc.stderr)}"
-        ) from exc
+            f"{what}: {shown} printed more than {PROBE_STDOUT_MOST // (1024 * 1024)} MiB on stdout "
+            f"(a catalog is under 1 MiB); it was stopped and nothing was written. Its stderr:\n"
+            f"{_stderr_tail(proc.stderr)}"
+        )
+    if proc.timed_out:  # run_bounded has already killed the child it started
+        raise SnapshotError(
+            f"{what}: {shown} did not finish within {timeout:g} s; its stderr:\n{_stderr_tail(proc.stderr)}"
+        )
     if proc.returncode != 0:
         raise SnapshotError(
             f"{what}: {shown} failed with exit status {proc.returncode}; its stderr:\n"

@@ -9,7 +9,10 @@ playbook's plan (services, batches, preflight) was not written for.
 Standalone, standard library only (the controller's Python runs the copy). The digest is
 sha256 over one line per entry of the tree in path order: ``<sha256 of the bytes>
 <relative path>`` for a regular file, ``link <relative path>`` or ``other <relative
-path>`` for anything else (never followed). A missing tree is ``absent``.
+path>`` for anything else (never followed). The path is written as a JSON string, so a
+name holding a line break (or any other byte) is one line and never reads as another
+entry: a file named ``"f\\n<sha256> g"`` would otherwise digest as the two files ``f`` and
+``g``. A missing tree is ``absent``.
 
 Usage of the copy: ``gen-digest.py check OUTPUT_DIR`` with ``{"host": "digest", ...}`` on
 stdin; prints what differs and exits 1, or exits 0.
@@ -26,6 +29,17 @@ import sys
 ABSENT = "absent"
 
 
+CHUNK = 1 << 20  # files are hashed in parts: a large file is never read whole
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for part in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(part)
+    return digest.hexdigest()
+
+
 def _entries(top: str) -> list:
     out = []
     for folder, dirs, files in os.walk(top):  # os.walk never follows a link to a folder
@@ -33,17 +47,17 @@ def _entries(top: str) -> list:
         for name in dirs + files:
             path = os.path.join(folder, name)
             rel = os.path.relpath(path, top)
+            quoted = json.dumps(rel)  # one line whatever the name holds (\n, \udcxx for undecodable bytes)
             mode = os.lstat(path).st_mode
             if stat.S_ISDIR(mode):
                 continue
             if stat.S_ISREG(mode):
-                with open(path, "rb") as handle:
-                    out.append(f"{hashlib.sha256(handle.read()).hexdigest()} {rel}")
+                out.append((rel, f"{_file_sha256(path)} {quoted}"))
             elif stat.S_ISLNK(mode):
-                out.append(f"link {rel}")
+                out.append((rel, f"link {quoted}"))
             else:
-                out.append(f"other {rel}")
-    return sorted(out, key=lambda line: line.split(" ", 1)[1])
+                out.append((rel, f"other {quoted}"))
+    return [line for _, line in sorted(out)]
 
 
 def tree_digest(top: str) -> str:
