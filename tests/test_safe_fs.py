@@ -242,7 +242,7 @@ def test_gen_ansible_never_writes_through_a_symlinked_folder_or_file(repo_copy: 
     (repo_copy / "ansible").symlink_to(outside, target_is_directory=True)
     result = CliRunner().invoke(main, ["ansible", "--root", str(repo_copy)])
     assert result.exit_code == 3, result.stderr
-    assert f"{repo_copy}/ansible is a symlink (-> {outside})" in result.stderr
+    assert f"gen: ansible is a symlink (-> {outside})" in result.stderr  # named relative to the repository
     (repo_copy / "ansible").unlink()
     (repo_copy / "ansible").mkdir()
     (repo_copy / "ansible" / "site.yml").symlink_to(outside / "keep.txt")
