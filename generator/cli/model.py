@@ -9,7 +9,6 @@ there is none.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from generator.checkpoint.snapshot import render_snapshot, snapshot_path, valid_
 from generator.cli import complete, output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
 from generator.errors import Diagnostic, ExitCode
+from generator.sglang.envsnapshot import write_env_catalog
 
 
 @click.group(epilog=EXIT_CODES_HELP)
@@ -58,20 +58,6 @@ def _capture(source: str, host: str | None, revision: str | None, root: Path, ss
         display = source
     document = checkpoint_document(facts, where)  # adds the weights' consistency problems
     return document, problems_as_diagnostics(facts, display)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` atomically (temp file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 @model.command(epilog=EXIT_CODES_HELP)
@@ -125,17 +111,11 @@ def snapshot(name: str, source: str, draft: str | None, host: str | None, revisi
         return ExitCode.FINDINGS
     path = out or snapshot_path(root, name)
     text = render_snapshot(snapshot_document(name, checkpoint, draft_part))
-    try:
-        old = path.read_text(encoding="utf-8") if path.is_file() and not path.is_symlink() else None
-    except (OSError, UnicodeDecodeError):
-        old = None
     weights = checkpoint["weights"] or {}
     what = (f"{checkpoint['config'].get('architectures', ['?'])[0] if checkpoint['config'].get('architectures') else '?'}, "
             f"{len(weights.get('shards', []))} shard(s), {weights.get('total_size') or 0} bytes"
             + (", with its draft" if draft_part else ""))
-    if old == text:
-        output.current().say(f"unchanged {path}: {what}")
-    else:
-        _write(path, text)
-        output.current().say(f"wrote     {path}: {what}")
+    # the one writer of captured files: atomic, and left alone when it already holds this text
+    state = "wrote    " if write_env_catalog(text.encode("utf-8"), path) else "unchanged"
+    output.current().say(f"{state} {path}: {what}")
     return ExitCode.OK

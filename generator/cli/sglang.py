@@ -16,6 +16,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -92,40 +93,38 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
     _snapshot_architectures(python, inventory, ssh_options, path)
 
 
+def _snapshot_beside(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...], path: Path,
+                     local: Callable[[str], bytes], remote: Callable[[Sequence[str], str], bytes], what: str) -> None:
+    """Capture one companion file of the pin's flag catalog with the same SGLang (locally or over ssh)."""
+    from generator.sglang.envsnapshot import write_env_catalog
+
+    if python:
+        text = local(python)
+    else:
+        assert inventory is not None
+        text = remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(), inventory.sglang.python)
+    state = "wrote    " if write_env_catalog(text, path) else "unchanged"
+    output.current().say(f"{state} {path}: {what}")
+
+
 def _snapshot_architectures(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
                             path: Path) -> None:
     """Capture the model classes the same SGLang registers, beside its flag catalog."""
     from generator.sglang.architectures import (architectures_path, snapshot_architectures_python,
                                                 snapshot_architectures_remote)
-    from generator.sglang.envsnapshot import write_env_catalog
 
-    if python:
-        text = snapshot_architectures_python(python)
-    else:
-        assert inventory is not None
-        text = snapshot_architectures_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
-                                             inventory.sglang.python)
-    arch_path = architectures_path(path)
-    state = "wrote    " if write_env_catalog(text, arch_path) else "unchanged"
-    output.current().say(f"{state} {arch_path}: the model architectures SGLang registers")
+    _snapshot_beside(python, inventory, ssh_options, architectures_path(path), snapshot_architectures_python,
+                     snapshot_architectures_remote, "the model architectures SGLang registers")
 
 
 def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
                       path: Path) -> None:
     """Capture what the same SGLang checks against the GPU, beside its flag catalog."""
     from generator.sglang.devices import devices_path, snapshot_devices_python, snapshot_devices_remote
-    from generator.sglang.envsnapshot import write_env_catalog
 
-    if python:
-        text = snapshot_devices_python(python)
-    else:
-        assert inventory is not None
-        text = snapshot_devices_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
-                                       inventory.sglang.python)
-    dev_path = devices_path(path)
-    state = "wrote    " if write_env_catalog(text, dev_path) else "unchanged"
-    output.current().say(f"{state} {dev_path}: SGLang's GPU checks (capability probes, quantization "
-                         "minimums, attention registry)")
+    _snapshot_beside(python, inventory, ssh_options, devices_path(path), snapshot_devices_python,
+                     snapshot_devices_remote, "SGLang's GPU checks (capability probes, quantization minimums, "
+                     "attention registry)")
 
 
 @sglang.command(epilog=EXIT_CODES_HELP)
