@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import Diagnostics, Position
-from generator.load.manifests import load_file, load_text
+from generator.load.manifests import load_file, load_text, plain_data
 
 
 def _load(text: str) -> tuple[object, list[str]]:
@@ -121,3 +121,21 @@ def test_remembered_resolution_is_bounded() -> None:
         assert 0 < len(libyaml.RESOLVED) <= libyaml.RESOLVED_MAX
 
 
+
+
+def test_plain_data_of_a_round_trip_document_and_of_loaded_data() -> None:
+    """One walk for both kinds of caller: a ruamel round-trip document (``gen host snapshot``
+    edits an inventory with it: quoted strings are str subclasses, tuples and lists compare
+    alike) and data this loader made (rules.yaml's conditions, docs/rules.md's params)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    text = 'a: {b: "0644", c: [1, 2.5, true, null]}\n7: x\n'
+    rt = YAML().load(io.StringIO(text))
+    plain = plain_data(rt)
+    assert plain == {"a": {"b": "0644", "c": [1, 2.5, True, None]}, "7": "x"}
+    assert type(plain) is dict and type(plain["a"]["b"]) is str and type(plain["a"]["c"]) is list
+    assert plain_data({"k": ("x", ("y",))}) == {"k": ["x", ["y"]]}
+    loaded = load_text(text, "t.yaml", Diagnostics())
+    assert loaded is not None and plain_data(loaded.data) == plain

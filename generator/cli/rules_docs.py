@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 
 from generator.sglang.catalog import known_pins, read_data_text, version_key
 from generator.sglang.rules import PREDICATES, RULES_FILE, RuleSpec, load_rules
-from generator.sglang.rules.load import plain_data
+from generator.load.manifests import plain_data
 
 RULES_DOCS_FILE = "docs/rules.md"
 _INTRO = """\
