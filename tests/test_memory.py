@@ -226,3 +226,17 @@ def test_llama_4s_vision_tower_is_off_by_default_so_no_vlm_reduction() -> None:
     on = size_memory("0.5.9", Checkpoint(scout, 218_000_000_000), H200, Flags(tp=8, enable_multimodal=True),
                      nvlink=True)
     assert on.mem_fraction_static < off.mem_fraction_static
+
+
+def test_defaults_read_the_sizing_flags_themselves() -> None:
+    """SGLang's defaults and the sizing read one Flags object: DefaultInputs holds only what
+    is not a flag (it was a second dataclass with 16 of the same fields, copied field by field)."""
+    from dataclasses import fields
+
+    from generator.plan.memory import Flags as SizingFlags
+    from generator.plan.memory_defaults import DefaultInputs
+
+    flag_names = {f.name for f in fields(SizingFlags)}
+    assert {f.name for f in fields(DefaultInputs)} & flag_names == {"flags"} & flag_names
+    assert [f.name for f in fields(DefaultInputs)] == ["gpu_memory_mib", "flags", "mla", "multimodal",
+                                                       "vision_layers", "vision_hidden"]
