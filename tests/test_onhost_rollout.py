@@ -13,6 +13,7 @@ import base64
 import http.server
 import json
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,6 +189,18 @@ def _wait(services: list[str], started: dict, url: str, timeout_s: int = 30) -> 
 def test_wait_reports_a_running_unit_that_answers_health_as_healthy(systemd: StandinSystemd, health: str) -> None:
     out = _wait([UNIT], rollout.start([{"unit": UNIT}]), health)
     assert out[UNIT]["ok"] is True and out[UNIT]["check"] == "healthy" and out[UNIT]["journal"] == ""
+
+
+def test_a_health_endpoint_that_never_answers_is_not_healthy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts the connection and never answers: the poll goes on, it does not hang."""
+    monkeypatch.setattr(rollout, "HEALTH_TIMEOUT_S", 0.2)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens; the kernel accepts, nobody answers
+        answers: list[bool] = []
+        poll = threading.Thread(target=lambda: answers.append(
+            rollout._healthy(f"http://127.0.0.1:{silent.getsockname()[1]}/health")), daemon=True)
+        poll.start()
+        poll.join(timeout=10)
+        assert answers == [False], "the /health request must time out"
 
 
 @pytest.mark.parametrize(("outcome", "check", "words"), [

@@ -42,9 +42,11 @@ def test_record_keeps_one_file_per_unit_with_its_reason(tmp_path: Path, monkeypa
     assert not list((tmp_path / "rollouts").glob("*.tmp-*"))
     assert out["sglang-a.service"] == a  # what record returns is what it wrote
     # The next rollout overwrites the unit's file (the folder exists by then).
-    again = onhost_rollout.record({"outcome": "healthy", "units": ["sglang-a.service"], "inventory": "h1"})
+    # Without inventory and digest (a hand-run record) both are empty, never the text "None".
+    again = onhost_rollout.record({"outcome": "healthy", "units": ["sglang-a.service"]})
     assert json.loads((tmp_path / "rollouts/sglang-a.service.json").read_text()) == again["sglang-a.service"]
-    assert again["sglang-a.service"]["outcome"] == "healthy" and again["sglang-a.service"]["reason"] == ""
+    assert {k: again["sglang-a.service"][k] for k in ("outcome", "reason", "inventory", "digest")} == {
+        "outcome": "healthy", "reason": "", "inventory": "", "digest": ""}
 
 
 def _record_spec(name: str, variables: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
