@@ -78,6 +78,10 @@ CASES = [
      'f.yaml:1:7: error[Y022]: the double quote opened here is not closed on its line, so YAML reads the '
      'lines below as part of this value; the YAML parser says "found unexpected end of stream" (close it '
      'with " at the end of the value)'),
+    ('name:  "x\nweights:\n  path: /a\n',  # two blanks after the colon: the quote is still found
+     'f.yaml:1:8: error[Y022]: the double quote opened here is not closed on its line, so YAML reads the '
+     'lines below as part of this value; the YAML parser says "found unexpected end of stream" (close it '
+     'with " at the end of the value)'),
     ("name: 'x\nweights:\n  path: /a\n",
      'f.yaml:1:7: error[Y022]: the single quote opened here is not closed on its line, so YAML reads the '
      'lines below as part of this value; the YAML parser says "found unexpected end of stream" (close it '
