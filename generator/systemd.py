@@ -387,7 +387,6 @@ def device_name_problem(name: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)  # pure: the fleet asks for the same few names again and again
 def yaml_reads_as(text: str) -> str | None:
     """What a plain YAML scalar ``text`` is read as when it is no string (``a boolean`` for
     ``on``, ``a number`` for ``1_000``, ``a date`` for ``2024-01-01``), by YAML 1.1 (PyYAML,

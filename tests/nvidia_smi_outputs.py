@@ -20,7 +20,21 @@ TOPO_8X4090_PCIE = (
     "NIC1\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPHB\tSYS\tPIX\t X\n"
 )
 
-# 8x H100 SXM (NVSwitch: NV18 between every pair), pasted with blanks, then the legend:
+# The legend nvidia-smi prints after the `topo -m` matrix, as posted below it in
+# https://github.com/HazyResearch/ThunderKittens/issues/167 (the stand-in prints it too).
+TOPO_LEGEND = """
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+"""
+
+# 8x H100 SXM (NVSwitch: NV18 between every pair), pasted with blanks, then the legend above:
 # https://github.com/HazyResearch/ThunderKittens/issues/167
 TOPO_8XH100_NV18 = """\
         GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7    CPU Affinity    NUMA Affinity   GPU NUMA ID
@@ -32,17 +46,7 @@ GPU4    NV18    NV18    NV18    NV18     X      NV18    NV18    NV18    48-95,14
 GPU5    NV18    NV18    NV18    NV18    NV18     X      NV18    NV18    48-95,144-191   1               N/A
 GPU6    NV18    NV18    NV18    NV18    NV18    NV18     X      NV18    48-95,144-191   1               N/A
 GPU7    NV18    NV18    NV18    NV18    NV18    NV18    NV18     X      48-95,144-191   1               N/A
-
-Legend:
-
-  X    = Self
-  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
-  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
-  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
-  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
-  PIX  = Connection traversing at most a single PCIe bridge
-  NV#  = Connection traversing a bonded set of # NVLinks
-"""
+""" + TOPO_LEGEND
 
 # 8x H200 (HGX), tab-separated, ten NIC columns; the first two GPU rows as posted in
 # `python3 -m sglang.check_env`: https://github.com/sgl-project/sglang/issues/15359

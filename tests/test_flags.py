@@ -760,9 +760,52 @@ def test_abbreviated_negative_keeps_its_setting(old: Catalog, written: str, valu
         as_written = ["--enable-overlap" if written.startswith("--no-") else "--no-enable-overlap"]
     expected = old_parser().parse_args(as_written).enable_overlap
     assert argparse_accepts(old_parser(), rendered).enable_overlap is expected
-    if rows:  # the warning names the form written (the value then sets it on or off)
+    if rows:  # the warning names the form written, and what is rendered (the value may flip it)
         negative = written.startswith("--no-")
         matched = "--no-enable-overlap" if negative else "--enable-overlap"
         of = f"'{matched}'" + (", an alias of '--enable-overlap'" if negative else "")
-        assert rows[0][2] == (f"'{written}' is an abbreviation of {of}; rendered as '{matched}' "
+        assert rows[0][2] == (f"'{written}' is an abbreviation of {of}; rendered as '{rendered[0]}' "
                               f"(abbreviations break when SGLang adds a flag with the same prefix)")
+        assert rows[0][3] == f"did you mean '{matched}'?"  # the full spelling of the form written
+
+
+# Every message that says how a flag written another way is rendered (abbreviation F101,
+# alias F102, underscores F103, deprecated with a successor F104), for switches written
+# true and false: the message must name the rendered words, which the value can flip
+# ("--no-x: false" is "--x") or leave out ("--x: false" of a store_true).
+SPELLED_SWITCHES = [
+    ("--enable-met", "F101"), ("--enable_metrics", "F103"), ("--enable-ov", "F101"),
+    ("--no-enable-ov", "F101"), ("--no_enable_overlap", "F103"), ("--enable_overlap", "F103"),
+    ("--enable-fused", "F101"),
+]
+
+
+@pytest.mark.parametrize("value", [True, False, "false", None])
+@pytest.mark.parametrize(("written", "code"), SPELLED_SWITCHES)
+def test_spelled_switch_messages_name_what_is_rendered(old: Catalog, written: str, code: str,
+                                                       value: ArgValue) -> None:
+    rows, words = run(old, [a(written, value)])
+    assert [r[0] for r in rows] == [code]
+    rendered = [w for group in words for w in group]
+    message = rows[0][2]
+    if rendered:
+        assert len(rendered) == 1 and f"rendered as '{rendered[0]}'" in message
+    else:
+        assert "rendered as" not in message and "left out (its value turns the flag off)" in message
+
+
+def test_spelled_switch_of_another_kind(new: Catalog, old: Catalog) -> None:
+    """F102 (an alias of a store_true) and F104 (a deprecated store_true with a successor):
+    false leaves the flag out, and the message says so."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--enable-metrics", "--metrics", action="store_true")
+    parser.add_argument("--old-metrics", action=DeprecatedStoreTrueAction, dest="enable_metrics",
+                        new_flag="--enable-metrics")
+    cat = catalog_from_parser(parser, "0.5.9", {"--old-metrics": {"replacement": "--enable-metrics"}})
+    for written, code in (("--metrics", "F102"), ("--old-metrics", "F104")):
+        rows, words = run(cat, [a(written, True)])
+        assert [r[0] for r in rows] == [code] and words == [("--enable-metrics",)]
+        assert "rendered as '--enable-metrics'" in rows[0][2]
+        rows, words = run(cat, [a(written, False)])
+        assert [r[0] for r in rows] == [code] and words == [()]
+        assert "rendered as" not in rows[0][2] and "left out" in rows[0][2], rows[0][2]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from nvidia_smi_outputs import (SUMMARY_H200, TOPO_2X_NV12_MLX, TOPO_8X4090_PCIE, TOPO_8XH100_NV18,
+from nvidia_smi_outputs import (SUMMARY_H200, TOPO_2X_NV12_MLX, TOPO_8X4090_PCIE, TOPO_8XH100_NV18, TOPO_LEGEND,
                                 TOPO_8XH200_HEAD)
 
 from generator.live import facts
@@ -124,6 +124,8 @@ def test_the_standin_prints_what_the_parsers_read(tmp_path: Path) -> None:
     assert facts.parse_cuda_version(smi.summary(machine)) == "13.0"
     header = smi.query(machine, ["index", "memory.total"], [])
     assert header.splitlines()[:2] == ["index, memory.total [MiB]", "0, 97887 MiB"]
+    # Its legend is the real capture's, held once (tests/nvidia_smi_outputs.py), not a copy.
+    assert smi.topology(machine).endswith("N/A\n" + TOPO_LEGEND) and "NVLinks" not in STANDIN.read_text()
 
 
 def _runner(answers: dict[str, tuple[int, str, str]]):  # type: ignore[no-untyped-def]

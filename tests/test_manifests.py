@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import Diagnostics, Position
-from generator.load.manifests import load_file, load_text
+from generator.load.manifests import load_file, load_text, plain_data
 
 
 def _load(text: str) -> tuple[object, list[str]]:
@@ -129,8 +129,6 @@ def test_remembered_resolution_is_bounded() -> None:
         assert 0 < len(libyaml.RESOLVED) <= libyaml.RESOLVED_MAX
 
 
-
-
 def test_a_value_refused_without_words_is_named_by_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """A constructor error with an empty message (no input of today's ruamel raises one) still
     gives Y001 at the value, named by the exception's type, instead of an IndexError."""
@@ -142,3 +140,21 @@ def test_a_value_refused_without_words_is_named_by_the_error(monkeypatch: pytest
     monkeypatch.setattr(manifests._YAML.constructor, "construct_object", refuse)
     doc, errors = _load("a: 1\n")
     assert (doc, errors) == (None, ["f.yaml:1:4: error[Y001]: invalid value: ValueError"])
+
+
+def test_plain_data_of_a_round_trip_document_and_of_loaded_data() -> None:
+    """One walk for both kinds of caller: a ruamel round-trip document (``gen host snapshot``
+    edits an inventory with it: quoted strings are str subclasses, tuples and lists compare
+    alike) and data this loader made (rules.yaml's conditions, docs/rules.md's params)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    text = 'a: {b: "0644", c: [1, 2.5, true, null]}\n7: x\n'
+    rt = YAML().load(io.StringIO(text))
+    plain = plain_data(rt)
+    assert plain == {"a": {"b": "0644", "c": [1, 2.5, True, None]}, "7": "x"}
+    assert type(plain) is dict and type(plain["a"]["b"]) is str and type(plain["a"]["c"]) is list
+    assert plain_data({"k": ("x", ("y",))}) == {"k": ["x", ["y"]]}
+    loaded = load_text(text, "t.yaml", Diagnostics())
+    assert loaded is not None and plain_data(loaded.data) == plain

@@ -230,6 +230,20 @@ def test_llama_4s_vision_tower_is_off_by_default_so_no_vlm_reduction() -> None:
     assert on.mem_fraction_static < off.mem_fraction_static
 
 
+def test_defaults_read_the_sizing_flags_themselves() -> None:
+    """SGLang's defaults and the sizing read one Flags object: DefaultInputs holds only what
+    is not a flag (it was a second dataclass with 16 of the same fields, copied field by field)."""
+    from dataclasses import fields
+
+    from generator.plan.memory import Flags as SizingFlags
+    from generator.plan.memory_defaults import DefaultInputs
+
+    flag_names = {f.name for f in fields(SizingFlags)}
+    assert {f.name for f in fields(DefaultInputs)} & flag_names == {"flags"} & flag_names
+    assert [f.name for f in fields(DefaultInputs)] == ["gpu_memory_mib", "flags", "mla", "multimodal",
+                                                       "vision_layers", "vision_hidden"]
+
+
 def test_a_multimodal_model_reserves_the_vlm_cache_on_0_5_23() -> None:
     """0.5.23's ``mm_runtime_reservation_gb``: SGLANG_VLM_CACHE_SIZE_MB (100 MiB) off the KV budget; 0.5.9 has none."""
     scout = CONFIGS["meta-llama/Llama-4-Scout-17B-16E-Instruct"]

@@ -120,12 +120,14 @@ def test_defaults_match_sglang(pin: str, index: int) -> None:
     assert "error" not in answer, answer.get("error")
     flags, shape = case["flags"], model_shape(CONFIGS[case["model"]], pin)
     mine = resolve_defaults(pin, DefaultInputs(
-        gpu_memory_mib=case["mib"], tp=flags.get("tp", 1), dp=flags.get("dp", 1),
-        dp_attention=flags.get("dp_attention", False), chunked_prefill_size=flags.get("chunked_prefill_size"),
-        cuda_graph_max_bs=flags.get("cuda_graph_max_bs"), disable_cuda_graph=flags.get("disable_cuda_graph", False),
-        speculative_algorithm=flags.get("speculative_algorithm"),
-        max_running_requests=flags.get("max_running_requests"), mla=shape.mla, multimodal=shape.multimodal,
-        vision_layers=shape.vision_layers, vision_hidden=shape.vision_hidden))
+        gpu_memory_mib=case["mib"], flags=Flags(
+            tp=flags.get("tp", 1), dp=flags.get("dp", 1), dp_attention=flags.get("dp_attention", False),
+            chunked_prefill_size=flags.get("chunked_prefill_size"), cuda_graph_max_bs=flags.get("cuda_graph_max_bs"),
+            disable_cuda_graph=flags.get("disable_cuda_graph", False),
+            speculative_algorithm=flags.get("speculative_algorithm"),
+            max_running_requests=flags.get("max_running_requests")),
+        mla=shape.mla, multimodal=shape.multimodal, vision_layers=shape.vision_layers,
+        vision_hidden=shape.vision_hidden))
     server = answer["server"]
     assert mine.mem_fraction_static == pytest.approx(server["mem_fraction_static"], abs=1e-9)
     assert mine.chunked_prefill_size == server["chunked_prefill_size"]

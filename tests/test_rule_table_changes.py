@@ -73,7 +73,7 @@ def test_check_prints_them_beside_d001(tmp_path: Path, monkeypatch: pytest.Monke
     (tmp_path / "schemas").mkdir()
     (tmp_path / "docs" / "rules.md").write_text(PAGE)
     turned_off = PAGE.replace("- enforced: args (SGLang's own argument validation)", "- enforced: none")
-    monkeypatch.setattr(generated, "generated_files", lambda root: {RULES_DOCS_FILE: turned_off})
+    monkeypatch.setattr(generated, "generated_files", lambda root, problems=None: {RULES_DOCS_FILE: turned_off})
     found = check_generated(tmp_path)
     assert [d.code for d in found] == ["D001", "D002"] and "enforced: none" in found[1].message
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli.generated import RULES_DOCS_FILE
@@ -41,3 +42,24 @@ def test_gen_check_fails_on_stale_rules_docs(repo_copy: Path) -> None:
     (repo_copy / RULES_DOCS_FILE).write_text(rules_docs(repo_copy), encoding="utf-8")
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert "docs/rules.md" not in result.stderr
+
+
+@pytest.mark.parametrize(("tail", "expected"), [
+    ('  "a | b": {rule: x\n', ":136:12: error[Y026]"),  # a flow mapping left open (the parser's traceback, exit 4)
+    ('  "a | b": {rule: x, rule: y}\n', ":136:22: error[Y002]"),  # a duplicate key (ruamel's own error)
+    ('  "a | b": [x]\n', ":136:12: error[S002]"),  # an entry that is no mapping (was skipped unseen)
+    ('  "a | b": {rules: x}\n', ": error[S001]"),  # an unknown key (was skipped unseen)
+])
+def test_a_broken_coverage_file_is_positioned_findings(repo_copy: Path, tail: str, expected: str) -> None:
+    """catalogs/coverage/<pin>.yaml (read only for docs/rules.md) through the one loader and a schema:
+    each problem at its position, exit 1, never gen's internal error; the page waits for the fix."""
+    path = repo_copy / "catalogs" / "coverage" / "0.5.9.yaml"
+    assert path.read_text(encoding="utf-8").count("\n") == 135  # the line added below is line 136
+    assert CliRunner().invoke(main, ["schema", "--write", "--root", str(repo_copy)]).exit_code == 0
+    path.write_text(path.read_text(encoding="utf-8") + tail, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert result.exit_code == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "error[" in line] == \
+        [line for line in result.stderr.splitlines() if line.startswith("catalogs/coverage/0.5.9.yaml:")]
+    assert expected in result.stderr and "D001" not in result.stderr

@@ -109,14 +109,14 @@ def test_args_complete_the_flags_of_the_pins_but_not_those_a_key_sets_or_secrets
 
 def test_a_repository_without_catalogs_gets_the_plain_schema(tmp_path: Path) -> None:
     text = schema_file_text("model", tmp_path)
-    assert "anyOf" not in text and "$defs" not in text
+    assert text is not None and "accepted by" not in text and "$defs" not in text
 
 
 def test_gen_schema_prints_the_completions_of_the_root(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["schema", "model", "--root", str(ROOT)])
     assert result.exit_code == 0 and result.stdout == (ROOT / "schemas" / "model.schema.json").read_text()
     plain = CliRunner().invoke(main, ["schema", "model", "--root", str(tmp_path)])
-    assert plain.exit_code == 0 and "anyOf" not in plain.stdout and "accepted by" not in plain.stdout
+    assert plain.exit_code == 0 and "$defs" not in plain.stdout and "accepted by" not in plain.stdout
 
 
 def test_an_edited_catalog_leaves_the_schemas_to_wait_for_its_recapture(tmp_path: Path) -> None:
@@ -130,3 +130,35 @@ def test_an_edited_catalog_leaves_the_schemas_to_wait_for_its_recapture(tmp_path
     assert committed_catalogs(root) is None and schema_file_text("model", root) is None
     result = CliRunner().invoke(main, ["schema", "model", "--root", str(root)])
     assert result.exit_code == 1 and "edited after its capture" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["model", "host"])
+def test_ack_completes_exactly_the_codes_gen_check_lets_an_ack_name(kind: str) -> None:
+    """Every listed code is one an ack may name (no S020/S021), and every warning is listed."""
+    from generator import codes
+    from generator.errors import Position
+    from generator.load.acks import Ack
+    from generator.pipeline.acks import apply_acks
+    from generator.pipeline.fleet import _rule_codes
+
+    node = _schema(kind)["properties"]["ack"]["items"]["properties"]["code"]
+    listed = {o["const"]: o["description"] for o in node["anyOf"]}
+    assert "X160" in listed and "rule deprecated-choice-alias" in listed["X160"]
+    assert "F104" in listed and listed["F104"] == codes.lookup("F104").meaning
+    assert not {"P007", "X004", "S022"} & set(listed)  # errors, and the acks' own warning
+    rule_codes = _rule_codes(ROOT)
+    acks = [Ack(code, "why", f"{kind}s/x.yaml", Position(f"{kind}s/x.yaml", i + 1, 3)) for i, code in enumerate(listed)]
+    found = apply_acks({}, acks, rule_codes, complete=False).diagnostics
+    assert not [d for d in found if d.code in ("S020", "S021")], found
+    warnings = {c.code for c in codes.REGISTRY.values() if c.severity is codes.Severity.WARNING} - {"S022"}
+    warnings |= {c for c in rule_codes or () if codes.rule_code_severity(c) is codes.Severity.WARNING}
+    assert set(listed) == warnings
+
+
+def test_a_broken_rules_file_leaves_the_schemas_to_wait(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "catalogs", root / "catalogs")
+    (root / "catalogs" / "rules.yaml").write_text("rules: [\n")
+    assert schema_file_text("model", root) is None

@@ -17,8 +17,9 @@ from generator.load.files import read_file
 MAX_GENERATED_BYTES = 4 * 1024 * 1024  # the largest generated file, docs/manifests.md, is ~60 KB
 
 
-def generated_files(root: Path) -> dict[str, str]:
-    """Repository path -> the text gen generates for it."""
+def generated_files(root: Path, problems: list[Diagnostic] | None = None) -> dict[str, str]:
+    """Repository path -> the text gen generates for it; ``problems`` gets the positioned errors
+    of a source only a generated page reads (catalogs/coverage/<pin>.yaml: that page waits)."""
     from generator.cli.manifest_docs import DOCS_FILE, manifest_docs  # loads catalogs: only when asked
     from generator.cli.schema_pins import schema_file_text
     from generator.load.schema_json import SCHEMA_FILES
@@ -26,7 +27,9 @@ def generated_files(root: Path) -> dict[str, str]:
     schemas = {path: schema_file_text(kind, root) for kind, path in SCHEMA_FILES.items()}
     files = {path: text for path, text in schemas.items() if text is not None}  # None: a catalog is edited
     files[DOCS_FILE] = manifest_docs(root)
-    rules = _rules_docs(root)
+    rules, found = _rules_docs(root)
+    if problems is not None:
+        problems += found
     if rules is not None:
         files[RULES_DOCS_FILE] = rules
     from generator.cli.tables_docs import tables_docs  # reads the tables: only when asked
@@ -41,18 +44,22 @@ RULES_DOCS_FILE = "docs/rules.md"
 TABLES_DOCS_FILE = "docs/tables.md"  # cli/tables_docs.py
 
 
-def _rules_docs(root: Path) -> str | None:
-    """docs/rules.md, or None when the repository has no rules file of its own or it is broken
-    (gen check reports a broken rules file with its positions; the page waits for the fix)."""
-    from generator.cli.rules_docs import rules_docs
+def _rules_docs(root: Path) -> tuple[str | None, list[Diagnostic]]:
+    """docs/rules.md, or None when the repository has no rules file of its own or a source of
+    the page is broken (the page waits for the fix). A broken rules file is reported where the
+    rules are loaded; a broken catalogs/coverage/<pin>.yaml, which only the page reads, comes
+    back here with its positions, for gen check to report."""
+    from generator.cli.rules_docs import CoverageError, rules_docs
     from generator.sglang.datafiles import DataFileError
 
     if not (root / "catalogs" / "rules.yaml").is_file():
-        return None
+        return None, []
     try:
-        return rules_docs(root)
+        return rules_docs(root), []
+    except CoverageError as exc:
+        return None, list(exc.diagnostics)
     except DataFileError:
-        return None
+        return None, []
 
 
 def check_generated(root: Path) -> list[Diagnostic]:
@@ -60,7 +67,7 @@ def check_generated(root: Path) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     if not any((root / p).exists() for p in ("schemas", "docs/manifests.md", RULES_DOCS_FILE)):
         return out
-    for path, text in generated_files(root).items():
+    for path, text in generated_files(root, out).items():
         # Read like every other repository file: a regular file only, bounded. A pull request
         # can commit docs/manifests.md as a link to /dev/zero, which gen check read forever.
         data, problem = read_file(root / path, path, limit=max(MAX_GENERATED_BYTES, 2 * len(text)))

@@ -13,12 +13,13 @@ import json
 import re
 from pathlib import Path
 
-from ruamel.yaml import YAML
+from typing import Any
 
-from generator.errors import printable
-from generator.sglang.catalog import known_pins, read_data_text, version_key
+from generator.errors import Diagnostics, printable
+from generator.load.manifests import plain_data
+from generator.sglang.catalog import known_pins, version_key
+from generator.sglang.datafiles import DataFileError, load_data_file
 from generator.sglang.rules import PREDICATES, RULES_FILE, RuleSpec, load_rules
-from generator.sglang.rules.load import plain_data
 
 RULES_DOCS_FILE = "docs/rules.md"
 _INTRO = """\
@@ -56,17 +57,43 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+class CoverageError(DataFileError):
+    """A catalogs/coverage/<pin>.yaml is broken (its positioned Y/S diagnostics): docs/rules.md waits.
+
+    Only the page reads these files, so gen check reports them with the generated files;
+    a broken rules.yaml (a DataFileError too) is reported where the rules are loaded."""
+
+
+# One entry per SGLang check: the rule that mirrors it, or a waiver and its reason
+# (tests/test_coverage.py checks the ids, rules and waiver kinds against the inventory).
+COVERAGE_SCHEMA: dict[str, Any] = {
+    "checks": {"type": "dict", "required": True, "keysrules": {"type": "string", "empty": False},
+               "valuesrules": {"type": "dict", "schema": {"rule": {"type": "string", "empty": False},
+                                                          "waive": {"type": "string", "empty": False},
+                                                          "why": {"type": "string", "empty": False}}}},
+}
+
+
 def _covered(root: Path, pins: list[str]) -> dict[str, dict[str, list[str]]]:
-    """rule id -> pin -> the SGLang check ids coverage/<pin>.yaml gives it."""
+    """rule id -> pin -> the SGLang check ids coverage/<pin>.yaml gives it.
+
+    Read like every data file of catalogs/ (the one positioned loader, bounded, and a
+    schema): a broken file raises CoverageError with its positions, never a parser traceback."""
     out: dict[str, dict[str, list[str]]] = {}
+    diags = Diagnostics()
     for pin in pins:
         path = root / "catalogs" / "coverage" / f"{pin}.yaml"
         if not path.is_file():
             continue
-        data = YAML(typ="safe").load(read_data_text(path)) or {}
-        for check_id, entry in sorted((data.get("checks") or {}).items()):
-            if isinstance(entry, dict) and "rule" in entry:
-                out.setdefault(str(entry["rule"]), {}).setdefault(pin, []).append(str(check_id))
+        doc = load_data_file(path, COVERAGE_SCHEMA, diags, f"catalogs/coverage/{pin}.yaml")
+        if doc is None:
+            continue
+        for check_id, entry in sorted(plain_data(doc.data)["checks"].items()):
+            if "rule" in entry:
+                out.setdefault(entry["rule"], {}).setdefault(pin, []).append(check_id)
+    errors = [d for d in diags.items if d.is_error]
+    if errors:
+        raise CoverageError(errors)
     return out
 
 

@@ -35,8 +35,9 @@ def schema_command(kind: str | None, write: bool, root: Path) -> int:
     if kind is not None:
         text = schema_file_text(kind, root)
         if text is None:
-            out.fail("gen: a catalog of catalogs/sglang/ was edited after its capture: `gen check` says "
-                     "where; the schema completes the pins' values again once it is re-captured")
+            out.fail("gen: a catalog of catalogs/sglang/ was edited after its capture, or catalogs/rules.yaml "
+                     "is broken: `gen check` says where; the schema completes the pins' values and ack codes "
+                     "again once it is fixed")
             return ExitCode.FINDINGS
         out.data(text, nl=False)
         return ExitCode.OK

@@ -11,7 +11,9 @@ the host a model will run on, so the schema offers what the committed catalogs
   (``--speculative-algorithm`` of 0.5.23: "Builtins: EAGLE, ... Or any name registered")
   lists those and still takes any text;
 * ``args:`` (of a model and of a service) completes every flag of the pins, with its help,
-  except the flags a manifest key sets and those that carry a secret (K001).
+  except the flags a manifest key sets and those that carry a secret (K001);
+* ``ack:`` completes the codes an ack may name (every warning of the registry and of
+  ``catalogs/rules.yaml``), each with its meaning: exactly what ``gen check`` takes.
 
 The schema stays looser than ``gen check`` (never stricter): a value is listed when one
 committed pin accepts it, and ``gen check`` judges it against the host's own pin.
@@ -30,6 +32,7 @@ from generator.errors import GenError
 from generator.load.captured import digest_problem
 from generator.load.schema_docs import DOCS
 from generator.load.schema_json import json_schema
+from generator.pipeline.acks import acknowledgeable
 from generator.sglang.catalog import Action, Catalog, known_pins, load_catalog
 from generator.sglang.secret_flags import is_secret_action
 
@@ -147,12 +150,46 @@ def with_pin_completions(schema: dict[str, Any], kind: str, catalogs: Sequence[C
     return out
 
 
+def rule_warnings(root: Path) -> dict[str, str] | None:
+    """Warning code -> the rule's id, of ROOT's catalogs/rules.yaml ({} without one); None when
+    it is broken (gen check reports it; the schemas wait, as docs/rules.md does)."""
+    from generator.codes import Severity
+    from generator.sglang.datafiles import DataFileError
+    from generator.sglang.rules import load_rules
+
+    path = root / "catalogs" / "rules.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        return {r.code: r.id for r in load_rules(path) if r.severity is Severity.WARNING}
+    except (DataFileError, OSError):
+        return None
+
+
+def with_ack_codes(schema: dict[str, Any], kind: str, rules: dict[str, str]) -> dict[str, Any]:
+    """``schema`` (of ``kind``) with ``ack:``'s codes for editors to complete, each with its meaning."""
+    from generator import codes
+
+    node = _node(schema, f"{kind}.ack.code")
+    if node is None:
+        return schema
+    options = []
+    for code in acknowledgeable(rules):
+        found = codes.lookup(code)
+        meaning = f"rule {rules[code]} of catalogs/rules.yaml" if code in rules else (found.meaning if found else "")
+        options.append({"const": code, "description": meaning})
+    node["anyOf"] = options
+    return schema
+
+
 def schema_file_text(kind: str, root: Path) -> str | None:
     """``schemas/<kind>.schema.json`` of the repository at ROOT: the JSON Schema with the
-    completions of its committed pins, as indented JSON with a final newline (deterministic);
-    None while a catalog is edited after its capture (:func:`committed_catalogs`)."""
+    completions of its committed pins and ack codes, as indented JSON with a final newline
+    (deterministic); None while a catalog is edited after its capture (:func:`committed_catalogs`)
+    or catalogs/rules.yaml is broken (:func:`rule_warnings`)."""
     catalogs = committed_catalogs(root)
-    if catalogs is None:
+    rules = rule_warnings(root)
+    if catalogs is None or rules is None:
         return None
-    schema = with_pin_completions(json_schema(kind), kind, catalogs)
+    schema = with_ack_codes(with_pin_completions(json_schema(kind), kind, catalogs), kind, rules)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

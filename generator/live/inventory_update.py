@@ -34,6 +34,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from generator.errors import GenError
 from generator.live.facts import LiveFacts, normalize_bus
+from generator.load.manifests import plain_data
 from generator.load.resolve import MEMORY_AGREEMENT, Host
 
 # Indentation styles tried, in order, for the one that reproduces the file (mapping, sequence, offset).
@@ -92,17 +93,6 @@ def _flow(items: list[Any]) -> CommentedSeq:
     return seq
 
 
-def _plain(node: Any) -> Any:
-    """A ruamel node as plain data (for comparing what was written with what was read)."""
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, str):
-        return str(node)
-    return node
-
-
 class _Editor:
     """Assignments that touch a mapping only where the value differs, counted."""
 
@@ -112,7 +102,7 @@ class _Editor:
     def set(self, mapping: CommentedMap, key: str, value: Any, after: tuple[str, ...] = ()) -> None:
         """``mapping[key] = value`` unless equal; a new key goes after the first of ``after`` present."""
         if key in mapping:
-            if _plain(mapping[key]) != _plain(value):
+            if plain_data(mapping[key]) != plain_data(value):
                 mapping[key] = value
                 self.changes += 1
             return

@@ -230,3 +230,16 @@ def load_file(path: Path, display_path: str, diags: Diagnostics,
             diags.add(error)
         return None
     return load_bytes(data, display_path, diags, max_nodes)
+
+
+def plain_data(data: Any) -> Any:
+    """YAML data as plain dicts, lists and built-in scalars: ruamel's round-trip containers
+    and string types (``CommentedMap``, ``DoubleQuotedScalarString``) and tuples dropped,
+    keys as text. For comparing or printing what a file holds, whatever loaded it."""
+    if isinstance(data, dict):
+        return {str(k): plain_data(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [plain_data(v) for v in data]
+    if isinstance(data, str):
+        return str(data)
+    return data

@@ -47,6 +47,13 @@ class AckOutcome:
     matches: dict[Ack, int] = field(default_factory=dict)
 
 
+def acknowledgeable(rule_codes: Iterable[str]) -> list[str]:
+    """The codes an ``ack:`` may name: every registered warning but the acks' own, then the
+    warning codes of the rules (RULE_CODES, from catalogs/rules.yaml), each list sorted."""
+    known = sorted(c.code for c in codes.REGISTRY.values() if c.severity is Severity.WARNING and c.code not in _OWN)
+    return known + sorted({c for c in rule_codes if codes.rule_code_severity(c) is Severity.WARNING})
+
+
 def _known(code: str, rule_codes: frozenset[str] | None) -> codes.Code | None:
     found = codes.lookup(code)
     if found is not None and code.startswith("X") and rule_codes is not None and code not in rule_codes:
@@ -59,8 +66,7 @@ def _entry_findings(acks: Sequence[Ack], rule_codes: frozenset[str] | None) -> t
     out: list[Diagnostic] = []
     usable: list[Ack] = []
     seen: dict[tuple[str, str], Ack] = {}
-    known = sorted(c.code for c in codes.REGISTRY.values() if c.severity is Severity.WARNING and c.code not in _OWN)
-    known += sorted(c for c in rule_codes or () if codes.rule_code_severity(c) is Severity.WARNING)
+    known = acknowledgeable(rule_codes or ())
     for ack in acks:
         first = seen.get((ack.file, ack.code))
         if first is not None:

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from generator.plan.memory_defaults import DefaultInputs, resolve_defaults
+from generator.plan.memory_defaults import DefaultInputs, Flags, resolve_defaults
 from generator.plan.model_shape import ModelShape, model_shape, text_config
 
 GIB = 1 << 30
@@ -65,50 +65,6 @@ def nvlink_class(gpu_name: str) -> bool:
 def free_before_load_gib(memory_mib: int, ranks: int, nvlink: bool) -> float:
     """The assumed free memory of one rank before its weights load (see :data:`CUDA_CONTEXT_GIB`)."""
     return memory_mib / 1024 - CUDA_CONTEXT_GIB - (COMM_BUFFERS_GIB if ranks > 1 and nvlink else 0.0)
-
-
-@dataclass(frozen=True)
-class Flags:
-    """The service's SGLang settings that sizing reads (dest names; None: not given, SGLang decides)."""
-
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    dp_attention: bool = False
-    mem_fraction_static: float | None = None
-    chunked_prefill_size: int | None = None
-    max_prefill_tokens: int = 16384
-    cuda_graph_max_bs: int | None = None
-    cuda_graph_bs: tuple[int, ...] | None = None
-    disable_cuda_graph: bool = False
-    disable_cuda_graph_padding: bool = False
-    enable_piecewise_cuda_graph: bool = False
-    piecewise_cuda_graph_max_tokens: int | None = None
-    kv_cache_dtype: str = "auto"
-    dtype: str = "auto"
-    page_size: int = 1
-    context_length: int | None = None
-    max_running_requests: int | None = None
-    max_total_tokens: int | None = None
-    speculative_algorithm: str | None = None
-    speculative_num_draft_tokens: int | None = None
-    speculative_num_steps: int | None = None
-    speculative_eagle_topk: int | None = None
-    mamba_full_memory_ratio: float = 0.9
-    max_mamba_cache_size: int | None = None
-    mamba_ssm_dtype: str | None = None
-    disable_radix_cache: bool = False
-    swa_full_tokens_ratio: float = 0.8
-    disable_hybrid_swa_memory: bool = False
-    deepep: bool = False
-    attention_backend: str | None = None
-    nsa_trtllm: bool = False  # 0.5.9: --nsa-prefill-backend or --nsa-decode-backend trtllm (the MLA row unpadded)
-    enable_multimodal: bool | None = None  # --enable-multimodal (None: SGLang's default for the architecture)
-
-    @property
-    def attn_tp(self) -> int:
-        """``get_attention_tp_size``: TP ranks sharing one attention replica."""
-        return self.tp // self.dp if self.dp_attention and self.dp > 1 else self.tp
 
 
 @dataclass(frozen=True)
@@ -411,16 +367,8 @@ class Fit:
 
 def _defaults(pin: str, mib: int, flags: Flags, shape: ModelShape | None) -> Any:
     return resolve_defaults(pin, DefaultInputs(
-        gpu_memory_mib=mib, tp=flags.tp, pp=flags.pp, dp=flags.dp, dp_attention=flags.dp_attention,
-        chunked_prefill_size=flags.chunked_prefill_size, max_prefill_tokens=flags.max_prefill_tokens,
-        cuda_graph_max_bs=flags.cuda_graph_max_bs, cuda_graph_bs=flags.cuda_graph_bs,
-        disable_cuda_graph=flags.disable_cuda_graph, disable_cuda_graph_padding=flags.disable_cuda_graph_padding,
-        enable_piecewise_cuda_graph=flags.enable_piecewise_cuda_graph,
-        piecewise_cuda_graph_max_tokens=flags.piecewise_cuda_graph_max_tokens,
-        speculative_algorithm=flags.speculative_algorithm, max_running_requests=flags.max_running_requests,
-        mem_fraction_static=flags.mem_fraction_static, mla=bool(shape and shape.mla),
-        multimodal=bool(shape and shape.multimodal), vision_layers=shape.vision_layers if shape else None,
-        vision_hidden=shape.vision_hidden if shape else None, deepep=flags.deepep))
+        gpu_memory_mib=mib, flags=flags, mla=bool(shape and shape.mla), multimodal=bool(shape and shape.multimodal),
+        vision_layers=shape.vision_layers if shape else None, vision_hidden=shape.vision_hidden if shape else None))
 
 
 def budget(pin: str, charged_bytes: float, gpu_memory_mib: int, flags: Flags, nvlink: bool = False,

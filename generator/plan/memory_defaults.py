@@ -6,6 +6,9 @@ of 0.5.23 (``arg_groups/memory_hook.py``). SGLang reads the GPU's capacity from
 ``nvidia-smi --query-gpu=memory.total`` in MiB, which is the inventory's
 ``gpus[].memory_mib``. ``tests/test_memory_oracle.py`` runs SGLang's own resolution in the
 pinned venvs with that capacity patched in and compares every field this module returns.
+
+:class:`Flags`, the service's settings that memory sizing reads, is defined here, the lower
+of the two modules: :mod:`generator.plan.memory` sizes from the same object.
 """
 
 from __future__ import annotations
@@ -22,30 +25,59 @@ _TIERS: dict[str, tuple[tuple[float, int, int, int], ...]] = {
 
 
 @dataclass(frozen=True)
-class DefaultInputs:
-    """The flags and model facts SGLang's memory defaults read (None: the flag was not given)."""
+class Flags:
+    """The service's SGLang settings that sizing reads (dest names; None: not given, SGLang decides)."""
 
-    gpu_memory_mib: int
     tp: int = 1
     pp: int = 1
     dp: int = 1
     dp_attention: bool = False
+    mem_fraction_static: float | None = None
     chunked_prefill_size: int | None = None
     max_prefill_tokens: int = 16384
     cuda_graph_max_bs: int | None = None
     cuda_graph_bs: tuple[int, ...] | None = None
     disable_cuda_graph: bool = False
     disable_cuda_graph_padding: bool = False
-    enable_piecewise_cuda_graph: bool = False  # 0.5.9
-    piecewise_cuda_graph_max_tokens: int | None = None  # 0.5.9
-    speculative_algorithm: str | None = None
+    enable_piecewise_cuda_graph: bool = False
+    piecewise_cuda_graph_max_tokens: int | None = None
+    kv_cache_dtype: str = "auto"
+    dtype: str = "auto"
+    page_size: int = 1
+    context_length: int | None = None
     max_running_requests: int | None = None
-    mem_fraction_static: float | None = None
+    max_total_tokens: int | None = None
+    speculative_algorithm: str | None = None
+    speculative_num_draft_tokens: int | None = None
+    speculative_num_steps: int | None = None
+    speculative_eagle_topk: int | None = None
+    mamba_full_memory_ratio: float = 0.9
+    max_mamba_cache_size: int | None = None
+    mamba_ssm_dtype: str | None = None
+    disable_radix_cache: bool = False
+    swa_full_tokens_ratio: float = 0.8
+    disable_hybrid_swa_memory: bool = False
+    deepep: bool = False
+    attention_backend: str | None = None
+    nsa_trtllm: bool = False  # 0.5.9: --nsa-prefill-backend or --nsa-decode-backend trtllm (the MLA row unpadded)
+    enable_multimodal: bool | None = None  # --enable-multimodal (None: SGLang's default for the architecture)
+
+    @property
+    def attn_tp(self) -> int:
+        """``get_attention_tp_size``: TP ranks sharing one attention replica."""
+        return self.tp // self.dp if self.dp_attention and self.dp > 1 else self.tp
+
+
+@dataclass(frozen=True)
+class DefaultInputs:
+    """What SGLang's memory defaults read: the GPU's memory, the service's flags, the model's shape."""
+
+    gpu_memory_mib: int
+    flags: Flags = Flags()
     mla: bool = False
     multimodal: bool = False
     vision_layers: int | None = None
     vision_hidden: int | None = None
-    deepep: bool = False  # --moe-a2a-backend deepep
 
 
 @dataclass(frozen=True)
@@ -100,14 +132,14 @@ def _vlm_factor(inputs: DefaultInputs) -> float:
 def resolve_defaults(pin: str, inputs: DefaultInputs) -> Defaults:
     """SGLang ``pin``'s chunked prefill size, CUDA graph batch size and mem_fraction_static."""
     mib = inputs.gpu_memory_mib
-    chunk_default, bs_default = _tier(pin, mib, inputs.tp)
-    chunk = inputs.chunked_prefill_size if inputs.chunked_prefill_size is not None else chunk_default
-    max_bs = inputs.cuda_graph_max_bs if inputs.cuda_graph_max_bs is not None else bs_default
-    speculative = inputs.speculative_algorithm is not None
-    if pin != "0.5.9" and inputs.cuda_graph_max_bs is None and inputs.max_running_requests is not None:
-        max_bs = min(max_bs, inputs.max_running_requests)  # a default max_bs never exceeds the running limit
-    if inputs.cuda_graph_bs:
-        max_bs = max(inputs.cuda_graph_bs)
+    chunk_default, bs_default = _tier(pin, mib, inputs.flags.tp)
+    chunk = inputs.flags.chunked_prefill_size if inputs.flags.chunked_prefill_size is not None else chunk_default
+    max_bs = inputs.flags.cuda_graph_max_bs if inputs.flags.cuda_graph_max_bs is not None else bs_default
+    speculative = inputs.flags.speculative_algorithm is not None
+    if pin != "0.5.9" and inputs.flags.cuda_graph_max_bs is None and inputs.flags.max_running_requests is not None:
+        max_bs = min(max_bs, inputs.flags.max_running_requests)  # a default max_bs never exceeds the running limit
+    if inputs.flags.cuda_graph_bs:
+        max_bs = max(inputs.flags.cuda_graph_bs)
     if pin == "0.5.9":
         reserved = _reserved_0_5_9(inputs, chunk, max_bs)
     else:
@@ -115,49 +147,49 @@ def resolve_defaults(pin: str, inputs: DefaultInputs) -> Defaults:
     fraction = round((mib - reserved) / mib, 3)
     if inputs.multimodal:
         fraction = fraction * _vlm_factor(inputs)
-    chosen = inputs.mem_fraction_static if inputs.mem_fraction_static is not None else fraction
-    final_chunk = chunk // inputs.dp if inputs.dp_attention and inputs.dp > 1 else chunk
+    chosen = inputs.flags.mem_fraction_static if inputs.flags.mem_fraction_static is not None else fraction
+    final_chunk = chunk // inputs.flags.dp if inputs.flags.dp_attention and inputs.flags.dp > 1 else chunk
     del speculative
-    return Defaults(chosen, inputs.mem_fraction_static is None, final_chunk, max_bs, reserved, fraction)
+    return Defaults(chosen, inputs.flags.mem_fraction_static is None, final_chunk, max_bs, reserved, fraction)
 
 
 def _reserved_0_5_9(inputs: DefaultInputs, chunk: int, max_bs: int) -> float:
     reserved: float = 512
-    reserved += max(chunk if chunk > 0 else inputs.max_prefill_tokens, 2048) * 1.5
+    reserved += max(chunk if chunk > 0 else inputs.flags.max_prefill_tokens, 2048) * 1.5
     reserved += max_bs * 2
-    reserved += inputs.tp * inputs.pp / 8 * 1024
-    if inputs.dp_attention and inputs.dp > 1:
-        reserved += max_bs * inputs.dp * 3
+    reserved += inputs.flags.tp * inputs.flags.pp / 8 * 1024
+    if inputs.flags.dp_attention and inputs.flags.dp > 1:
+        reserved += max_bs * inputs.flags.dp * 3
         if max_bs > 300:
-            reserved += max_bs * inputs.dp * 1.5
-    if inputs.enable_piecewise_cuda_graph:
-        limit = inputs.piecewise_cuda_graph_max_tokens or (2048 if inputs.mla else chunk)
+            reserved += max_bs * inputs.flags.dp * 1.5
+    if inputs.flags.enable_piecewise_cuda_graph:
+        limit = inputs.flags.piecewise_cuda_graph_max_tokens or (2048 if inputs.mla else chunk)
         reserved += len(piecewise_tokens(limit)) * 8
     if inputs.gpu_memory_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if inputs.speculative_algorithm == "STANDALONE":
+    if inputs.flags.speculative_algorithm == "STANDALONE":
         reserved += 6 * 1024
-    elif inputs.speculative_algorithm is not None and inputs.speculative_algorithm != "NGRAM":
+    elif inputs.flags.speculative_algorithm is not None and inputs.flags.speculative_algorithm != "NGRAM":
         reserved += 2 * 1024
     return reserved
 
 
 def _reserved_0_5_23(inputs: DefaultInputs, chunk: int, max_bs: int) -> float:
     reserved: float = 512
-    reserved += max(chunk if chunk > 0 else inputs.max_prefill_tokens, 2048) * 1.5
-    reserved += inputs.tp * inputs.pp / 8 * 1024
+    reserved += max(chunk if chunk > 0 else inputs.flags.max_prefill_tokens, 2048) * 1.5
+    reserved += inputs.flags.tp * inputs.flags.pp / 8 * 1024
     graph: float = 0
-    if not inputs.disable_cuda_graph:
+    if not inputs.flags.disable_cuda_graph:
         graph += max_bs * 2
-    if inputs.dp_attention and inputs.dp > 1:
-        graph += max_bs * inputs.dp * 3
+    if inputs.flags.dp_attention and inputs.flags.dp > 1:
+        graph += max_bs * inputs.flags.dp * 3
         if max_bs > 300:
-            graph += max_bs * inputs.dp * 1.5
+            graph += max_bs * inputs.flags.dp * 1.5
     # The prefill CUDA graph is off by default in 0.5.23 (cuda_graph_config.prefill.backend
     # 'disabled'), so its len(bs) * 8 MiB (1.5 GiB for MLA) term does not apply.
     reserved += graph
     if inputs.gpu_memory_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if inputs.deepep and not inputs.disable_cuda_graph:
+    if inputs.flags.deepep and not inputs.flags.disable_cuda_graph:
         reserved += 2 * 1024
     return reserved

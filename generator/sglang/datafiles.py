@@ -35,13 +35,15 @@ def display_path(path: Path) -> str:
     return str(path)
 
 
-def load_data_file(path: Path, schema: dict[str, Any], diags: Diagnostics) -> Document | None:
-    """Load ``path`` with positions and validate it; None when it has an error.
+def load_data_file(path: Path, schema: dict[str, Any], diags: Diagnostics,
+                   display: str | None = None) -> Document | None:
+    """Load ``path`` with positions and validate it; None when it has an error. ``display``:
+    the path diagnostics name (default :func:`display_path`).
 
     A data file of gen's own catalogs may hold more values than a manifest (MAX_DATA_NODES):
     rules.yaml grows with every rule.
     """
-    doc = load_file(path, display_path(path), diags, MAX_DATA_NODES)
+    doc = load_file(path, display or display_path(path), diags, MAX_DATA_NODES)
     if doc is None:
         return None
     if not validate(doc, schema, diags):

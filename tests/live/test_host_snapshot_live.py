@@ -26,6 +26,7 @@ from generator.load.resolve import host_from_doc
 from .deploy import ALIAS, MACHINE, PYTHON_MINOR, STANDINS, TORCH_BUILD, push, sh, standin_sysfs, standin_torch, \
     write_ssh_config
 from .host import TestHost
+from .standins.provision import nvidia_smi_files
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ class Standin:
 def standin(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standin]:
     """Stand-in nvidia-smi, torch venv and sysfs for llm-two; the sysfs mounts are undone at the end."""
     tmp = tmp_path_factory.mktemp("host-snapshot")
-    push(test_host, {"/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
+    push(test_host, nvidia_smi_files() | {
                      f"{VENV}/pyvenv.cfg": (b"home = /usr/bin\ninclude-system-site-packages = false\n", 0o644),
                      TORCH_BUILD: (json.dumps(TORCH).encode(), 0o644)} | standin_torch(VENV))
     sh(test_host, f"mkdir -p {VENV}/bin {VENV}/lib/python{PYTHON_MINOR}/site-packages; "

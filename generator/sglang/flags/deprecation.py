@@ -7,6 +7,7 @@ from generator.errors import Position
 from generator.sglang.flags.args import Resolved
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.text import did_you_mean
+from generator.sglang.flags.values import rendered_as
 from generator.sglang.sense import opposite_sense
 
 
@@ -44,11 +45,10 @@ def undeprecate(ctx: Context, resolved: Resolved, written: str, pos: Position) -
     )
     if one_to_one:
         assert target is not None
-        ctx.diags.warning(
-            pos, "F104",
-            f"'{written}' is deprecated in SGLang {pin}; rendered as '{target.canonical}'",
-            hint)
-        return Resolved(target, target.canonical, resolved.value)
+        successor = Resolved(target, target.canonical, resolved.value)
+        ctx.diags.warning(pos, "F104", f"'{written}' is deprecated in SGLang {pin}; {rendered_as(successor)}",
+                          hint)
+        return successor
     ctx.diags.warning(pos, "F104", f"'{written}' is deprecated in SGLang {pin}{use}{said}",
                        hint)
     return resolved

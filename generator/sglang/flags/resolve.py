@@ -14,6 +14,7 @@ from generator.sglang.flags.args import Arg, ArgValue, Resolved
 from generator.sglang.flags.context import Context
 from generator.sglang.flags.history import report_not_in_pin, report_unknown
 from generator.sglang.flags.text import closest, dashed, describe, did_you_mean
+from generator.sglang.flags.values import rendered_as
 
 
 def resolve(ctx: Context, arg: Arg) -> Resolved | None:
@@ -66,14 +67,14 @@ def _resolve_written(ctx: Context, arg: Arg, name: str, value: ArgValue) -> Reso
     cat = ctx.catalog
     action = cat.by_option(name)
     if action is not None:
+        resolved = Resolved(action, name, value)
         if name not in (action.canonical, action.negative):
             ctx.diags.warning(
                 arg.pos, "F102",
-                f"'{name}' is an alias of '{action.canonical}'; "
-                f"rendered as '{action.canonical}'",
+                f"'{name}' is an alias of '{action.canonical}'; {rendered_as(resolved)}",
                 did_you_mean([action.canonical]),
             )
-        return Resolved(action, name, value)
+        return resolved
     tuples = cat.prefix_tuples(name)
     if tuples and _renamed_into_prefix(ctx, arg, name, tuples):
         return None
@@ -81,14 +82,17 @@ def _resolve_written(ctx: Context, arg: Arg, name: str, value: ArgValue) -> Reso
         action, matched, _ = tuples[0]
         of = f"'{matched}'" if matched == action.canonical else (
             f"'{matched}', an alias of '{action.canonical}'")
+        # The hint spells out the form written; the message names what is rendered, which
+        # differs for a switch written false ("--no-enable-ov: false" is "--enable-overlap").
         shown = action.negative if matched == action.negative else action.canonical
+        resolved = Resolved(action, matched, value)
         ctx.diags.warning(
             arg.pos, "F101",
-            f"'{name}' is an abbreviation of {of}; rendered as '{shown}' "
+            f"'{name}' is an abbreviation of {of}; {rendered_as(resolved)} "
             f"(abbreviations break when SGLang adds a flag with the same prefix)",
             did_you_mean([shown]),
         )
-        return Resolved(action, matched, value)
+        return resolved
     if len(tuples) > 1:
         # argparse's own wording: "ambiguous option: X could match A, B".
         matches = ", ".join(opt for _, opt, _ in sorted(tuples, key=lambda t: t[1]))
@@ -100,9 +104,9 @@ def _resolve_written(ctx: Context, arg: Arg, name: str, value: ArgValue) -> Reso
         )
         return None
     if "_" in name:
-        resolved = _resolve_underscored(ctx, name, value, arg.pos)
-        if resolved is not None:
-            return resolved
+        underscored = _resolve_underscored(ctx, name, value, arg.pos)
+        if underscored is not None:
+            return underscored
     report_unknown(ctx, arg, name)
     return None
 
@@ -142,13 +146,14 @@ def _resolve_underscored(ctx: Context, name: str, value: ArgValue, pos: Position
             return None
         action, matched, _ = tuples[0]
     shown = action.negative if matched == action.negative else action.canonical
+    resolved = Resolved(action, matched, value)
     ctx.diags.warning(
         pos, "F103",
         f"'{name}' is written with underscores, which SGLang's parser does not accept; "
-        f"rendered as '{shown}'",
+        f"{rendered_as(resolved)}",
         did_you_mean([shown]),
     )
-    return Resolved(action, matched, value)
+    return resolved
 
 
 def _resolve_dest(ctx: Context, arg: Arg) -> Resolved | None:

@@ -91,6 +91,13 @@ def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
             f"write true to pass it or false to leave it out",
         )
         return None
+    return _switch_words(resolved, value)
+
+
+def _switch_words(resolved: Resolved, value: bool) -> tuple[str, ...]:
+    """A switch's words for ``true``/``false``: ``--no-x: false`` and ``--x: false`` of a
+    BooleanOptional flip to the other form; ``false`` of any other switch leaves it out."""
+    action = resolved.action
     negated = resolved.matched == action.negative and action.negative is not None
     if action.kind == "boolean_optional" and action.negative:
         on = value != negated
@@ -99,6 +106,19 @@ def _render_switch(diags: Diagnostics, resolved: Resolved, written: str,
         # "--no-x: true" of a BooleanOptional whose negative form the catalog lacks.
         return (resolved.matched,) if value else ()
     return (action.canonical,) if value else ()
+
+
+def rendered_as(resolved: Resolved) -> str:
+    """What :func:`render` makes of ``resolved``, for the messages that say it (F101-F104):
+    ``rendered as '--x'``, or that the value leaves the flag out. A written ``--no-x: false``
+    is rendered ``--x``, so the message names that, never the form written."""
+    action, value = resolved.action, resolved.value
+    if isinstance(value, str) and action.nargs == 0 and value.lower() in _SWITCH_WORDS:
+        value = _SWITCH_WORDS[value.lower()]
+    if value is None or action.nargs == 0 and isinstance(value, bool):
+        words = () if value is None else _switch_words(resolved, value)
+        return f"rendered as '{words[0]}'" if words else "left out (its value turns the flag off)"
+    return f"rendered as '{action.canonical}'"
 
 
 def _render_valued(diags: Diagnostics, action: Action, value: ArgValue, written: str,

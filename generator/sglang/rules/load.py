@@ -13,7 +13,7 @@ from typing import Any
 
 from generator.codes import REGISTRY, rule_code_severity
 from generator.errors import Diagnostics, Severity
-from generator.load.manifests import Document
+from generator.load.manifests import Document, plain_data
 from generator.sglang.catalog import Catalog, tables_dir
 from generator.sglang.datafiles import RULES_SCHEMA, load_data_file, raise_if_errors
 from generator.sglang.rules.fields import Fields, predicate_fields, resolved_item_fields
@@ -128,15 +128,6 @@ def _when(doc: Document, at: tuple[Any, ...], item: dict[str, Any], diags: Diagn
                     f"rule '{item['id']}': a declarative rule names the settings to blame (blame: [...])")
         return None
     return When(test, tuple(item["blame"]), plain_data(item["when"]))
-
-
-def plain_data(data: Any) -> Any:
-    """A YAML condition as plain lists and dicts (ruamel's commented containers dropped)."""
-    if isinstance(data, dict):
-        return {str(k): plain_data(v) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [plain_data(v) for v in data]
-    return data
 
 
 # The fields a declarative rule's texts can use (a predicate's rule may use its own fields too).

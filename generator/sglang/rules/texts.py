@@ -17,7 +17,6 @@ rule's ``message`` and ``fix``, every text under its ``checks``, and every text 
 
 from __future__ import annotations
 
-import functools
 import re
 import string
 from collections.abc import Iterator, Mapping
@@ -28,7 +27,6 @@ TEMPLATE_SECTIONS = frozenset({"checks", "items"})  # every string below them is
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)?$")
 
 
-@functools.lru_cache(maxsize=4096)  # every service a rule fires on formats the same few texts
 def template_problem(text: str) -> str | None:
     """Why ``text`` is not a template of named placeholders, or None."""
     try:

@@ -30,6 +30,7 @@ SITE = f"{VENV}/lib/python{PYTHON_MINOR}/site-packages"
 MODEL_DIR = "/shared/models/standin-llama"
 DRAFT_DIR = "/shared/models/standin-llama-eagle3"
 GPUS_CSV = "/etc/standin-nvidia-smi/gpus.csv"
+NVIDIA_SMI_CAPTURES = "/usr/local/lib/standin-nvidia-smi/nvidia_smi_outputs.py"  # standin_nvidia_smi.CAPTURES
 LOAD_SECONDS_FILE = "/etc/standin-sglang/load-seconds"  # the stand-in's time to become healthy
 NVIDIA_MAJOR, UVM_MAJOR = 195, 511
 NODES = {"/dev/nvidia0": (NVIDIA_MAJOR, 0), "/dev/nvidiactl": (NVIDIA_MAJOR, 255),
@@ -59,6 +60,12 @@ def model_files() -> Files:
         return _tree(write_model(Path(tmp) / "m"), MODEL_DIR) | _tree(write_eagle3_draft(Path(tmp) / "d"), DRAFT_DIR)
 
 
+def nvidia_smi_files() -> Files:
+    """The stand-in nvidia-smi, and the real captures it prints the ``topo -m`` legend from."""
+    return {"/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
+            NVIDIA_SMI_CAPTURES: ((ROOT / "tests" / "nvidia_smi_outputs.py").read_bytes(), 0o644)}
+
+
 def standin_files(pin: str, version: str, gpus_csv: str) -> Files:
     """The stand-in venv (parsing with catalogs/sglang/PIN.json), nvidia-smi, its GPU list and the fake model."""
     files: Files = {
@@ -68,10 +75,9 @@ def standin_files(pin: str, version: str, gpus_csv: str) -> Files:
         f"{SITE}/sglang/srt/__init__.py": (b'"""STAND-IN sglang.srt for the live tests."""\n', 0o644),
         f"{SITE}/sglang/srt/server_args.py": ((STANDINS / "standin_server_args.py").read_bytes(), 0o644),
         f"{SITE}/standin_catalog.json": ((ROOT / "catalogs" / "sglang" / f"{pin}.json").read_bytes(), 0o644),
-        "/usr/local/bin/nvidia-smi": ((STANDINS / "standin_nvidia_smi.py").read_bytes(), 0o755),
         GPUS_CSV: (gpus_csv.encode(), 0o644),
     }
-    return files | dist_info(version) | model_files()
+    return files | nvidia_smi_files() | dist_info(version) | model_files()
 
 
 def tar_stream(files: Files) -> bytes:

@@ -31,6 +31,7 @@ with the stand-in's default figures. No data file is "No devices were found", ex
 real tool does without a driver.
 """
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -38,17 +39,18 @@ from pathlib import Path
 MACHINE = Path("/etc/standin-nvidia-smi/machine.json")
 GPUS_CSV = Path("/etc/standin-nvidia-smi/gpus.csv")
 FIELDS = ("index", "name", "pci.bus_id", "memory.total", "compute_cap", "driver_version")
-LEGEND = """
-Legend:
+# The legend nvidia-smi prints after ``topo -m``: the real capture's, from
+# tests/nvidia_smi_outputs.py (provision.py installs it in CAPTURES on the test host).
+CAPTURES = Path("/usr/local/lib/standin-nvidia-smi/nvidia_smi_outputs.py")
 
-  X    = Self
-  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
-  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
-  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
-  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
-  PIX  = Connection traversing at most a single PCIe bridge
-  NV#  = Connection traversing a bonded set of # NVLinks
-"""
+
+def _legend() -> str:
+    here = Path(__file__).resolve().parents[2] / "nvidia_smi_outputs.py"  # tests/, in a checkout
+    spec = importlib.util.spec_from_file_location("nvidia_smi_outputs", CAPTURES if CAPTURES.exists() else here)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TOPO_LEGEND
 
 
 def _gpus(machine: dict) -> list:
@@ -90,7 +92,7 @@ def topology(machine: dict) -> str:
         cells = [" X " if c == "X" else c for c in machine["links"][i]]
         rows.append(f"GPU{i}\t" + "\t".join(cells) + f"\t{gpu.get('cpu_affinity', 'N/A')}"
                     f"\t{gpu.get('numa_affinity', 'N/A')}\t\tN/A")
-    return "\n".join(rows) + "\n" + LEGEND
+    return "\n".join(rows) + "\n" + _legend()
 
 
 def summary(machine: dict) -> str:
