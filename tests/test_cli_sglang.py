@@ -56,11 +56,12 @@ def test_diff_header_counts_agree_with_the_sections() -> None:
 def test_diff_used_marks_the_flags_the_repo_renders() -> None:
     r = gen("sglang", "diff", "0.5.9", "0.5.23", "--used", "--root", str(ROOT))
     assert r.exit_code == 0
-    assert "; 4 of them used here" in r.stdout.splitlines()[0]
+    assert "; 5 of them used here" in r.stdout.splitlines()[0]
     assert ("  * --tp-size  [used by gpu-a/deepseek, gpu-b/deepseek, llm-two-full/kimi, llm-two/qwen]"
             in r.stdout.splitlines())
     marked = [ln for ln in r.stdout.splitlines() if "[used by" in ln]
-    assert len(marked) == 4
+    assert len(marked) == 5
+    assert "  * --attention-backend  [used by llm-two/qwen]" in r.stdout.splitlines()
     plain = gen("sglang", "diff", "0.5.9", "0.5.23", "--root", str(ROOT))
     assert "[used by" not in plain.stdout
 

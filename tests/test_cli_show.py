@@ -32,25 +32,31 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
                          "reads it to size the KV cache); `gen model snapshot --model qwen3.5-122b-a10b` from the "
                          "checkpoint itself captures its full config.json), reserve 14.2 GiB; mem_fraction_static 0.85 "
                          "(SGLang's default 0.833)")
-    # What SGLang 0.5.9 picks itself on the RTX PRO 6000's compute capability 12.0 (the manifest writes no
-    # attention backend): its own choice per architecture, as `gen sglang snapshot` captured it.
-    assert lines[-1] == ("    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend "
-                         "flashinfer for an MHA model (Llama) and a hybrid linear-attention model (Qwen3-Next); "
-                         "triton for an MLA model (DeepSeek-V3), moe runner backend auto (the MoE layer's own choice "
-                         "at load)")
+    # The manifest writes triton (0.5.9's own pick, flashinfer, is refused for this hybrid model: G015)
+    assert lines[-1] == ("    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend as written "
+                         "(attention_backend triton), moe runner backend auto (the MoE layer's own choice at load)")
 
 
-def test_show_says_a_written_backend_is_taken_as_written(repo_copy: Path) -> None:
+def test_show_says_what_the_pin_picks_when_nothing_is_written(repo_copy: Path) -> None:
+    """Without the seed's --attention-backend: what the pin picks itself on the RTX PRO 6000's compute
+    capability 12.0, per architecture, as `gen sglang snapshot` captured it. On SGLang 0.5.23, whose
+    registry allows its pick for the hybrid model (0.5.9's is refused: G015, and gen show stops there)."""
     manifest = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
-    manifest.write_text(manifest.read_text() + "args:\n  --attention-backend: triton\n")
+    text = manifest.read_text()
+    assert text.count("args:\n  --attention-backend: triton\n") == 1
+    manifest.write_text(text.replace("args:\n  --attention-backend: triton\n", ""))
+    host = repo_copy / "hosts" / "llm-two.yaml"
+    host.write_text(host.read_text().replace('pin: "0.5.9"', 'pin: "0.5.23"'))
     result = _gen("show", "--host", "llm-two", "--root", str(repo_copy))
-    assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[-1] == (
-        "    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend as written "
-        "(attention_backend triton), moe runner backend auto (the MoE layer's own choice at load)")
+        "    SGLang 0.5.23 picks on compute capability 12.0 (torch CUDA 12.8): attention backend "
+        "flashinfer for an MHA model (Llama) and a hybrid linear-attention model (Qwen3-Next); "
+        "triton for an MLA model (DeepSeek-V3), moe runner backend auto (the MoE layer's own choice "
+        "at load)"), result.stdout + result.stderr
     doc = json.loads(_gen("show", "--host", "llm-two", "--format", "json", "--root", str(repo_copy)).stdout)
     attention = doc["services"][0]["sglang_picks"]["settings"]["attention_backend"]
-    assert attention == {"written": {"attention_backend": "triton"}, "picked": None}
+    assert attention == {"written": None, "picked": {"DeepseekV3ForCausalLM": "triton", "LlamaForCausalLM": "flashinfer",
+                                                     "Qwen3NextForCausalLM": "flashinfer"}}
 
 
 def test_show_json(repo_root: Path) -> None:
@@ -72,9 +78,7 @@ def test_show_json(repo_root: Path) -> None:
     assert memory["max_total_num_tokens"] is None and memory["skipped"] == (
         "the snapshot's config.json has no number 'num_attention_heads' (SGLang reads it to size the KV cache)")
     assert svc["sglang_picks"] == {"compute_cap": "12.0", "torch_cuda": "12.8", "settings": {
-        "attention_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "triton",
-                                                          "LlamaForCausalLM": "flashinfer",
-                                                          "Qwen3NextForCausalLM": "flashinfer"}},
+        "attention_backend": {"written": {"attention_backend": "triton"}, "picked": None},
         "moe_runner_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "auto",
                                                            "LlamaForCausalLM": "auto",
                                                            "Qwen3NextForCausalLM": "auto"}}}}

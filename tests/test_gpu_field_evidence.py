@@ -42,7 +42,7 @@ def test_the_18_failures_are_all_there_once() -> None:
 def test_each_case_gets_exactly_the_g_codes_named(failure: dict[str, Any]) -> None:
     case = failure["case"]
     assert case["gpu"] in GPUS
-    found = [c for c in _codes(case["pin"], case["argv"], {}, case["gpu"]) if c.startswith("G")]
+    found = [c for c in _codes(case["pin"], case["argv"], {}, case["gpu"], case.get("model")) if c.startswith("G")]
     assert found == failure["caught_by"]
 
 

@@ -8,12 +8,14 @@ devices file); without it every G rule is silent.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from rule_tables.gpu_facts import GPU_ROWS, GPUS
+from rule_tables.gpu_facts import GPU_MODEL_ROWS, GPU_ROWS, GPUS
 
+from generator.checkpoint.facts import CheckpointFacts
 from generator.cli.main import main
 from generator.load.resolve import Gpu, HostFacts
 from generator.sglang.catalog import Catalog, load_catalog
@@ -35,9 +37,14 @@ def _settings(catalog: Catalog, argv: list[str], env: dict[str, str], gpu: str |
     return dataclasses.replace(settings, gpu=gpu_facts(gpus, facts, catalog.source_file))
 
 
-def _codes(pin: str, argv: list[str], env: dict[str, str], gpu: str | None) -> list[str]:
+def _codes(pin: str, argv: list[str], env: dict[str, str], gpu: str | None, model: str | None = None) -> list[str]:
+    """Every rule code that fires; ``model`` names a snapshot of catalogs/models/ (the service's checkpoint)."""
     catalog = load_catalog(ROOT, pin)
-    return [f.rule.code for f in evaluate(_settings(catalog, argv, env, gpu), load_rules(rules_path(catalog)))]
+    settings = _settings(catalog, argv, env, gpu)
+    if model is not None:
+        data = json.loads((ROOT / "catalogs" / "models" / f"{model}.json").read_text(encoding="utf-8"))
+        settings = dataclasses.replace(settings, model=CheckpointFacts(data["checkpoint"]))
+    return [f.rule.code for f in evaluate(settings, load_rules(rules_path(catalog)))]
 
 
 @pytest.mark.parametrize(("pin", "argv", "env", "gpu", "expected"), GPU_ROWS,
@@ -58,7 +65,8 @@ def test_every_gpu_rule_fires_and_stays_quiet_on_each_of_its_pins() -> None:
             if not rule.versions.contains(tuple(int(x) for x in pin.split("."))):
                 assert not any(rule.code in r[4] for r in GPU_ROWS if r[0] == pin), (rule.code, pin)
                 continue
-            rows = [r for r in GPU_ROWS if r[0] == pin]
+            rows = [r for r in GPU_ROWS if r[0] == pin] + [
+                (p, argv, {}, gpu, ["G015"] if fires else []) for p, argv, gpu, _model, fires in GPU_MODEL_ROWS if p == pin]
             assert any(rule.code in r[4] for r in rows), (rule.code, pin, "no row where it fires")
             assert any(rule.code not in r[4] for r in rows), (rule.code, pin, "no row where it is quiet")
 
@@ -88,7 +96,7 @@ def test_without_compute_cap_the_same_case_passes(repo_copy: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert "G002" not in result.output, result.output
     notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: GPU")]
-    assert notes == ["gen: note: GPU capability checks (G001-G014: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache "
+    assert notes == ["gen: note: GPU capability checks (G001-G015: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache "
                      "dtypes, quantization minimum capability, the attention backend registry, the host torch's "
                      "kernels, SGLang's SM90/SM100/SM120-only features) skipped on gpu-a, gpu-b: GPUs without "
                      "compute_cap (`gen host snapshot NAME` captures it)"], result.stderr

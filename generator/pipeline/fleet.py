@@ -373,7 +373,7 @@ def gpu_info(outcomes: list[HostOutcome]) -> list[str]:
     hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("gpu:compute_cap:"))
     if not hosts:
         return []
-    return [f"GPU capability checks (G001-G014: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
+    return [f"GPU capability checks (G001-G015: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
             f"quantization minimum capability, the attention backend registry, the host torch's kernels, "
             f"SGLang's SM90/SM100/SM120-only features) "
             f"skipped on {', '.join(hosts)}: GPUs without compute_cap (`gen host snapshot NAME` captures it)"]

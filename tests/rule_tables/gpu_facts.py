@@ -136,3 +136,23 @@ GPU_ROWS: list[GpuRow] = [
     ("0.5.23", [], {}, "RTX PRO 6000", []),
     ("0.5.9", [], {}, "H200", []),
 ]
+
+
+# Rows of the GPU rules that read the checkpoint too (catalogs/models/<model>.json; None: not known):
+# ``(pin, argv, GPU, model, G015 fires)``, run by tests/test_gpu_picks.py.
+QWEN35 = "qwen3.5-122b-a10b"  # Qwen3_5MoeForConditionalGeneration: hybrid GDN
+DEEPSEEK = "deepseek-v3-bf16"  # MLA, not hybrid
+GPU_MODEL_ROWS: list[tuple[str, list[str], str, str | None, bool]] = [
+    ("0.5.9", [], "RTX PRO 6000", QWEN35, True),  # the seed on llm-two: 0.5.9's own pick, flashinfer
+    ("0.5.9", ["--attention-backend", "flashinfer"], "RTX 5090", QWEN35, True),
+    ("0.5.9", ["--attention-backend", "triton"], "RTX PRO 6000", QWEN35, False),  # the seed's fix
+    ("0.5.9", [], "B200", QWEN35, False),  # 0.5.9 picks triton on SM100 for it
+    ("0.5.9", ["--attention-backend", "flashinfer"], "B200", QWEN35, True),
+    ("0.5.9", [], "H200", QWEN35, False),  # not Blackwell
+    ("0.5.9", [], "RTX PRO 6000", DEEPSEEK, False),  # not a hybrid GDN model
+    ("0.5.9", [], "RTX PRO 6000", None, False),  # the checkpoint not known: silent
+    ("0.5.23", [], "RTX PRO 6000", QWEN35, False),  # 0.5.23 allows its pick flashinfer on SM120
+    ("0.5.23", ["--attention-backend", "fa4"], "RTX PRO 6000", QWEN35, True),  # not in SM120's set
+    ("0.5.23", ["--attention-backend", "fa4"], "B200", QWEN35, False),  # in SM100's
+    ("0.5.23", ["--decode-attention-backend", "torch_native"], "B200", QWEN35, True),
+]

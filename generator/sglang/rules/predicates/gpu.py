@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.sglang.rules.predicates.attention import backends
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate, quiet
+from generator.sglang.rules.registry import Hit, check, first_broken, item, predicate, quiet
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -280,3 +280,57 @@ def _nvfp4_trtllm_sm100(s: Settings, rule: RuleSpec) -> Hit | None:
         check(s.on("enable_hierarchical_cache") or s.on("enable_lmcache"), "host-cache",
               ("enable_hierarchical_cache", "enable_lmcache")),
     ], **_gpu_fields(gpu))
+
+
+# ---- G015: a pick the pin makes itself, refused by its own registry ----
+
+
+def _hybrid_gdn(s: Settings, rule: RuleSpec) -> str | None:
+    """The checkpoint's architecture when the pin's hybrid_gdn_config takes it (by model_type), else None."""
+    model = s.model
+    if model is None:
+        return None
+    kinds = set(rule.param("model_types", s.version) or ())
+    text_type = model.text_config.get("model_type")
+    if model.model_type not in kinds and text_type not in kinds:
+        return None
+    return model.architecture or model.model_type or "?"
+
+
+@predicate("hybrid-gdn-blackwell")
+def _hybrid_gdn_blackwell(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not gpu.probe("is_blackwell_supported"):
+        return None
+    architecture = _hybrid_gdn(s, rule)
+    if architecture is None:
+        return None
+    # With nothing written the backend is the pin's own pick, captured for the Qwen3-Next
+    # stand-in; the architectures of the same ServerArgs branch pick the same.
+    picked = None
+    if gpu.devices is not None and architecture in (rule.param("picked_like_qwen3_next", s.version) or ()):
+        picked = gpu.devices.picks(gpu.capability).get("Qwen3NextForCausalLM", {}).get("attention_backend")
+    base, decode, prefill = backends(s)
+
+    def how(name: str, backend: str | None) -> Any:
+        if s.is_set(name):
+            return item("written", backend=backend, backend_flag=s.flag(name))
+        return item("picked", backend=backend)
+
+    fields = {**_gpu_fields(gpu), "architecture": architecture}
+    if not s.at_least(0, 5, 23):
+        # 0.5.9 asserts on server_args.attention_backend alone
+        backend = base if base is not None else (picked if prefill is None and decode is None else None)
+        if backend is None or backend in ("triton", "trtllm_mha"):
+            return None
+        return Hit(("attention_backend",), {**fields, "how": how("attention_backend", backend)}, "only-triton-trtllm")
+    sm120 = gpu.probe("is_sm120_supported")
+    allowed = {"triton", "trtllm_mha", "flashinfer"} if sm120 else {"triton", "trtllm_mha", "fa4", "flashinfer"}
+    for name, backend in (("prefill_attention_backend", prefill), ("decode_attention_backend", decode),
+                          ("attention_backend", base)):
+        resolved = backend if backend is not None else (base if base is not None else picked)
+        if resolved is None or resolved in allowed:
+            continue
+        flag = name if backend is not None else "attention_backend"
+        return Hit((flag,), {**fields, "how": how(flag, resolved)}, "sm120" if sm120 else "sm100")
+    return None
