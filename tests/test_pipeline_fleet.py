@@ -95,7 +95,7 @@ def test_every_input_reaches_the_fleet_render(repo_copy: Path) -> None:
         ("templates/sglang.service.j2", "TimeoutStopSec=2min", "TimeoutStopSec=3min"),
         ("catalogs/renames.yaml", "\n", "\n# an edit\n"),
         # A multi-node peer: rank 0's address is in the other node's unit (--dist-init-addr).
-        ("hosts/gpu-a.yaml", "address: 192.0.2.10", "address: 192.0.2.11"),
+        ("hosts/gpu-a.yaml", "address: 192.0.2.10", "address: 192.0.2.12"),  # not gpu-b's 192.0.2.11 (R017)
     ]
     for path, old, new in edits:
         target = repo_copy / path
