@@ -34,6 +34,23 @@ def test_a_template_from_the_pull_request_cannot_run_code(repo_copy: Path, paylo
     assert "unsafe" in result.stderr and "Traceback" not in result.output + result.stderr
 
 
+@pytest.mark.parametrize("payload", [
+    "{{ 1/0 }}", "{{ 1 % 0 }}", '{{ "%(a)s" % {} }}', "{{ [1, 2]|slice(0)|list }}", '{{ "abc"|truncate(-1) }}',
+    '{{ dict(a=1)|dictsort(by="x") }}', "{{ range(10**9)|list|length }}", "{{ (1e308 * 1e308)|int }}",
+])
+def test_whatever_a_template_raises_is_that_templates_error(repo_copy: Path, payload: str) -> None:
+    """A template is the repository's code: ZeroDivisionError, KeyError, OverflowError, jinja's
+    FilterArgumentError, an AssertionError of a filter, a NameError of a folded constant ended
+    the run as gen's internal error (exit 4). Each is the template's error at its line (exit 3)."""
+    tpl = repo_copy / "templates" / "sglang.env.j2"
+    line = len(tpl.read_text().splitlines()) + 1
+    tpl.write_text(tpl.read_text() + payload + "\n")
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 3, result.output
+    assert result.stderr.startswith(f"gen: templates/sglang.env.j2:{line}: "), result.stderr
+    assert "internal error" not in result.stderr
+
+
 @pytest.mark.parametrize("name", [
     "DB_PASS", "MYSQL_PWD", "SECRET_KEY", "APIKEY", "OpenAiApiKey", "SSH_PRIVATE_KEY", "HF_AUTH",
     "GOOGLE_APPLICATION_CREDENTIALS_JSON", "GITHUB_ACCESS_TOKEN", "JWT_SIGNING_KEY", "hf_hub_token",

@@ -201,6 +201,10 @@ def _render(env: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
                             "of memory") from None
     except RecursionError:
         raise TemplateError(f"templates/{name}: a macro or include calls itself without end") from None
+    except Exception as exc:  # a template is the repository's code: whatever it raises
+        # (1/0, '%(a)s' % {}, slice(0), truncate(-1), a folded constant such as (1e308*1e308)|int
+        # compiled to a name 'inf') is that template's error, at its line, never gen's (exit 4)
+        raise TemplateError(f"templates/{name}:{_template_line(exc, name)}: {type(exc).__name__}: {exc}") from exc
     if len(text) > MAX_RENDERED_BYTES:
         raise TemplateError(f"templates/{name}: renders {len(text)} characters; a rendered file holds at "
                             f"most {MAX_RENDERED_BYTES}")
