@@ -29,7 +29,8 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     # (PCIe: no NVLink buffers), the manifest's 0.85 against SGLang 0.5.9's own 0.833 (EAGLE: +2 GiB)
     assert lines[-2] == ("    memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool ~25.8 GiB "
                          "(tokens unknown: the snapshot's config.json has no number 'num_attention_heads' (SGLang "
-                         "reads it to size the KV cache)), reserve 14.2 GiB; mem_fraction_static 0.85 "
+                         "reads it to size the KV cache); `gen model snapshot --model qwen3.5-122b-a10b` from the "
+                         "checkpoint itself captures its full config.json), reserve 14.2 GiB; mem_fraction_static 0.85 "
                          "(SGLang's default 0.833)")
     # What SGLang 0.5.9 picks itself on the RTX PRO 6000's compute capability 12.0 (the manifest writes no
     # attention backend): its own choice per architecture, as `gen sglang snapshot` captured it.
@@ -118,6 +119,38 @@ def test_show_of_a_multinode_host_names_the_rank(repo_root: Path) -> None:
     assert svc["node"]["rank"] == 1 and svc["node"]["nnodes"] == 2
 
 
+def test_show_answers_how_many_tokens_for_every_example_service(repo_root: Path) -> None:
+    """Issue 21: every example service either holds a token count or says why not and which
+    command captures what is missing (the example snapshots of Kimi-K2.5 and Qwen3.5 hold only
+    the config keys cited pages state; DeepSeek-V3's is the published config.json)."""
+    doc = json.loads(_gen("show", "--all", "--format", "json", "--root", str(repo_root)).stdout)
+    text = _gen("show", "--all", "--root", str(repo_root)).stdout.splitlines()
+    services = [(view["host"], svc) for view in doc["hosts"] for svc in view["services"]]
+    assert len(services) == len([ln for ln in text if ln.startswith("    memory per GPU")]) >= 4
+    sized = {svc["model"]: svc["memory"]["max_total_num_tokens"] for _, svc in services}
+    assert sized["deepseek-v3-bf16"] and sized["deepseek-v3-bf16"] > 100_000
+    for host, svc in services:
+        memory = svc["memory"]
+        if memory["max_total_num_tokens"] is not None:
+            assert memory["skipped"] is None and memory["max_running_requests"] > 0
+            continue
+        assert memory["skipped"], (host, svc["name"])
+        [line] = [ln for ln in text if f"`gen model snapshot --model {svc['model']}`" in ln]
+        assert f"tokens unknown: {memory['skipped']}; `gen model snapshot --model {svc['model']}`" in line
+
+
+def test_show_names_the_command_for_each_missing_fact(repo_copy: Path) -> None:
+    """Without the GPUs' memory_mib and without a snapshot, the line names both commands."""
+    host = repo_copy / "hosts/llm-two.yaml"
+    host.write_text(host.read_text().replace(', memory_mib: 97887, compute_cap: "12.0"', ""))
+    (repo_copy / "catalogs/models/qwen3.5-122b-a10b.json").unlink()
+    lines = _gen("show", "--host", "llm-two", "--root", str(repo_copy)).stdout.splitlines()
+    [line] = [ln for ln in lines if "memory per GPU" in ln]
+    assert ("(tokens unknown: no checkpoint snapshot, no memory_mib; `gen model snapshot --model qwen3.5-122b-a10b` "
+            "captures the checkpoint's config.json and size; `gen host snapshot llm-two` captures the GPUs' "
+            "memory_mib)") in line
+
+
 def test_show_unknown_host_is_usage(repo_root: Path) -> None:
     result = _gen("show", "--host", "llm-too", "--root", str(repo_root))
     assert result.exit_code == 2
@@ -133,6 +166,7 @@ def test_verbose_render_says_what_placement_decided(repo_copy: Path) -> None:
         "gen: llm-two/qwen: defaults: timeout_start_min 18",
         "gen: llm-two/qwen: memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool "
         "~25.8 GiB (tokens unknown: the snapshot's config.json has no number 'num_attention_heads' (SGLang reads "
-        "it to size the KV cache)), reserve 14.2 GiB; mem_fraction_static 0.85 "
+        "it to size the KV cache); `gen model snapshot --model qwen3.5-122b-a10b` from the checkpoint itself "
+        "captures its full config.json), reserve 14.2 GiB; mem_fraction_static 0.85 "
         "(SGLang's default 0.833)",
     ]

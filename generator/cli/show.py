@@ -174,8 +174,22 @@ def _service_line(s: dict[str, Any]) -> str:
             f"{binding}")
 
 
-def memory_line(m: dict[str, Any] | None) -> str:
-    """The service's memory per GPU in one line: weights, KV pool and tokens, reserve, fraction."""
+def skipped_fix(skipped: str, model: str, host: str) -> str:
+    """The command that captures what the token sizing lacked (``skipped``), for model ``model``
+    on host ``host``: the operator's next step, in the words of ``memory.skipped``."""
+    fixes = []
+    if "no checkpoint snapshot" in skipped:
+        fixes.append(f"`gen model snapshot --model {model}` captures the checkpoint's config.json and size")
+    if skipped.startswith("the snapshot's "):
+        fixes.append(f"`gen model snapshot --model {model}` from the checkpoint itself captures its full config.json")
+    if "no memory_mib" in skipped:
+        fixes.append(f"`gen host snapshot {host}` captures the GPUs' memory_mib")
+    return "; ".join(fixes)
+
+
+def memory_line(m: dict[str, Any] | None, model: str, host: str) -> str:
+    """The service's memory per GPU in one line: weights, KV pool and tokens, reserve, fraction;
+    when the tokens are unknown, why, and the command that captures what is missing."""
     if m is None:
         return "memory: not sized (a value the schema refused)"
     fraction = (f"mem_fraction_static {m['mem_fraction_static']:g} "
@@ -184,7 +198,8 @@ def memory_line(m: dict[str, Any] | None) -> str:
     draft = f" + draft {m['draft_weights_gib_per_gpu']:.1f}" if m.get("draft_weights_gib_per_gpu") else ""
     state = f" + state {m['mamba_state_gib']:.1f}" if m.get("mamba_state_gib") else ""
     if m["max_total_num_tokens"] is None:
-        tokens = f"KV pool ~{m['kv_pool_gib']:.1f} GiB (tokens unknown: {m['skipped']})"
+        fix = skipped_fix(m["skipped"] or "", model, host)
+        tokens = f"KV pool ~{m['kv_pool_gib']:.1f} GiB (tokens unknown: {m['skipped']}{'; ' + fix if fix else ''})"
     else:
         tokens = (f"KV pool {m['kv_pool_gib']:.1f} GiB{state} = {m['max_total_num_tokens']:,} tokens, "
                   f"{m['max_running_requests']} requests at most, context {m['context_length']:,}")
@@ -239,7 +254,7 @@ def decisions(view: dict[str, Any]) -> list[str]:
             defaults.append(f"timeout_start_min {s['timeout_start_min']}")
         if defaults:
             lines.append(f"gen: {where}: defaults: {', '.join(defaults)}")
-        lines.append(f"gen: {where}: {memory_line(memory)}")
+        lines.append(f"gen: {where}: {memory_line(memory, s['model'], view['host'])}")
     return lines
 
 
@@ -274,7 +289,7 @@ def _show_one(view: dict[str, Any]) -> None:
     out.data("services:" if view["services"] else "services: none")
     for s in view["services"]:
         out.data("  " + _service_line(s))
-        out.data("    " + memory_line(s["memory"]))
+        out.data("    " + memory_line(s["memory"], s["model"], view["host"]))
         picked = picks_line(s["sglang_picks"], view["sglang_pin"])
         if picked is not None:
             out.data("    " + picked)
