@@ -64,7 +64,9 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
 }
 # Tests that read generator/'s source text: under mutmut that text holds every mutant at once
 # (its trampolines), so they fail unmutated and cannot judge a mutant.
-SOURCE_READERS = ("tests/test_schema_docs.py",)
+SOURCE_READERS = ("tests/test_schema_docs.py",
+                  # the predicate modules' text: purity, prose and vocabulary checks of their syntax
+                  "tests/test_rules_pure.py", "tests/test_rules_prose.py", "tests/test_rules_vocabulary.py")
 # Standalone scripts run by another interpreter, which has no mutmut (a mutated copy's
 # trampolines import it): the digest script gen ships for Ansible (ansible/gen-digest.py), and
 # the SGLang probes, piped as the stdin of the SGLang venv's ``python -`` (stdlib only at module
