@@ -64,13 +64,16 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
 }
 # Tests that read generator/'s source text: under mutmut that text holds every mutant at once
 # (its trampolines), so they fail unmutated and cannot judge a mutant.
-SOURCE_READERS = ("tests/test_schema_docs.py",)
+SOURCE_READERS = ("tests/test_schema_docs.py",
+                  # the predicate modules' text: purity, prose and vocabulary checks of their syntax
+                  "tests/test_rules_pure.py", "tests/test_rules_prose.py", "tests/test_rules_vocabulary.py")
 # Standalone scripts run by another interpreter, which has no mutmut (a mutated copy's
 # trampolines import it): the digest script gen ships for Ansible (ansible/gen-digest.py), and
 # the SGLang probes, piped as the stdin of the SGLang venv's ``python -`` (stdlib only at module
 # level; what they read needs an SGLang install, so the fast tests cannot judge a mutant of them).
 NOT_MUTATED = ("generator/emit/ansible/digest.py", "generator/sglang/probe.py", "generator/sglang/archprobe.py",
-               "generator/sglang/deviceprobe.py", "generator/sglang/envprobe.py", "generator/sglang/envscan.py")
+               "generator/sglang/deviceprobe.py", "generator/sglang/envsource.py", "generator/sglang/envscan.py",
+               "generator/sglang/envprobe.py")  # the env probe is envsource + envscan + envprobe (envsnapshot.PARTS)
 MARKERS = "not live and not sglang"
 FRESH_TIMEOUT_S = 300  # one mutant's tests in run_fresh
 NO_MATCH = "gen-bench-no-such-mutant-*"  # a pattern no mutant name matches: generate + stats only

@@ -189,6 +189,7 @@ def _wait(services: list[str], started: dict, url: str, timeout_s: int = 30) -> 
 def test_wait_reports_a_running_unit_that_answers_health_as_healthy(systemd: StandinSystemd, health: str) -> None:
     out = _wait([UNIT], rollout.start([{"unit": UNIT}]), health)
     assert out[UNIT]["ok"] is True and out[UNIT]["check"] == "healthy" and out[UNIT]["journal"] == ""
+    assert out[UNIT]["reason"] == ""  # gen status prints a reason only for a failed unit
 
 
 def test_a_health_endpoint_that_never_answers_is_not_healthy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,3 +255,11 @@ def test_main_prints_the_result_after_the_marker_and_refuses_an_unknown_mode(
     assert rollout.main(["save"]) == 2
     assert "usage: onhost_rollout.py save|start|wait" in capsys.readouterr().err
     assert os.path.isdir(rollout.PREVIOUS)
+
+
+def test_an_excerpt_counts_the_lines_it_leaves_out() -> None:
+    text = "\n".join(f"line {i}" for i in range(100))
+    kept = rollout.excerpt(text, limit=20).splitlines()
+    assert kept[:rollout.EXCERPT_HEAD] == [f"line {i}" for i in range(rollout.EXCERPT_HEAD)]
+    assert kept[rollout.EXCERPT_HEAD] == "... 80 line(s) left out ..."
+    assert kept[rollout.EXCERPT_HEAD + 1:] == [f"line {i}" for i in range(90, 100)]

@@ -192,3 +192,22 @@ def test_main_prints_the_result_after_the_marker(tmp_path: Path, monkeypatch: py
     assert [r["check"] for r in results] == ["device", "device", "device", "cuda", "model-read"]
     assert sandbox.main(["probe"]) == 2 and sandbox.main(["other", "x"]) == 2
     assert "usage: onhost_sandbox.py run|probe SPEC" in capsys.readouterr().err
+
+
+def test_the_driver_table_is_found_for_a_bus_id_with_hex_letters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver names its folders in lower case (/proc/driver/nvidia/gpus/0000:a1:00.0), nvidia-smi
+    spells the bus id in upper case."""
+    info = tmp_path / "driver/gpus/0000:a1:00.0/information"
+    info.parent.mkdir(parents=True)
+    info.write_text("Model:\t\t NVIDIA H100\nDevice Minor:\t 5\nBus Location:\t 0000:a1:00.0\n")
+    monkeypatch.setattr(sandbox, "DRIVER_DIR", str(tmp_path / "driver"))
+    gpu = sandbox.devices({"gpu_bus_ids": ["00000000:A1:00.0"], "gpu_indices": [2]})[2]
+    assert gpu["detail"].startswith("/dev/nvidia5 ")
+
+
+def test_a_unit_key_of_an_edited_template_is_skipped_not_the_end() -> None:
+    """A [Unit] key the sandbox has no use for (a template edited to add PartOf=) is skipped; the
+    [Service] keys after it are still translated."""
+    unit = ("[Unit]\nDescription=x\nPartOf=sglang.target\nRequiresMountsFor=/srv/models\n"
+            "[Service]\nUser=sglang\nExecStart=/opt/sglang/.venv/bin/python -m sglang.launch_server\n")
+    assert sandbox.run_args(unit, {}) == ["-p", "RequiresMountsFor=/srv/models", "-p", "User=sglang"]

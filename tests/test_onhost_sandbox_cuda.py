@@ -61,7 +61,8 @@ def _cuda_here(spec: dict[str, object], env: dict[str, str], standin: bool) -> d
     """``sandbox.cuda(spec)`` in this process, under ENV only, with the stand-in torch (or none)."""
     with pytest.MonkeyPatch.context() as patch:
         for name in list(os.environ):
-            patch.delenv(name)
+            if name != "MUTANT_UNDER_TEST":  # bench/mutation.py's choice of mutant: the probe must see it
+                patch.delenv(name)
         for name, value in env.items():
             patch.setenv(name, value)
         if standin:

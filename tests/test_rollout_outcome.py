@@ -94,3 +94,26 @@ def test_the_outcome_line_is_one_printable_line_whatever_the_host_kept() -> None
     assert "\n" not in line and "\x1b" not in line and "\x07" not in line
     assert line == ("last rollout: rolled back\\x1b[2J at 2026-12-02T03:00:00Z: "
                     "error: x\\n::error::forged\\x1b]8;;http://e\\x07")
+
+
+def test_the_folder_is_0755_and_the_time_is_utc_whatever_the_umask_and_zone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gen status reads the folder as another user; ``at`` says Z, so it is UTC on a host in any zone."""
+    import os
+    import time
+
+    monkeypatch.setattr(onhost_rollout, "OUTCOMES", str(tmp_path / "rollouts"))
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # UTC+9, no daylight saving
+    time.tzset()
+    old = os.umask(0o022)
+    try:
+        before = time.gmtime()
+        out = onhost_rollout.record({"outcome": "healthy", "units": ["sglang-a.service"]})
+        after = time.gmtime()
+    finally:
+        os.umask(old)
+        monkeypatch.undo()
+        time.tzset()
+    assert (tmp_path / "rollouts").stat().st_mode & 0o777 == 0o755
+    at = out["sglang-a.service"]["at"]
+    assert at in {time.strftime("%Y-%m-%dT%H:%M:%SZ", t) for t in (before, after)}
