@@ -65,6 +65,8 @@ FAMILIES: dict[str, Family] = {f.letter: f for f in (
            "pin's env catalog `catalogs/sglang/<pin>.env.json`; E1xx are warnings"),
     Family("G", "GPU", "the service's GPUs (`gpus[].compute_cap`, the host's `facts:`, `gen host snapshot`) "
            "against the flags and the pin's device checks, from `catalogs/rules.yaml`; G0xx and G2xx errors, G1xx warnings"),
+    Family("M", "model", "the model's checkpoint (`catalogs/models/<model>.json`, `gen model snapshot`) against "
+           "the manifest and the flags; M0xx and M2xx errors, M1xx warnings"),
     Family("I", "import", "`gen import`: the command line read"),
     Family("K", "secrets", "secrets written into the inputs, and `secret_args` (`emit/secrets.py`)"),
     Family("O", "output", "`gen check`: `output/` against a fresh render"),
@@ -91,6 +93,7 @@ _CODES: tuple[Code, ...] = (
     Code("Y013", E, "more than 5,000 values once aliases are expanded (billion laughs)"),
     Code("Y014", E, "\"and K more\": the findings of a file past the first 50"),
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
+    Code("Y017", E, "a file name no Windows checkout can hold: a device name such as `CON` or `nul.x` (templates/)"),
     Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
          "is circular, or nests deeper than 8"),
     Code("Y020", E, "a tab in a line's indentation (YAML indents with spaces only)"),
@@ -110,12 +113,16 @@ _CODES: tuple[Code, ...] = (
     Code("S004", E, "a value outside the allowed ones"),
     Code("S005", E, "a number out of range, or a list or string too short"),
     Code("S006", E, "a relative or not normalized path (`..`, `.`, `//`, trailing `/`)"),
-    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`, nothing YAML reads as a boolean, number or date)"),
+    Code("S007", E, "an invalid model, host or service name (`systemd.name_problem`: `[A-Za-z0-9_.-]`, no `..`, nothing YAML reads as a boolean, number or date, no Windows device name such as `CON`)"),
     Code("S008", E, "control, invisible (format, separator) or noncharacter Unicode in a key or value"),
     Code("S009", E, "a key or value that does not match its pattern"),
     Code("S010", E, "a path that cannot be written into a unit file"),
     Code("S011", E, "NaN, infinity or an integer beyond 64 bits, in any field"),
     Code("S012", E, "not an IP address, or a CPU list systemd would drop (reversed range, CPU > 8191)"),
+    Code("S020", E, "an `ack:` of a code that cannot be acknowledged: an error, or a finding about acks"),
+    Code("S021", E, "an `ack:` of a code gen never reports (with a did-you-mean)"),
+    Code("S022", W, "an `ack:` that matches no warning of its file (checked when every host is processed; names the files that do report the code)"),
+    Code("S023", E, "the same code acknowledged twice in one file"),
     Code("R001", E, "a service name defined twice on one host"),
     Code("R002", E, "a service names a model with no `models/<name>.yaml`"),
     Code("R003", E, "a document's name differs from its file name"),
@@ -181,6 +188,8 @@ _CODES: tuple[Code, ...] = (
     Code("F105", W, "`weights.quantization` names a `--quantization` choice but is informational: no flag is rendered"),
     Code("F106", W, "a flag given twice with the same value (the second is left out)"),
     Code("C001", E, "no committed catalog for the host's SGLang pin (says how to capture one)"),
+    Code("C040", E, "a model snapshot `catalogs/models/<model>.json` that is not JSON (at the parser's position)"),
+    Code("C041", E, "a model snapshot of another format, or named after another model"),
     Code("C010", E, "a rule of `catalogs/rules.yaml` without a predicate"),
     Code("C011", E, "a predicate without a rule in `catalogs/rules.yaml`"),
     Code("C012", E, "a rule id or code used twice in `catalogs/rules.yaml`"),
@@ -191,6 +200,8 @@ _CODES: tuple[Code, ...] = (
          "capture recorded: edited after the capture"),
     Code("C017", E, "a captured file of `catalogs/` (`*.json`) without its capture header (`captured` with "
          "`tool` and `sha256`)"),
+    Code("C019", E, "a text of `catalogs/rules.yaml` naming a field it is never given: one its predicate never "
+         "passes, or a text of the broken check that one of the rule's checks lacks (it would print as written)"),
     Code("C030", E, "a malformed `when:` condition of a declarative rule in `catalogs/rules.yaml`"),
     Code("C031", E, "a rule of `catalogs/rules.yaml` with both a `when:` condition and a predicate"),
     Code("C032", E, "a text of `catalogs/rules.yaml` (message, fix, checks) that is not a template of named "
@@ -205,6 +216,15 @@ _CODES: tuple[Code, ...] = (
     Code("E101", W, "a variable SGLang lists as deprecated or renamed (its own message)"),
     Code("E102", W, "the old `SGL_` prefix, which SGLang reads as `SGLANG_` with a warning"),
     Code("E103", W, "a non-SGLang variable its reader has renamed (catalogs/env-known.yaml)"),
+    Code("M001", E, "a checkpoint file gen does not read: a symlink, FIFO or device, too large, or a safetensors "
+         "header length past 100 MB (`gen model snapshot`)"),
+    Code("M002", E, "a checkpoint file that is not what its name says: config.json or the index not JSON (at "
+         "the parser's position) or not an object, a malformed index or safetensors header"),
+    Code("M003", E, "an incomplete checkpoint: a shard missing, cut short or lacking tensors the index names, "
+         "an index total_size the shards do not hold, no weights at all"),
+    Code("M010", E, "`weights.size_gb` disagrees with the snapshot's index total_size (or is missing without a snapshot)"),
+    Code("M011", E, "`weights.shards` disagrees with the snapshot's shard count"),
+    Code("M012", E, "`weights.params_b` disagrees with the snapshot's parameter count"),
     Code("I001", E, "an unterminated quote"),
     Code("I002", E, "a variable, a command substitution (`$(...)`, backquotes), an arithmetic expansion, a `~` the shell expands, or a systemd specifier gen cannot expand"),
     Code("I003", W, "a line that does not continue the one before with a backslash"),
@@ -228,9 +248,11 @@ _CODES: tuple[Code, ...] = (
     Code("O004", E, "an entry of `ansible/` gen ansible does not write (group_vars/, host_vars/, plugins, "
          "ansible.cfg, ...), or an `ansible.cfg` at the repository's root beside `ansible/`: Ansible would read it too"),
     Code("O020", E, "a file of `ansible/` that `gen ansible` would change (a diagnostic in `--format json`/`sarif`)"),
-    Code("D001", E, "a generated schema, `docs/manifests.md` or `docs/rules.md` is missing or not current"),
+    Code("D001", E, "a generated schema, `docs/manifests.md`, `docs/rules.md` or `docs/tables.md` is missing or not current"),
     Code("D002", E, "a rule of `catalogs/rules.yaml` that differs from the committed `docs/rules.md`: each change "
          "printed (new, gone, or its lines before and after)"),
+    Code("D003", E, "an entry of a curated table (`catalogs/env-known.yaml`, `renames.yaml`, `foreign-flags.yaml`, "
+         "`choice-synonyms.yaml`) that differs from the committed `docs/tables.md`: each change printed"),
     Code("A001", E, "a rollout size (`batch`, `max_unavailable`) written as text that is not a percentage from "
                     "'1%' to '100%' (a number of hosts is bounded by the schema)"),
     Code("A002", W, "`canary` takes every host its play rolls out: no batch follows, so nothing is proven first"),
@@ -246,11 +268,11 @@ for _c in _CODES:
     REGISTRY[_c.code] = _c
 del _c
 
-_RULE_CODE = re.compile(r"[XG]([012])\d\d")
+_RULE_CODE = re.compile(r"[XGM]([012])\d\d")
 
 
 def rule_code_severity(code: str) -> Severity | None:
-    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules:
+    """The severity a rule code of catalogs/rules.yaml implies (``X`` flag rules, ``G`` GPU rules, ``M`` model rules:
     x0xx and x2xx error, x1xx warning), None if not one."""
     match = _RULE_CODE.fullmatch(code)
     if not match:
@@ -265,7 +287,7 @@ def lookup(code: str) -> Code | None:
         return found
     severity = rule_code_severity(code)
     if severity is not None:
-        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules)")
+        return Code(code, severity, "a rule of catalogs/rules.yaml (X: SGLang's cross-flag rules, G: GPU rules, M: model rules)")
     return None
 
 

@@ -60,6 +60,23 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
 
 
+# A diagnostic quotes what it is about: a value of up to 64 KiB, a catalog's help text. One
+# "word" (a run without blanks) longer than WORD_MOST is cut to its start and its length, so a
+# message stays a line a reviewer reads and a CI log keeps (a 5,000-digit CPU list was one
+# 5,000-character line); a message is at most MESSAGE_MOST characters in all.
+WORD_MOST = 512
+MESSAGE_MOST = 8192
+_LONG_WORD = re.compile(r"\S{%d,}" % (WORD_MOST + 1))
+
+
+def bounded(text: str) -> str:
+    """``text`` with each run of more than WORD_MOST non-blank characters cut, and at most MESSAGE_MOST long."""
+    if len(text) <= WORD_MOST:
+        return text
+    text = _LONG_WORD.sub(lambda m: f"{m[0][:120]}...({len(m[0])} characters)", text)
+    return text if len(text) <= MESSAGE_MOST else f"{text[:MESSAGE_MOST]}...({len(text)} characters)"
+
+
 # What starts each line of text gen quotes from outside (a journal, a probe's stderr, a
 # check's evidence, the rest of a multi-line error): not blank, so no line of it can begin
 # a CI log command (GitHub's runner trims leading blanks, then reads "::error::..."; Azure
@@ -123,7 +140,8 @@ class Diagnostic:
 
     Its text fields (file name, message, fix) are :func:`printable` from the start: every
     way of showing a diagnostic (the terminal, ``--format json``, SARIF, the render cache)
-    gets one line of text with no control character, whatever a file or value held.
+    gets one line of text with no control character, whatever a file or value held, and no
+    word of it longer than WORD_MOST characters (:func:`bounded`).
     """
 
     pos: Position
@@ -139,11 +157,12 @@ class Diagnostic:
         # No message or fix keeps a credential's shape (generator/secrecy.py), and every way
         # of showing one gets its text escaped: a key path, a value, a file name or a
         # catalog's help text quoted in a message cannot start a line or a sequence.
-        message = printable(secrecy.scrub(self.message))
+        # Scrubbed first, then cut: a bound must not split a secret the scrubber would know.
+        message = bounded(printable(secrecy.scrub(self.message)))
         if message != self.message:
             object.__setattr__(self, "message", message)
         if self.hint is not None:
-            hint = printable(secrecy.scrub(self.hint))
+            hint = bounded(printable(secrecy.scrub(self.hint)))
             if hint != self.hint:
                 object.__setattr__(self, "hint", hint)
         if not self.pos.path.isprintable():

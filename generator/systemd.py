@@ -347,6 +347,12 @@ def check_unit_name(name: str) -> str:
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 NAME_MAX = 100  # sglang-<name>.secret.env and the like stay far below NAME_MAX (255) of Linux
 NAME_RULE = "[A-Za-z0-9_.-], starting with a letter or digit, not ending in '.' or '-', no '..'"
+# Device names Windows reserves in every folder, whatever follows the first dot (``CON.yaml``,
+# ``nul.x``): hosts/<name>.yaml, models/<name>.yaml and output/<host>/ cannot exist on a Windows
+# checkout (git refuses the path), and a reviewer there sees the pull request fail to check out.
+# (CONIN$ and CONOUT$ too, but '$' is no character of a name.)
+DEVICE_NAMES = ("con", "prn", "aux", "nul", "com[0-9]", "lpt[0-9]")  # regular expressions
+_DEVICE_NAME = re.compile(f"(?:{'|'.join(DEVICE_NAMES)})(?:\\.|$)", re.IGNORECASE)
 
 
 def name_problem(name: object) -> str | None:
@@ -363,9 +369,21 @@ def name_problem(name: object) -> str | None:
         return f"use {NAME_RULE}"
     if not unit_name_ok(f"sglang-{name}.service"):  # the derived unit name, checked as such
         return "the unit name sglang-<name>.service would be invalid"
+    device = device_name_problem(name)
+    if device is not None:
+        return device
     read_as = yaml_reads_as(name)
     if read_as is not None:  # host names are keys of the Ansible inventory, read by YAML 1.1
         return f"a YAML reader takes '{name}' for {read_as}, not a name (Ansible's inventory reads it so): choose another"
+    return None
+
+
+def device_name_problem(name: str) -> str | None:
+    """Why a file named ``name`` cannot exist on a Windows checkout (a device name such as CON, or
+    ``nul.x``: whatever follows the first dot), or None."""
+    if _DEVICE_NAME.match(name):
+        return (f"'{name.split('.', 1)[0]}' is a device name on Windows: no file or folder named after it "
+                "(hosts/, models/, templates/, output/) can exist on a Windows checkout; choose another")
     return None
 
 

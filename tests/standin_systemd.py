@@ -112,7 +112,16 @@ class StandinSystemd:
 
     def _journalctl(self, argv: list[str]) -> subprocess.CompletedProcess:
         if "--show-cursor" in argv:
+            if argv[1:] != ["-n0", "--show-cursor", "-q"]:
+                raise AssertionError(f"journalctl {argv[1:]}: this stand-in knows only -n0 --show-cursor -q")
             return self._done(argv, f"-- cursor: s={self.position}\n")
+        # The lines below are short-iso's (the script parses that form); any other option is refused.
+        words = [a for a in argv[1:] if not a.startswith("--after-cursor=")]
+        known = ["-u", words[1] if len(words) > 1 else "", "--no-pager", "-o", "short-iso"]
+        after_cursor = len(words) < len(argv) - 1
+        if words not in (known + ["-b"], known) or after_cursor == ("-b" in words):
+            raise AssertionError(f"journalctl {argv[1:]}: this stand-in knows only -u UNIT --no-pager "
+                                 "-o short-iso and one of --after-cursor=C or -b")
         name = argv[argv.index("-u") + 1]
         after = next((int(a.split("=s=", 1)[1]) for a in argv if a.startswith("--after-cursor=")), 0)
         lines = [ln.split(" ", 1)[1] for ln in self.journal_lines.get(name, []) if int(ln.split(" ", 1)[0]) > after]

@@ -92,8 +92,8 @@ def current(doc: Any, field: Field) -> Any:
 def place(doc: Any, field: Field, value: str) -> bool:
     """Write VALUE at FIELD's path in DOC; False when DOC has no such place.
 
-    A dict field (args, env) or a list of strings (shared_with) the document lacks is
-    created when the mapping that would hold it exists.
+    A dict field (args, env), a list of strings (shared_with) or a list of mappings (ack)
+    the document lacks is created when the mapping that would hold it exists.
     """
     *steps, last = field[1]
     node = doc
@@ -106,6 +106,9 @@ def place(doc: Any, field: Field, value: str) -> bool:
             node = node[step]
         elif isinstance(node, dict) and i == len(steps) - 1 and last in ("*", 0):
             node[step] = {} if last == "*" else [None]
+            node = node[step]
+        elif isinstance(node, dict) and steps[i + 1:] == [0] and isinstance(last, str) and last != "*":
+            node[step] = [{}]  # a list of mappings the document lacks (ack:): one entry, created
             node = node[step]
         else:
             return False

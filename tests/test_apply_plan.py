@@ -14,7 +14,10 @@ from generator.cli import output
 from generator.cli.main import main
 from generator.cli.plan_output import plan_text
 from generator.emit.writer import Action, Change
-from generator.pipeline.apply_plan import ApplyPlan, HostPlan, ServicePlan, env_reason, plan_apply, unit_reason
+from generator.load.rollout import RolloutSettings
+from generator.pipeline.apply_plan import (ADD, REMOVE, RESTART, ApplyPlan, HostPlan, ServicePlan, env_reason,
+                                           plan_apply, rollout_steps, unit_reason)
+from generator.plan.rollout import RolloutPlan, Wave
 
 
 def _diff(repo: Path, *args: str) -> tuple[int, str]:
@@ -41,7 +44,7 @@ def _tail(stdout: str) -> list[str]:
 def test_a_current_tree_plans_nothing(repo_copy: Path) -> None:
     assert _diff(repo_copy) == (0, "No changes. output/ matches the sources: applying it restarts nothing.\n")
     plan = _plan(repo_copy)
-    assert plan == {"hosts": [], "counts": {"add": 0, "restart": 0, "remove": 0, "update": 0},
+    assert plan == {"hosts": [], "counts": {"add": 0, "restart": 0, "remove": 0, "update": 0}, "rollout": None,
                     "summary": "No changes. output/ matches the sources: applying it restarts nothing."}
 
 
@@ -51,7 +54,10 @@ def test_a_model_change_restarts_its_services_and_names_the_flag(repo_copy: Path
     assert code == 1
     assert _tail(stdout) == [
         "", "llm-two:", "  ~ sglang-qwen.service  restart: unit: ExecStart (--mem-fraction-static)", "",
-        "Hosts affected: 1: llm-two (1 to restart)", "Plan: 0 to add, 1 to restart, 0 to remove."]
+        "Rollout (site.yml, in order; a batch without changes runs and changes nothing):",
+        "  wave 2 (qwen3.5-122b-a10b): 1 batch(es), changes in 1", "    batch 1 (1 host(s)): llm-two", "",
+        "Hosts affected: 1: llm-two (1 to restart)", "Batches affected: 1 of 3.",
+        "Plan: 0 to add, 1 to restart, 0 to remove."]
 
 
 def test_an_environment_change_names_the_variables(repo_copy: Path) -> None:
@@ -81,7 +87,9 @@ def test_a_new_a_removed_and_a_disabled_service(repo_copy: Path) -> None:
         "  - sglang-qwen.service   remove: no longer rendered: stopped, disabled and its files removed",
         "  = sglang-small.service  update, no restart: environment: A; enabled: false: its files are updated, "
         "it is not started", "",
-        "Hosts affected: 1: llm-two (1 to remove, 1 to update)",
+        "Rollout (site.yml, in order; a batch without changes runs and changes nothing):",
+        "  prepare (every host at once): removes services on llm-two", "",
+        "Hosts affected: 1: llm-two (1 to remove, 1 to update)", "Batches affected: 0 of 3.",
         "Plan: 0 to add, 0 to restart, 1 to remove. 1 to update without a restart (enabled: false)."]
 
 
@@ -159,3 +167,74 @@ def test_text_from_the_repository_is_escaped_before_it_is_painted() -> None:
     text = plan_text(plan, click.style)
     assert "\x1b[2J" not in text and "\x1b]8" not in text and "\x07" not in text
     assert "h\\x1b[2J:" in click.unstyle(text)
+
+
+# --- the batches of the playbook the changes fall in ----------------------------------------
+
+def _svc(host: str, service: str, action: str, model: str, group: str | None = None) -> ServicePlan:
+    return ServicePlan(host, service, action, (), (), True, group, model)
+
+
+def test_the_changes_fall_in_the_batches_of_their_models_waves() -> None:
+    """A wave restarts only its own models' services: a's change is another wave's; the
+    multi-node group is one batch of all its ranks; a removal happens in prepare."""
+    services = [_svc("a", "x", RESTART, "other"), _svc("b", "m1", RESTART, "m"), _svc("e", "m1", ADD, "m"),
+                _svc("p", "g", RESTART, "g", "g"), _svc("q", "g", RESTART, "g", "g"), _svc("c", "old", REMOVE, "m")]
+    by_host: dict[str, list[ServicePlan]] = {}
+    for s in services:
+        by_host.setdefault(s.host, []).append(s)
+    counts = {a: sum(s.action == a for s in services) for a in (ADD, RESTART, REMOVE, "update")}
+    plan = ApplyPlan(tuple(HostPlan(h, tuple(ss)) for h, ss in sorted(by_host.items())), counts)
+    waves = (Wave(("m",), ("a", "b", "c", "d", "e"), (1, 2, 2), RolloutSettings()),
+             Wave(("other",), ("a",), (1,), RolloutSettings(canary=0)))
+    steps = rollout_steps(plan, RolloutPlan(waves, ()), {"g": ("p", "q"), "h": ("r", "s")})
+    assert [(b.play, b.index, b.canary, b.hosts, b.changed) for b in steps.batches] == [
+        ("multi-node g", 1, False, ("p", "q"), ("p", "q")),
+        ("multi-node h", 1, False, ("r", "s"), ()),
+        ("wave 1 (m)", 1, True, ("a",), ()),
+        ("wave 1 (m)", 2, False, ("b", "c"), ("b",)),
+        ("wave 1 (m)", 3, False, ("d", "e"), ("e",)),
+        ("wave 2 (other)", 1, False, ("a",), ("a",))]
+    assert steps.removed_in_prepare == ("c",)
+    text = plan_text(plan, steps=steps).splitlines()
+    start = text.index("Rollout (site.yml, in order; a batch without changes runs and changes nothing):")
+    assert text[start + 1:] == [
+        "  prepare (every host at once): removes services on c",
+        "  multi-node g: 1 batch(es), changes in 1",
+        "    batch 1 (2 host(s)): p, q",
+        "  wave 1 (m): 3 batch(es), changes in 2",
+        "    batch 2 (2 host(s)): b, and 1 host(s) without changes",
+        "    batch 3 (2 host(s)): e, and 1 host(s) without changes",
+        "  wave 2 (other): 1 batch(es), changes in 1",
+        "    batch 1 (1 host(s)): a",
+        "",
+        "Hosts affected: 6: a (1 to restart), b (1 to restart), c (1 to remove), e (1 to add), p (1 to restart), "
+        "q (1 to restart)",
+        "Batches affected: 4 of 6.",
+        "Plan: 1 to add, 4 to restart, 1 to remove."]
+
+
+def test_the_json_lists_every_batch_and_the_ones_that_change(repo_copy: Path) -> None:
+    """The example fleet: two waves (qwen has its own rollout:) and the multi-node group."""
+    _edit(repo_copy / "hosts/llm-two.yaml", "    gpus: [0, 1, 2, 3]\n", "    gpus: [0, 1, 2, 3]\n    env: {A: b}\n")
+    doc = _plan(repo_copy)["rollout"]
+    assert [(b["play"], b["batch"], b["canary"], b["hosts"], b["changed"]) for b in doc["batches"]] == [
+        ("multi-node deepseek-v3-bf16", 1, False, ["gpu-a", "gpu-b"], []),
+        ("wave 1 (kimi-k2.5-eagle3)", 1, False, ["llm-two-full"], []),
+        ("wave 2 (qwen3.5-122b-a10b)", 1, False, ["llm-two"], ["llm-two"])]
+    assert (doc["affected"], doc["total"], doc["removed_in_prepare"]) == (1, 3, [])
+
+
+def test_with_host_the_batches_are_not_known(repo_copy: Path) -> None:
+    _edit(repo_copy / "models/qwen3.5-122b-a10b.yaml", "mem_fraction_static: 0.85", "mem_fraction_static: 0.8")
+    code, stdout = _diff(repo_copy, "--host", "llm-two")
+    assert code == 1 and "Rollout (" not in stdout and "Batches affected" not in stdout
+    assert _plan(repo_copy, "--host", "llm-two")["rollout"] is None
+
+
+def test_rollout_settings_with_errors_leave_the_batches_out_and_say_why(repo_copy: Path) -> None:
+    (repo_copy / "rollout.yaml").write_text("canary: many\n")
+    _edit(repo_copy / "models/qwen3.5-122b-a10b.yaml", "mem_fraction_static: 0.85", "mem_fraction_static: 0.8")
+    result = CliRunner().invoke(main, ["diff", "--root", str(repo_copy)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "rollout.yaml:1:" in result.stderr and "Batches affected" not in result.stdout

@@ -159,9 +159,13 @@ def test_a_rendered_unit_names_the_digests_of_the_facts_it_was_checked_against()
     unit = (ROOT / "output" / "llm-two" / "etc" / "systemd" / "system" / "sglang-qwen.service").read_text()
     flags = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.json")
     env = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.env.json")
-    assert flags and env
+    devices = recorded_digest(ROOT / "catalogs" / "sglang" / "0.5.9.devices.json")
+    model = recorded_digest(ROOT / "catalogs" / "models" / "qwen3.5-122b-a10b.json")  # its checkpoint's facts
+    assert flags and env and devices and model
     assert (f"# Facts: catalogs/sglang/0.5.9.json sha256:{flags[:16]}, "
-            f"catalogs/sglang/0.5.9.env.json sha256:{env[:16]}\n") in unit
+            f"catalogs/sglang/0.5.9.env.json sha256:{env[:16]}, "
+            f"catalogs/sglang/0.5.9.devices.json sha256:{devices[:16]}, "
+            f"catalogs/models/qwen3.5-122b-a10b.json sha256:{model[:16]}\n") in unit
 
 
 @pytest.mark.parametrize("link", ["catalogs", "catalogs/sglang"])
@@ -173,3 +177,27 @@ def test_a_linked_catalogs_folder_cannot_take_its_files_out_of_the_check(repo_co
     os.symlink(elsewhere.relative_to(real.parent) if link == "catalogs" else Path("..") / "elsewhere", real)
     found = [(d.pos.path, d.code) for d in check_captured(repo_copy)]
     assert (f"{link}/" if link == "catalogs" else link, "Y009") in found, found
+
+
+def test_an_edited_and_restamped_devices_file_changes_every_unit_checked_against_it(repo_copy: Path) -> None:
+    """The GPU rules read <pin>.devices.json: lowering a quantization's minimum capability and
+    stamping the file again passes C016, so the rendered units name its digest too."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+    from generator.load.captured import captured_json
+
+    path = repo_copy / "catalogs" / "sglang" / "0.5.9.devices.json"
+    doc = json.loads(path.read_text())
+    tool = doc.pop("captured")["tool"]
+    doc["quantization"] = {name: 0 for name in doc["quantization"]}
+    path.write_text(captured_json(doc, tool))
+    unit = repo_copy / "output" / "llm-two" / "etc" / "systemd" / "system" / "sglang-qwen.service"
+    before = unit.read_text()
+    runner = CliRunner()
+    result = runner.invoke(main, ["check", "--root", str(repo_copy)])
+    assert result.exit_code == 1 and "output/llm-two" in result.stderr and "C016" not in result.stderr, result.stderr
+    assert runner.invoke(main, ["render", "--all", "--root", str(repo_copy)]).exit_code == 0
+    after = unit.read_text()
+    digest = recorded_digest(path)
+    assert digest and f"catalogs/sglang/0.5.9.devices.json sha256:{digest[:16]}" in after and after != before

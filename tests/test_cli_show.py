@@ -22,13 +22,34 @@ def test_show_text_has_the_gpu_map_and_services(repo_root: Path) -> None:
     assert lines[1] == "  GPU  PCI bus id        NUMA     memory    cc  owner"
     assert lines[2] == "    0  00000000:01:00.0     0  97887 MiB  12.0  service:qwen"
     assert lines[6] == "    4  00000000:81:00.0     1  97887 MiB  12.0  vm:vm-gpu-101"
-    assert lines[-2] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
+    assert lines[-3] == ("  qwen: qwen3.5-122b-a10b on 127.0.0.1:30000, TP 4, GPUs 0,1,2,3, weights 234 GB at "
                          "/shared/models/Qwen3.5-122B-A10B, CPUs 0-31,64-95 (NUMA 0)")
-    # Without a checkpoint snapshot: 234 GB / 4 of weights on 97887 MiB cards, 1.1 GiB of CUDA context
+    # The example snapshot holds only the config keys cited pages state (too few to size a token):
+    # 234 GB / 4 of weights on 97887 MiB cards, 1.1 GiB of CUDA context
     # (PCIe: no NVLink buffers), the manifest's 0.85 against SGLang 0.5.9's own 0.833 (EAGLE: +2 GiB)
-    assert lines[-1] == ("    memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool ~25.8 GiB "
-                         "(tokens unknown: no checkpoint snapshot), reserve 14.2 GiB; mem_fraction_static 0.85 "
+    assert lines[-2] == ("    memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool ~25.8 GiB "
+                         "(tokens unknown: the snapshot's config.json has no number 'num_attention_heads' (SGLang "
+                         "reads it to size the KV cache)), reserve 14.2 GiB; mem_fraction_static 0.85 "
                          "(SGLang's default 0.833)")
+    # What SGLang 0.5.9 picks itself on the RTX PRO 6000's compute capability 12.0 (the manifest writes no
+    # attention backend): its own choice per architecture, as `gen sglang snapshot` captured it.
+    assert lines[-1] == ("    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend "
+                         "flashinfer for an MHA model (Llama) and a hybrid linear-attention model (Qwen3-Next); "
+                         "triton for an MLA model (DeepSeek-V3), moe runner backend auto (the MoE layer's own choice "
+                         "at load)")
+
+
+def test_show_says_a_written_backend_is_taken_as_written(repo_copy: Path) -> None:
+    manifest = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
+    manifest.write_text(manifest.read_text() + "args:\n  --attention-backend: triton\n")
+    result = _gen("show", "--host", "llm-two", "--root", str(repo_copy))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "    SGLang 0.5.9 picks on compute capability 12.0 (torch CUDA 12.8): attention backend as written "
+        "(attention_backend triton), moe runner backend auto (the MoE layer's own choice at load)")
+    doc = json.loads(_gen("show", "--host", "llm-two", "--format", "json", "--root", str(repo_copy)).stdout)
+    attention = doc["services"][0]["sglang_picks"]["settings"]["attention_backend"]
+    assert attention == {"written": {"attention_backend": "triton"}, "picked": None}
 
 
 def test_show_json(repo_root: Path) -> None:
@@ -47,7 +68,15 @@ def test_show_json(repo_root: Path) -> None:
     assert memory["kv_pool_gib"] == round(pre - 234e9 / 4 / 2**30 - pre * (1 - 0.85), 2)
     assert (memory["mem_fraction_static"], memory["mem_fraction_static_default"]) == (0.85, False)
     assert memory["sglang_default_fraction"] == 0.833
-    assert memory["max_total_num_tokens"] is None and memory["skipped"] == "no checkpoint snapshot"
+    assert memory["max_total_num_tokens"] is None and memory["skipped"] == (
+        "the snapshot's config.json has no number 'num_attention_heads' (SGLang reads it to size the KV cache)")
+    assert svc["sglang_picks"] == {"compute_cap": "12.0", "torch_cuda": "12.8", "settings": {
+        "attention_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "triton",
+                                                          "LlamaForCausalLM": "flashinfer",
+                                                          "Qwen3NextForCausalLM": "flashinfer"}},
+        "moe_runner_backend": {"written": None, "picked": {"DeepseekV3ForCausalLM": "auto",
+                                                           "LlamaForCausalLM": "auto",
+                                                           "Qwen3NextForCausalLM": "auto"}}}}
 
 
 def test_show_without_measured_facts_prints_the_typed_memory(repo_copy: Path) -> None:
@@ -56,6 +85,7 @@ def test_show_without_measured_facts_prints_the_typed_memory(repo_copy: Path) ->
     lines = _gen("show", "--host", "llm-two", "--root", str(repo_copy)).stdout.splitlines()
     assert lines[1:3] == ["  GPU  PCI bus id        NUMA  memory  owner",
                           "    0  00000000:01:00.0     0   96 GB  service:qwen"]
+    assert not any("picks on compute capability" in ln for ln in lines)  # no capability: SGLang's pick unknown
 
 
 def test_show_draws_the_link_matrix_beside_the_gpu_map(repo_copy: Path) -> None:
@@ -102,6 +132,7 @@ def test_verbose_render_says_what_placement_decided(repo_copy: Path) -> None:
         "gen: llm-two/qwen: NUMA: node 0, unit bound to CPUs 0-31,64-95",
         "gen: llm-two/qwen: defaults: timeout_start_min 18",
         "gen: llm-two/qwen: memory per GPU (95.6 GiB, 94.5 free before load): weights 54.5 GiB, KV pool "
-        "~25.8 GiB (tokens unknown: no checkpoint snapshot), reserve 14.2 GiB; mem_fraction_static 0.85 "
+        "~25.8 GiB (tokens unknown: the snapshot's config.json has no number 'num_attention_heads' (SGLang reads "
+        "it to size the KV cache)), reserve 14.2 GiB; mem_fraction_static 0.85 "
         "(SGLang's default 0.833)",
     ]

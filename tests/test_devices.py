@@ -41,6 +41,44 @@ def test_the_pins_differ_where_sglang_changed() -> None:
     assert "is_sm100_or_sm110_supported" not in _devices("0.5.9").probes
 
 
+@pytest.mark.parametrize(("pin", "cap", "mha", "mla", "hybrid"), [
+    ("0.5.9", (9, 0), "fa3", "fa3", "fa3"), ("0.5.9", (10, 0), "trtllm_mha", "trtllm_mla", "triton"),
+    ("0.5.9", (12, 0), "flashinfer", "triton", "flashinfer"), ("0.5.9", (8, 0), "flashinfer", "triton", "flashinfer"),
+    ("0.5.23", (9, 0), "fa3", "fa3", "fa3"), ("0.5.23", (10, 3), "trtllm_mha", "trtllm_mla", "triton"),
+    ("0.5.23", (12, 0), "flashinfer", "triton", "flashinfer")])
+def test_the_pins_own_attention_backend_picks(pin: str, cap: tuple[int, int], mha: str, mla: str,
+                                              hybrid: str) -> None:
+    """What SGLang's prepare_server_args picked, captured per capability (server_args.py's comment:
+    fa3 on Hopper, trtllm on SM100/SM103, else flashinfer for MHA and triton for MLA; a hybrid
+    linear-attention model takes triton, not trtllm_mha, on SM100)."""
+    picks = _devices(pin).picks(cap)
+    assert picks["LlamaForCausalLM"]["attention_backend"] == mha
+    assert picks["DeepseekV3ForCausalLM"]["attention_backend"] == mla
+    assert picks["Qwen3NextForCausalLM"]["attention_backend"] == hybrid
+
+
+@pytest.mark.parametrize("pin", PINS)
+def test_every_pick_passes_the_pins_own_registry(pin: str) -> None:
+    """Each automatic choice on each captured capability is one the pin's attention registry lets
+    through for that model kind (an SGLang that picked what it then refuses, the class of
+    sglang#12178's default FA3 on an RTX PRO 6000, would show here on the next capture)."""
+    dev = _devices(pin)
+    kinds = {"LlamaForCausalLM": False, "DeepseekV3ForCausalLM": True, "Qwen3NextForCausalLM": False}
+    checked = 0
+    for cap in ((7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)):
+        for arch, pick in dev.picks(cap).items():
+            assert "refused" not in pick, (pin, cap, arch, pick)
+            assert dev.registry_refusal(str(pick["attention_backend"]), kinds[arch], cap) is None, (pin, cap, arch)
+            checked += 1
+    assert checked == 33
+
+
+def test_a_file_captured_before_the_picks_has_none() -> None:
+    data = json.loads((ROOT / "catalogs" / "sglang" / "0.5.9.devices.json").read_text())
+    del data["auto_choices"]
+    assert parse_devices(data).picks((12, 0)) == {}
+
+
 @pytest.mark.parametrize(("cap", "cuda", "sm90", "sm100", "sm120", "blackwell"), [
     ((9, 0), "12.8", True, False, False, False), ((10, 0), "12.8", False, True, False, True),
     ((12, 0), "12.8", False, False, True, True), ((12, 1), "13.0", False, False, True, True),

@@ -169,3 +169,11 @@ def test_a_folder_with_too_many_files_is_refused(tmp_path: Path, monkeypatch: py
     for i in range(4):
         (tmp_path / "hosts" / f"h{i}.yaml").write_text("name: x\n")
     assert _errors(tmp_path, "hosts") == ["hosts/: error[Y010]: hosts/ holds 4 YAML files; at most 3 are read"]
+
+
+def test_without_a_limit_the_whole_file_is_read(tmp_path: Path) -> None:
+    """``limit=None`` (no cap) reads every byte, in chunks: a file larger than one read comes back whole."""
+    path = tmp_path / "big.json"
+    data = bytes(range(256)) * (5 << 12)  # 5 MiB: several 1 MiB reads
+    path.write_bytes(data)
+    assert read_file(path, "big.json", limit=None) == (data, None)

@@ -87,3 +87,15 @@ def test_without_compute_cap_the_same_case_passes(repo_copy: Path) -> None:
         path.write_text(path.read_text(encoding="utf-8").replace(', compute_cap: "9.0"', ""), encoding="utf-8")
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert "G002" not in result.output, result.output
+    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: GPU")]
+    assert notes == ["gen: note: GPU capability checks (G001-G014: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache "
+                     "dtypes, quantization minimum capability, the attention backend registry, the host torch's "
+                     "kernels, SGLang's SM90/SM100/SM120-only features) skipped on gpu-a, gpu-b: GPUs without "
+                     "compute_cap (`gen host snapshot NAME` captures it)"], result.stderr
+
+
+def test_hosts_with_compute_cap_get_no_gpu_note(repo_root: Path) -> None:
+    """Every example host declares compute_cap: no GPU checks were skipped, so no line says so."""
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_root)])
+    assert result.exit_code == 0, result.output
+    assert "gen: note: GPU" not in result.stderr, result.stderr

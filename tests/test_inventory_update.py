@@ -11,6 +11,7 @@ import pytest
 
 from generator.errors import Diagnostics
 from generator.live.facts import LiveFacts, LiveGpu
+from generator.live.host_snapshot import _loads_back
 from generator.live.inventory_update import _yaml, model_names_gpu, update_inventory
 from generator.load.manifests import load_text
 from generator.load.resolve import Host, host_from_doc
@@ -172,3 +173,97 @@ def test_a_torch_that_could_not_be_read_leaves_the_torch_facts() -> None:
     new = update_inventory(LLM_TWO, host, _live(host, driver_version="580.95.05", torch_arch_list=None,
                                                 torch_error="No such file or directory"))
     assert "torch_cuda" not in new.text and any("could not be read (No such file" in n for n in new.notes)
+
+
+# ---- the operator's text survives a capture: CRLF, flow style, comments, no facts section ----
+
+def _first(text: str, **changes: object) -> str:
+    """The inventory after a first capture (facts added), with ``changes`` to what the host answers."""
+    host = _host(text.replace("\r\n", "\n"))
+    live = _live(host, driver_version="580.95.05", cuda_version="13.0", torch_cuda="12.8",
+                 torch_arch_list=("sm_120",))
+    return update_inventory(text, host, replace(live, **changes)).text  # type: ignore[arg-type]
+
+
+def _is_subsequence(lines: list[str], of: list[str]) -> bool:
+    found = iter(of)
+    return all(line in found for line in lines)
+
+
+def test_a_crlf_inventory_is_written_back_with_crlf() -> None:
+    crlf = LLM_TWO.replace("\n", "\r\n")
+    new = _first(crlf)
+    assert new.count("\n") == new.count("\r\n") > crlf.count("\r\n")
+    assert new == _first(LLM_TWO).replace("\n", "\r\n")  # the same change as the LF file's, line for line
+    _loads_back(new, "hosts/llm-two.yaml")
+    host = _host(new.replace("\r\n", "\n"))
+    again = update_inventory(new, host, _live(host))
+    assert not again.changed and again.text == new  # byte for byte
+
+
+def _flow_style(text: str) -> str:
+    """``text`` with its gpus and numa lists in flow style, one line each."""
+    lines = text.split("\n")
+    start = lines.index("gpus:")
+    end = lines.index("numa:")
+    gpus = "gpus: [" + ", ".join(ln.strip()[2:] for ln in lines[start + 1:end]) + "]"
+    numa_end = lines.index("vm_passthrough:")
+    numa = "numa: [" + ", ".join(ln.strip()[2:] for ln in lines[end + 1:numa_end]) + "]"
+    return "\n".join([*lines[:start], gpus, numa, *lines[numa_end:]])
+
+
+def test_flow_style_lists_stay_flow_and_only_the_changed_value_changes() -> None:
+    flow = _flow_style(LLM_TWO)
+    first = _first(flow)
+    assert all(ln.startswith("+") for ln in _diff(flow, first))  # only the facts section is added
+    host = _host(first)
+    live = _live(host)
+    new = update_inventory(first, host, replace(live, gpus=(replace(live.gpus[0], memory_mib=97000), *live.gpus[1:])))
+    changed = _diff(first, new.text)
+    assert len(changed) == 2 and changed[0].startswith("-gpus: [{") and changed[1].startswith("+gpus: [{")
+    assert changed[1] == "+" + changed[0][1:].replace("memory_mib: 97887", "memory_mib: 97000", 1)
+
+
+@pytest.mark.parametrize("numa", [
+    '  - {node: 0, cpus: "0-31,64-95"}\n  - {node: 1, cpus: "32-63,96-127"}  # sysfs, 2026-11\n',
+    '  - node: 0\n    cpus: "0-31,64-95"\n  - node: 1\n    cpus: "32-63,96-127"\n',
+], ids=["flow items, an end-of-line comment", "block items"])
+def test_comments_stay_where_the_operator_wrote_them(numa: str) -> None:
+    """An end-of-line comment on a changed GPU stays on its line; the comment lines (and the blank
+    line) above the key after numa stay above that key when the facts section goes in between."""
+    text = LLM_TWO.replace('  - {node: 0, cpus: "0-31,64-95"}\n  - {node: 1, cpus: "32-63,96-127"}\n', numa)
+    text = text.replace("RTX PRO 6000 Blackwell}\n  - {index: 1", "RTX PRO 6000 Blackwell}  # riser A\n  - {index: 1", 1)
+    text = text.replace("vm_passthrough:", "\n# GPUs 4-7 belong to the VM\n#no space after the hash\nvm_passthrough:")
+    new = _first(text, gpus=tuple(replace(g, memory_mib=97000) if g.index == 0 else g for g in _live(_host(text)).gpus))
+    lines = new.split("\n")
+    kept = [ln for ln in text.split("\n") if "memory_mib: 97887" not in ln or "riser A" not in ln]
+    assert _is_subsequence(kept, lines)  # every other line as written, in order
+    assert [ln for ln in lines if "riser A" in ln] == [
+        '  - {index: 0, pci_bus_id: "00000000:01:00.0", memory_gb: 96, memory_mib: 97000, compute_cap: "12.0", '
+        "numa_node: 0, model: RTX PRO 6000 Blackwell}  # riser A"]
+    at = lines.index("vm_passthrough:")
+    assert lines[at - 3:at] == ["", "# GPUs 4-7 belong to the VM", "#no space after the hash"]
+    assert lines.index("facts:") < at - 3
+    if "# sysfs" in numa:
+        assert '  - {node: 1, cpus: "32-63,96-127"}  # sysfs, 2026-11' in lines
+
+
+def test_a_comment_in_the_facts_section_survives_a_recapture() -> None:
+    """The operator's note inside facts: stays when another fact of the section changes."""
+    text = _first(LLM_TWO).replace("  torch_cuda:", "  # upgrade planned for 2027-01\n  torch_cuda:")
+    host = _host(text)
+    new = update_inventory(text, host, _live(host, driver_version="590.10.01"))
+    assert _diff(text, new.text) == ['-  driver_version: "580.95.05"', '+  driver_version: "590.10.01"']
+
+
+def test_an_inventory_whose_last_section_is_numa() -> None:
+    """Without a facts section and with numa last: the facts go at the end, after the closing comment
+    (it follows numa's last line); a second capture changes nothing."""
+    numa = 'numa:\n  - {node: 0, cpus: "0-31,64-95"}\n  - {node: 1, cpus: "32-63,96-127"}\n'
+    text = LLM_TWO.replace(numa, "") + numa + "# end of the hardware part\n"
+    first = _first(text)
+    assert first.startswith(text)
+    assert first[len(text):].startswith("# Captured by `gen host snapshot llm-two`")
+    host = _host(first)
+    again = update_inventory(first, host, _live(host))
+    assert not again.changed and again.text == first

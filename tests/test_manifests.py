@@ -56,6 +56,14 @@ def test_every_duplicate_key_is_reported_at_its_own_position() -> None:
 def test_malformed_yaml_is_one_positioned_diagnostic(text: str, expected: str) -> None:
     doc, errors = _load(text)
     assert errors == [expected]
+    assert doc is None  # the data would be a guess: nothing else is checked
+
+
+@pytest.mark.parametrize(("text", "where"), [("a: 1\nb: <<\n", "2:4"), ("- 1\n- <<\n", "2:3")])
+def test_a_plain_merge_word_as_a_value_is_refused_at_the_value(text: str, where: str) -> None:
+    """YAML 1.1's resolver reads a plain ``<<`` as the merge tag wherever it stands, a value too."""
+    doc, errors = _load(text)
+    assert (doc, errors) == (None, [f"f.yaml:{where}: error[Y004]: YAML merge keys ('<<') are not supported"])
 
 
 def test_non_utf8_file_is_reported(tmp_path: Path) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from generator.plan.memory import (
-    CUDA_CONTEXT_GIB, GIB, Checkpoint, Flags, Measured, budget, cell_size, size_memory, weights_per_rank,
+    CUDA_CONTEXT_GIB, GIB, Checkpoint, Flags, Measured, _swa_split_0_5_23, budget, cell_size, size_memory,
+    weights_per_rank,
 )
+from generator.plan.memory_defaults import piecewise_tokens
 from generator.plan.model_shape import ShapeError, model_shape
 
 CONFIGS = json.loads((Path(__file__).parent / "data" / "memory_configs.json").read_text())
@@ -226,3 +228,36 @@ def test_llama_4s_vision_tower_is_off_by_default_so_no_vlm_reduction() -> None:
     on = size_memory("0.5.9", Checkpoint(scout, 218_000_000_000), H200, Flags(tp=8, enable_multimodal=True),
                      nvlink=True)
     assert on.mem_fraction_static < off.mem_fraction_static
+
+
+def test_a_multimodal_model_reserves_the_vlm_cache_on_0_5_23() -> None:
+    """0.5.23's ``mm_runtime_reservation_gb``: SGLANG_VLM_CACHE_SIZE_MB (100 MiB) off the KV budget; 0.5.9 has none."""
+    scout = CONFIGS["meta-llama/Llama-4-Scout-17B-16E-Instruct"]
+    vlm = model_shape(scout, "0.5.23", enable_multimodal=True)
+    text = model_shape(scout, "0.5.23")
+    assert vlm.multimodal and not text.multimodal
+    flags = Flags(tp=8, mem_fraction_static=0.8)  # a fixed fraction: only the reservation differs
+    for pin, reserved in (("0.5.23", 100 / 1024), ("0.5.9", 0.0)):
+        with_vlm, without = (budget(pin, 30 * GIB, H100, flags, shape=s) for s in (vlm, text))
+        assert without.rest_gib - with_vlm.rest_gib == pytest.approx(reserved, abs=1e-9), pin
+
+
+@pytest.mark.parametrize("full", [0, 1])
+def test_0_5_23_sizes_an_all_sliding_window_model_without_the_ratio(full: int) -> None:
+    """``HybridSWAPoolConfigurator._recompute_cell_size``: with no full-attention layer the cell is
+    the sliding-window rows alone (no ratio: no full pool to relate to); with one, full + 0.8 x swa."""
+    kinds = ["sliding_attention"] * (36 - full) + ["full_attention"] * full
+    shape = model_shape(dict(GPTOSS, layer_types=kinds), "0.5.23")
+    assert (len(shape.swa_layers or ()), len(shape.swa_full_layers or ())) == (36 - full, full)
+    per = 4 * 128 * 2  # 8 KV heads / 2 ranks x (64 + 64) x bf16, as in the case above
+    cell, full_tok, swa_tok = _swa_split_0_5_23(shape, Flags(tp=2), 2, 0)
+    assert (full_tok, swa_tok) == (per, per)
+    assert cell == (per * 36 if full == 0 else per * 1 + 0.8 * per * 35)
+
+
+def test_piecewise_graph_sizes_are_sglangs_list() -> None:
+    """``ServerArgs._generate_piecewise_cuda_graph_tokens`` (0.5.9 server_args.py): four steps, then 512s."""
+    assert piecewise_tokens(600) == (list(range(4, 33, 4)) + list(range(48, 257, 16)) + [288, 320, 352, 384, 416,
+                                                                                        448, 480, 512, 576])
+    assert piecewise_tokens(5120)[-4:] == [3840, 4096, 4608, 5120]
+    assert len(piecewise_tokens(8192)) == 8 + 14 + 8 + 8 + 12 + 8

@@ -1,9 +1,11 @@
 """The memory findings through the real pipeline (gen check on a copy of the example repo).
 
 The example host llm-two has 4 x RTX PRO 6000 (memory_mib 97887, PCIe) for qwen3.5-122b-a10b
-at TP 4 with EAGLE speculative decoding on SGLang 0.5.9. Without a checkpoint snapshot the
-weights are weights.size_gb, so these cases exercise the budget SGLang computes before any
-token is sized: the refusal (P030, with the fraction that works) and the high fraction (P033).
+at TP 4 with EAGLE speculative decoding on SGLang 0.5.9. Its checkpoint snapshot holds only the
+config keys cited pages state (catalogs/models/qwen3.5-122b-a10b.json: no index, too few keys to
+size a token), so the weights are weights.size_gb and these cases exercise the budget SGLang
+computes before any token is sized: the refusal (P030, with the fraction that works) and the
+high fraction (P033).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def test_weights_that_leave_no_kv_cache_are_refused_with_the_fraction_that_works
     assert code == 1
     assert found == [
         f"{QWEN}:27:24: error[P030]: 'qwen3.5-122b-a10b' cannot start on GPU 0, 1, 2, 3 (RTX PRO 6000 Blackwell), 95.6 GiB "
-        f"each: 93.1 GiB of weights per GPU (from weights.size_gb (no checkpoint snapshot)) leave {post:.1f} GiB of "
+        f"each: 93.1 GiB of weights per GPU (from weights.size_gb) leave {post:.1f} GiB of "
         f"the {pre:.1f} GiB free before load, and mem_fraction_static 0.85 (the manifest's) keeps "
         f"{pre * 0.15:.1f} GiB out of the static pool: no memory is left for the KV cache; SGLang 0.5.9 stops "
         "with \"Not enough memory. Please try to increase --mem-fraction-static\" (set memory.mem_fraction_static to "
@@ -105,7 +107,12 @@ def test_nvlink_gpus_lose_the_communication_buffers_before_load(repo_root: Path)
     result = CliRunner().invoke(main, ["show", "--host", "gpu-a", "--root", str(repo_root), "--format", "json"])
     memory = json.loads(result.stdout)["services"][0]["memory"]
     assert memory["free_before_load_gib"] == round(143771 / 1024 - 1.1 - 1.95, 2)
-    assert memory["weights_gib_per_gpu"] == round(1342e9 / 16 / 2**30, 2)
+    # The snapshot's DeepSeek-V3 config.json sizes it: its MTP layer (num_nextn_predict_layers 1,
+    # one of 62 decoder layers once the two 129280 x 7168 BF16 embeddings are set aside) is the
+    # draft's, not loaded without speculative decoding.
+    body = 1342e9 - 2 * 129280 * 7168 * 2
+    assert memory["skipped"] is None
+    assert memory["weights_gib_per_gpu"] == round((1342e9 - body / 62) / 16 / 2**30, 2)
 
 
 def test_gpus_without_memory_mib_are_named_in_one_info_line(repo_copy: Path) -> None:
@@ -172,3 +179,23 @@ def test_a_draft_loaded_after_the_pool_names_the_fraction_window(repo_root: Path
     assert at[0.499] > 0 > at[0.5]
     # 0.5.23 counts the draft in the budget: the same config starts
     assert size_memory("0.5.23", checkpoint, 81559, flags, nvlink=True).reserve_gib > 0
+
+
+def test_a_captured_snapshot_too_thin_to_size_tokens_is_named_once(repo_copy: Path) -> None:
+    """The example Qwen snapshot is written from published pages (it says the checks needing
+    other keys stay silent: no note); the same config as a capture gets the info line."""
+    from generator.load.captured import captured_json
+
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert "gen: note: memory sizing" not in result.stderr
+    path = repo_copy / "catalogs/models/qwen3.5-122b-a10b.json"
+    doc = json.loads(path.read_text())
+    doc.pop("captured")
+    doc["checkpoint"]["source"] = {"kind": "folder", "path": "/shared/models/Qwen3.5-122B-A10B"}
+    path.write_text(captured_json(doc, tool="gen model snapshot", reader=1))
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    notes = [ln for ln in result.stderr.splitlines() if ln.startswith("gen: note: memory sizing")]
+    assert notes == ["gen: note: memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve) of "
+                     "model 'qwen3.5-122b-a10b' skipped: the snapshot's config.json has no number "
+                     "'num_attention_heads' (SGLang reads it to size the KV cache) (`gen model snapshot --model "
+                     "qwen3.5-122b-a10b` from the checkpoint captures its full config.json)"], result.stderr

@@ -44,9 +44,15 @@ def _measured(log: dict[str, Any]) -> Measured:
     return Measured(before, after)
 
 
+def config(log: dict[str, Any]) -> dict[str, Any]:
+    """The config.json a logged start served: its model's published one, with the keys the log's
+    checkpoint changed (``config_overrides``: a published model cut to fewer layers, say)."""
+    return {**CONFIGS[log["model"]], **log.get("config_overrides", {})}
+
+
 def predict(log: dict[str, Any], pin: str, mode: str) -> int:
     """The max_total_num_tokens gen predicts for one logged start (``mode``: given or static)."""
-    checkpoint = Checkpoint(CONFIGS[log["model"]], log["weight_bytes"] or 0)
+    checkpoint = Checkpoint(config(log), log["weight_bytes"] or 0)
     measured = _measured(log) if mode == "given" else Measured()
     plan = size_memory(pin, checkpoint, log["gpu_memory_mib"], Flags(**log["flags"]), measured,
                        nvlink=log.get("nvlink", False))
@@ -102,7 +108,7 @@ def test_the_bytes_per_token_are_the_logged_k_and_v_sizes() -> None:
         got = log["logged"]
         if "k_size_gib" not in got and "kv_size_gib" not in got:
             continue
-        cell = size_memory(log.get("cell_pin", "0.5.9"), Checkpoint(CONFIGS[log["model"]], log["weight_bytes"] or 0),
+        cell = size_memory(log.get("cell_pin", "0.5.9"), Checkpoint(config(log), log["weight_bytes"] or 0),
                            log["gpu_memory_mib"], Flags(**log["flags"]), _measured(log)).cell_bytes
         size = got["kv_size_gib"] if "kv_size_gib" in got else got["k_size_gib"] + got["v_size_gib"]
         logged_cell = size * 2**30 / got["max_total_num_tokens"]
@@ -128,7 +134,7 @@ def test_a_logged_request_table_oom_is_the_table_gen_sizes(pin: str) -> None:
     cases = [log for log in LOGS if "oom_tried_gib" in log["logged"]]
     assert cases
     for log in cases:
-        plan = size_memory(pin, Checkpoint(CONFIGS[log["model"]], log["weight_bytes"]), log["gpu_memory_mib"],
+        plan = size_memory(pin, Checkpoint(config(log), log["weight_bytes"]), log["gpu_memory_mib"],
                            Flags(**log["flags"]), nvlink=log.get("nvlink", False))
         assert plan.req_table_gib == pytest.approx(log["logged"]["oom_tried_gib"], rel=0.001), log["id"]
         assert plan.reserve_gib < 0, log["id"]  # the table does not fit what the weights and KV pool leave
@@ -140,7 +146,7 @@ def test_a_logged_late_draft_oom_starts_at_the_fraction_gen_names() -> None:
     cases = [log for log in LOGS if "oom_from_fraction" in log["logged"]]
     assert cases
     for log in cases:
-        checkpoint = Checkpoint(CONFIGS[log["model"]], log["weight_bytes"], draft_config=CONFIGS[log["draft"]],
+        checkpoint = Checkpoint(config(log), log["weight_bytes"], draft_config=CONFIGS[log["draft"]],
                                 draft_weight_bytes=log["draft_weight_bytes"])
         logged = log["logged"]["oom_from_fraction"]
 

@@ -168,7 +168,8 @@ CASES: dict[str, tuple[dict[str, Edit], list[str]]] = {
     "init port is a service port on rank 0": (
         {MODEL: _replace("port: 50000", "port: 30000")},
         [f"{A}:33:11: error[P026]: port 30000 of service 'deepseek' is the --dist-init-addr port of model "
-         f"'deepseek-v3-bf16' ({MODEL}:20:9) on its rank 0 host 'gpu-a'"]),
+         f"'deepseek-v3-bf16' ({MODEL}:20:9) on its rank 0 host 'gpu-a' (write `port: 30001`: no service of "
+         "host 'gpu-a' uses it)"]),
     "a node gives too few GPUs": (
         {B: _replace(SVC_TAIL, SVC_TAIL + "    gpus: [0, 1, 2, 3]\n")},
         [f"{B}:37:11: error[P004]: service 'deepseek' lists 4 GPU(s), but model 'deepseek-v3-bf16' needs 8 "

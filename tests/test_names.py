@@ -132,3 +132,56 @@ def test_hosts_yes_and_on_were_one_inventory_key() -> None:
 def test_the_yaml_1_1_spec_booleans_y_and_n_are_refused_too() -> None:
     """YAML 1.1 lists y/n as booleans (ruamel's 1.1 resolver does); PyYAML happens not to."""
     assert yaml_reads_as("y") == yaml_reads_as("N") == "a boolean"
+
+
+# Windows reserves these in every folder, whatever follows the first dot: hosts/CON.yaml,
+# output/nul.x/ and etc/sglang/com1.env cannot be checked out there.
+DEVICE_NAMES = ["CON", "con", "Nul", "nul.x", "AUX", "prn.yaml", "COM1", "com9", "LPT1", "lpt0.a"]
+
+
+@pytest.mark.parametrize("name", DEVICE_NAMES)
+def test_a_windows_device_name_is_refused(name: str) -> None:
+    assert "device name on Windows" in (name_problem(name) or "")
+
+
+@pytest.mark.parametrize("name", ["console", "con-x", "conf", "com10", "lpt", "auxiliary", "nullable", "x.con", "com"])
+def test_names_that_only_start_like_a_device_stay_names(name: str) -> None:
+    assert name_problem(name) is None
+
+
+def test_a_host_named_con_is_s007_at_its_name(repo_copy: Path) -> None:
+    """The name check of hosts and models (the schema's, S007) refuses it before any file is named so."""
+    old = repo_copy / "hosts" / "gpu-a.yaml"
+    (repo_copy / "hosts" / "CON.yaml").write_text(old.read_text().replace("name: gpu-a", "name: CON"))
+    old.unlink()
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1 and "hosts/CON.yaml:" in result.stderr and "error[S007]" in result.stderr, \
+        result.stderr
+    assert "device name on Windows" in result.stderr
+
+
+IMPORT = ["import", "--sglang", "0.5.9", "--size-gb", "1", "--root", str(Path(__file__).resolve().parent.parent)]
+COMMAND = ["--", "python", "-m", "sglang.launch_server", "--model-path", "/m/x"]
+
+
+@pytest.mark.parametrize("name", ["x\ny: 1", "x\r", "a\x1b]8;;http://x\x1b\\", "tab\tname", "CON", "on", "../x", "",
+                                  "a" * 101])
+def test_gen_import_refuses_a_name_that_is_no_name(name: str) -> None:
+    """`gen import --name $'x\\ny: 1'` printed a manifest with that name and exited 0."""
+    result = _gen(*IMPORT, "--name", name, *COMMAND)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and "is not a name" in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_gen_import_keeps_a_name_that_is_one() -> None:
+    result = _gen(*IMPORT, "--name", "qwen-x", *COMMAND)
+    assert result.exit_code == 0 and "name: qwen-x\n" in result.stdout, result.output
+
+
+@pytest.mark.parametrize("name", ["con.j2", "NUL", "Aux.service.j2", "lpt1.j2"])
+def test_a_template_named_like_a_windows_device_is_y017(repo_copy: Path, name: str) -> None:
+    (repo_copy / "templates" / name).write_text("# a template\n")
+    result = _gen("check", "--root", str(repo_copy))
+    assert result.exit_code == 1 and f"templates/{name}: error[Y017]:" in result.stderr, result.stderr
+    assert "device name on Windows" in result.stderr

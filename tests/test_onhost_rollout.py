@@ -13,6 +13,7 @@ import base64
 import http.server
 import json
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,6 +191,18 @@ def test_wait_reports_a_running_unit_that_answers_health_as_healthy(systemd: Sta
     assert out[UNIT]["ok"] is True and out[UNIT]["check"] == "healthy" and out[UNIT]["journal"] == ""
 
 
+def test_a_health_endpoint_that_never_answers_is_not_healthy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts the connection and never answers: the poll goes on, it does not hang."""
+    monkeypatch.setattr(rollout, "HEALTH_TIMEOUT_S", 0.2)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens; the kernel accepts, nobody answers
+        answers: list[bool] = []
+        poll = threading.Thread(target=lambda: answers.append(
+            rollout._healthy(f"http://127.0.0.1:{silent.getsockname()[1]}/health")), daemon=True)
+        poll.start()
+        poll.join(timeout=10)
+        assert answers == [False], "the /health request must time out"
+
+
 @pytest.mark.parametrize(("outcome", "check", "words"), [
     ("failed", "exited", "is failed (failed), result exit-code, exit status 2"),
     ("auto-restart", "exited", "(auto-restart)"),
@@ -202,6 +215,7 @@ def test_wait_fails_a_unit_that_exited_or_restarted_and_carries_its_journal(
     systemd.on_start[UNIT] = outcome
     out = _wait([UNIT], rollout.start([{"unit": UNIT}]), health)[UNIT]
     assert out["ok"] is False and out["check"] == check and words in out["detail"]
+    assert out["reason"] and out["reason"] in out["journal"] + out["detail"]  # gen status and the fail message read it
     assert "Starting sglang-chat.service" in out["journal"]
     assert "from an earlier start" not in out["journal"], "only the journal since this start"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from repo_builder import host_yaml, model_yaml, write_repo
 
 from generator.errors import Diagnostics
-from generator.plan.placement import MAX_SEARCH_SERVICES, Placement, place_host
+from generator.plan.placement import MAX_SEARCH_SERVICES, Placement, free_port, place_host
 from generator.load.sources import load_sources
 
 
@@ -35,11 +35,33 @@ def test_vm_gpus_and_other_services_gpus_are_never_used(tmp_path: Path) -> None:
            "  - {name: c, model: m, port: 3, gpus: [0]}\n"
            "  - {name: d, model: m, port: 4, gpus: [9]}\n")
     _, errors = _place(tmp_path, svc, {"m": model_yaml("m")}, vm=(4, 5, 6, 7))
+    fix = " (write `gpus: [1]`: free on host 'h' (NUMA node 0))"  # 0 is b's, 4-7 the VM's
     assert errors == [
-        "hosts/h.yaml:22:41: error[P002]: GPU 4 is passed through to VM 'vm1' and cannot serve 'a'",
-        "hosts/h.yaml:24:41: error[P003]: GPU 0 is already used by service 'b'",
-        "hosts/h.yaml:25:41: error[P001]: GPU 9 is not in the inventory of host 'h' (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)",
+        "hosts/h.yaml:22:41: error[P002]: GPU 4 is passed through to VM 'vm1' and cannot serve 'a'" + fix,
+        "hosts/h.yaml:24:41: error[P003]: GPU 0 is already used by service 'b'" + fix,
+        "hosts/h.yaml:25:41: error[P001]: GPU 9 is not in the inventory of host 'h' (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)"
+        + fix,
     ]
+
+
+def test_a_taken_gpu_suggests_a_whole_free_list_in_one_numa_node(tmp_path: Path) -> None:
+    """TP 2 on GPU 0 (a's): node 0 keeps 1 free beside a's 0 and b's 2, 3, so node 1's 4, 5 (best fit)."""
+    svc = ("  - {name: a, model: m1, port: 1, gpus: [0]}\n"
+           "  - {name: b, model: m2, port: 2, gpus: [2, 3]}\n"
+           "  - {name: c, model: m2, port: 3, gpus: [0, 1]}\n")
+    _, errors = _place(tmp_path, svc, {"m1": model_yaml("m1"), "m2": model_yaml("m2", tp=2)})
+    assert errors == ["hosts/h.yaml:22:42: error[P003]: GPU 0 is already used by service 'a' "
+                      "(write `gpus: [4, 5]`: free on host 'h' (NUMA node 1))"]
+
+
+def test_no_free_list_says_what_is_free(tmp_path: Path) -> None:
+    svc = ("  - {name: a, model: m4, port: 1, gpus: [0, 1, 2, 3]}\n"
+           "  - {name: b, model: m4, port: 2, gpus: [0, 1, 2, 4]}\n")
+    _, errors = _place(tmp_path, svc, {"m4": model_yaml("m4", tp=4)}, vm=(5, 6, 7))
+    hint = ("(host 'h' has 1 GPU(s) free (4) and model 'm4' needs 4: free GPUs from another service or a VM "
+            "first)")
+    assert errors == [f"hosts/h.yaml:23:{col}: error[P003]: GPU {i} is already used by service 'a' {hint}"
+                      for col, i in ((42, 0), (45, 1), (48, 2))]
 
 
 def test_crossing_numa_is_an_error_when_one_node_could_hold_the_group(tmp_path: Path) -> None:
@@ -72,10 +94,20 @@ def test_not_enough_gpus_and_wrong_count(tmp_path: Path) -> None:
     ]
 
 
-def test_same_port_twice(tmp_path: Path) -> None:
-    svc = "  - {name: a, model: m, port: 30000}\n  - {name: b, model: m, port: 30000}\n"
+def test_same_port_twice_suggests_a_free_port(tmp_path: Path) -> None:
+    """The fix names a port no service of the host uses: 30001 is c's, so 30002."""
+    svc = ("  - {name: a, model: m, port: 30000}\n  - {name: b, model: m, port: 30000}\n"
+           "  - {name: c, model: m, port: 30001}\n")
+    _, errors = _place(tmp_path, svc, {"m": model_yaml("m", tp=2)})
+    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 30000 is already used by service 'a' on host 'h' "
+                      "(write `port: 30002`: no service of host 'h' uses it)"]
+
+
+def test_a_collision_on_the_last_port_suggests_one_below(tmp_path: Path) -> None:
+    svc = "  - {name: a, model: m, port: 65535}\n  - {name: b, model: m, port: 65535}\n"
     _, errors = _place(tmp_path, svc, {"m": model_yaml("m")})
-    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 30000 is already used by service 'a' on host 'h'"]
+    assert errors == ["hosts/h.yaml:21:31: error[P007]: port 65535 is already used by service 'a' on host 'h' "
+                      "(write `port: 65534`: no service of host 'h' uses it)"]
 
 
 def test_retired_paths_and_model_root(tmp_path: Path) -> None:
@@ -137,6 +169,12 @@ def test_sglang_numa_flag_must_name_each_gpus_node(repo_copy: Path) -> None:
                      "service 'qwen'; SGLang indexes it by GPU (write 0 0 0 0)"]
 
 
+def test_sglang_numa_flag_with_other_nodes_is_an_error_at_the_flag(repo_copy: Path) -> None:
+    _, diags = _render_qwen(repo_copy, "    args: {--numa-node: [0, 0, 1, 1]}\n")
+    assert diags == ["hosts/llm-two.yaml:40:12: error[P013]: --numa-node 0 0 1 1 does not match the NUMA nodes of "
+                     "GPUs 0,1,2,3 (0 0 0 0) (write 0 0 0 0, or drop the flag and let gen bind the unit)"]
+
+
 def test_too_many_gpus_listed_is_an_error_too(tmp_path: Path) -> None:
     """P004 in both directions: more GPUs than the model uses would sit idle, reserved."""
     svc = "  - {name: a, model: m, port: 1, gpus: [0, 1, 2, 3]}\n"
@@ -162,3 +200,11 @@ def test_best_fit_beyond_the_exhaustive_search(tmp_path: Path) -> None:
     assert errors == []
     assert [p.cuda_visible_devices for p in placed] == [str(i) for i in range(12)] + ["12,13,14,15"]
     assert [p.numa_nodes for p in placed] == [(0,)] * 4 + [(1,)] * 9
+
+
+def test_the_suggested_port_skips_taken_ones(tmp_path: Path) -> None:
+    """A multi-node init port (P026's) is taken too: free_port never offers it."""
+    write_repo(tmp_path, {"h": host_yaml(services="  - {name: a, model: m, port: 30000}\n")}, {"m": model_yaml("m")})
+    host = load_sources(tmp_path, Diagnostics()).hosts["h"]
+    assert free_port(host, 30000) == 30001
+    assert free_port(host, 29999, taken=[30001]) == 30002  # 30000 is a's, 30001 taken

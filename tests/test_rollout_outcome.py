@@ -40,6 +40,13 @@ def test_record_keeps_one_file_per_unit_with_its_reason(tmp_path: Path, monkeypa
     assert outcome_line(a) == f"last rollout: rolled back at {a['at']}: error: unrecognized arguments: --x"
     assert outcome_line(None).startswith("last rollout: none recorded")
     assert not list((tmp_path / "rollouts").glob("*.tmp-*"))
+    assert out["sglang-a.service"] == a  # what record returns is what it wrote
+    # The next rollout overwrites the unit's file (the folder exists by then).
+    # Without inventory and digest (a hand-run record) both are empty, never the text "None".
+    again = onhost_rollout.record({"outcome": "healthy", "units": ["sglang-a.service"]})
+    assert json.loads((tmp_path / "rollouts/sglang-a.service.json").read_text()) == again["sglang-a.service"]
+    assert {k: again["sglang-a.service"][k] for k in ("outcome", "reason", "inventory", "digest")} == {
+        "outcome": "healthy", "reason": "", "inventory": "", "digest": ""}
 
 
 def _record_spec(name: str, variables: dict[str, Any], tmp_path: Path) -> dict[str, Any]:

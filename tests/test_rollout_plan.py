@@ -163,6 +163,7 @@ def test_warnings_of_the_plan_are_positioned(tmp_path: Path) -> None:
     assert any(ln.startswith("rollout.yaml:1:9: warning[A002]: canary 6 takes all 3 host(s)") for ln in lines), lines
     assert any(ln.startswith("hosts/a.yaml:") and "warning[A004]: host 'a' runs 2 services of model 'm'" in ln
                for ln in lines), lines
+    assert sum("warning[A004]" in ln for ln in lines) == 1, lines  # once per host and model, not per replica
     check = _gen("check", "--root", str(repo))  # ansible/ exists: the same warnings, exit 0
     assert check.exit_code == 0 and "warning[A002]" in check.stderr, check.stderr
 

@@ -7,6 +7,7 @@ change is a D002 line in CI's log (new, gone, its lines before and after), besid
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,35 @@ def test_gen_check_names_each_rule_changed_against_the_real_page(repo_copy: Path
     assert lines[1] == (f"docs/rules.md:{at['X099 `tokenizer-batching`']}:1: error[D002]: X099 `tokenizer-batching` "
                         "is gone from catalogs/rules.yaml (the committed docs/rules.md has it) (review it, then run `gen schema --write`)")
     assert "error[D001]: docs/rules.md is not current" in result.stderr
+
+
+def test_a_text_cannot_forge_the_section_of_a_rule_it_turns_off(repo_copy: Path) -> None:
+    """A pull request turns X099 off and puts the committed text of X099's section, after a line
+    break, into another rule's fix: the page prints texts on one line (escaped), so the forged
+    section is no section and D002 names X099's change."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+    from generator.cli.rules_docs import rules_docs
+
+    (repo_copy / "docs").mkdir(exist_ok=True)
+    page = repo_copy / RULES_DOCS_FILE
+    committed = rules_docs(repo_copy)
+    page.write_text(committed, encoding="utf-8")
+    start = committed.index("## X099 `tokenizer-batching`")
+    forged = committed[start:committed.index("\n## ", start)].rstrip("\n")
+    rules = repo_copy / "catalogs" / "rules.yaml"
+    text = rules.read_text(encoding="utf-8")
+    start = text.index("  - id: tokenizer-batching\n")
+    text = text[:start] + text[start:].replace('versions: ">=0.5.9"', 'versions: "<0.1"', 1)
+    old = '    fix: "keep one of {flag.enable_tokenizer_batch_encode} and {flag.enable_dynamic_batch_tokenizer}"'
+    assert text.count(old) == 1
+    fix = "keep one of {flag.enable_tokenizer_batch_encode} and {flag.enable_dynamic_batch_tokenizer}"
+    forged_yaml = forged.replace("{", "{{").replace("}", "}}")
+    text = text.replace(old, "    fix: " + json.dumps(fix + "`\n\n" + forged_yaml + "\n- x: `y"))
+    rules.write_text(text, encoding="utf-8")
+    generated = rules_docs(repo_copy)
+    assert generated.count("\n## X099 `tokenizer-batching`\n") == 1
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    found = [x for x in result.stderr.splitlines() if "error[D002]: X099 `tokenizer-batching` changed" in x]
+    assert found and 'now "versions: `<0.1`; pins: none committed"' in found[0], result.stderr

@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 
 from generator.sglang.catalog import load_catalog
+import dataclasses
+from typing import Any
+
 from rule_tables import all_rows
 from rule_tables.gpu_facts import GPU_ROWS
+from rule_tables.model_facts import MODEL_ROWS
+from generator.checkpoint.facts import CheckpointFacts
+from generator.sglang.architectures import load_architectures
 from generator.errors import Severity
 from generator.pipeline.fleet import run
 from generator.sglang.datafiles import DataFileError
@@ -171,12 +177,34 @@ def test_rule_table(pin: str, argv: list[str], env: dict[str, str], expected: li
 def test_every_rule_of_the_file_has_a_predicate_and_a_table_row() -> None:
     rules = load_rules(ROOT / "catalogs" / "rules.yaml")
     assert sorted(r.id for r in rules if r.when is None) == sorted(PREDICATES)
-    covered = {code for row in TABLE for code in row[3]} | {code for row in GPU_ROWS for code in row[4]}
+    covered = ({code for row in TABLE for code in row[3]} | {code for row in GPU_ROWS for code in row[4]}
+               | {code for row in MODEL_ROWS for code in row[4]})
     # X023 is the 0.5.15 gRPC port quirk: no catalog of that pin is committed.
     assert {r.code for r in rules} - covered == {"X023"}
     for r in rules:
-        family = r.code[0]  # X flag rules, G GPU rules (tests/rule_tables/gpu_facts.py)
-        assert family in "XG" and r.code[1] in (("0", "2") if r.severity is Severity.ERROR else ("1",)), r.id
+        family = r.code[0]  # X flag rules, G GPU rules (tests/rule_tables/gpu_facts.py), M model rules
+        assert family in "XGM" and r.code[1] in (("0", "2") if r.severity is Severity.ERROR else ("1",)), r.id
+
+
+def _model_codes(pin: str, argv: list[str], env: dict[str, str], config: dict[str, Any]) -> list[str]:
+    catalog = load_catalog(ROOT, pin)
+    settings = dataclasses.replace(settings_from_argv(catalog, argv, env),
+                                   model=CheckpointFacts({"config": config}),
+                                   architectures=load_architectures(catalog.source_file))
+    return [f.rule.code for f in evaluate(settings, load_rules(rules_path(catalog)))]
+
+
+@pytest.mark.parametrize(("pin", "argv", "env", "config", "expected"), MODEL_ROWS,
+                         ids=[f"{t[0]}:{' '.join(t[1])}:{t[2]}:{t[3]['architectures'][0]}:{i}"
+                              for i, t in enumerate(MODEL_ROWS)])
+def test_model_rule_table(pin: str, argv: list[str], env: dict[str, str], config: dict[str, Any],
+                          expected: list[str]) -> None:
+    assert _model_codes(pin, argv, env, config) == expected
+
+
+def test_model_rules_are_silent_without_facts() -> None:
+    for pin, argv, env, _, _ in MODEL_ROWS:
+        assert not [c for c in _codes(pin, argv, env) if c.startswith("M")]
 
 
 def test_rules_file_errors_are_reported(tmp_path: Path) -> None:

@@ -361,3 +361,29 @@ def test_what_appears_in_a_new_folder_before_its_mkdir_is_still_checked(tmp_path
     shutil.rmtree(out)
     apply(out, plan(out, tree))
     assert (out / "h/etc/sglang/a").read_text() == f"# {MARKER} x\n"
+
+
+def test_folders_are_made_0755_whatever_the_umask(tmp_path: Path) -> None:
+    """The rendered tree is the same under any umask that leaves the owner rwx: folders 0755, not 0775."""
+    old = os.umask(0o002)
+    try:
+        with OutputTree(tmp_path / "output", create=True) as tree:
+            parts = ("h", "etc", "a.env")
+            tree.replace(parts, tree.write_temp(parts, b"x", 0o644))
+    finally:
+        os.umask(old)
+    for folder in ("output", "output/h", "output/h/etc"):
+        assert stat.S_IMODE((tmp_path / folder).stat().st_mode) == 0o755, folder
+
+
+def test_a_pruned_folder_is_made_again_not_written_through_its_old_fd(tmp_path: Path) -> None:
+    """prune forgets the removed folder's fd: the next write makes the folder again, on disk."""
+    out = tmp_path / "output"
+    with OutputTree(out, create=True) as tree:
+        parts = ("h", "etc", "sglang", "a.env")
+        tree.replace(parts, tree.write_temp(parts, b"x", 0o644))
+        tree.unlink(parts)
+        tree.prune(parts[:-1], stop=1)
+        assert not (out / "h/etc").exists()
+        tree.replace(parts, tree.write_temp(parts, b"y", 0o644))
+    assert (out / "h/etc/sglang/a.env").read_bytes() == b"y"

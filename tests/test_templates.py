@@ -65,6 +65,8 @@ def test_size_count_encoding_and_names_are_bounded(repo_copy: Path) -> None:
     (folder / "bad\nname.j2").write_text("x")
     assert sorted(_codes(repo_copy)) == [("templates/bad\\nname.j2", "Y015"), ("templates/big.j2", "Y010"),
                                          ("templates/latin1.j2", "Y007")]
+    [named] = [d for d in load_templates(repo_copy)[1] if d.code == "Y015"]
+    assert named.message == "a template name is letters, digits, '_', '.' and '-', printable text: rename it"
     for i in range(MAX_TEMPLATES):
         (folder / f"extra{i}.j2").write_text("x")
     assert _codes(repo_copy) == [("templates/", "Y010")]

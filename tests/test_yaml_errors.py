@@ -217,8 +217,8 @@ SCHEMA_CASES = [
         "indented below it, or null written) (write its value after 'parsers:', or remove the key)",
         "models/m.yaml:4:1: error[S001]: unknown key 'tool_call' ('tool_call' is a key of 'parsers' (line 3): "
         "indent it under 'parsers')"]),
+    # weights.size_gb is optional in the schema (a model snapshot gives it; without one, M010)
     ("name: m\nweights:\n  path: /a\nsize_gb: 3\n", MODEL_SCHEMA, [
-        "models/m.yaml:2:1: error[S003]: required key 'weights.size_gb' is missing",
         "models/m.yaml:4:1: error[S001]: unknown key 'size_gb' ('size_gb' is a key of 'weights' (line 2): "
         "indent it under 'weights')"]),
     # a key of a section that is not written at all

@@ -15,8 +15,8 @@ from pathlib import Path
 import click
 
 from generator.emit.ansible import generate, rollout_plan
-from generator.cli import output
-from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.cli import complete, output
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, report_run, root_option
 from generator.emit.safe_fs import OutputTree
 from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
 from generator.load.rollout import RolloutSettings, load_rollout
@@ -107,13 +107,30 @@ def ansible_strays(out: Path, names: set[str], root: Path | None = None) -> list
     return found
 
 
+def _with_group_ranks(root: Path, hosts: list[str]) -> tuple[RenderResult, list[str]]:
+    """A detail run of HOSTS and of every other rank of their multi-node groups (their ranks
+    restart together: a playbook must never hold part of a group); the hosts run."""
+    wanted = list(hosts)
+    while True:
+        result = run_fleet(root, wanted, detail=True)
+        peers = sorted({peer for render in result.renders for rs in render.services if rs.placement.cluster
+                        and rs.placement.model.multinode for peer in rs.placement.model.multinode.hosts} - set(wanted))
+        if not peers or not result.ok:
+            return result, wanted
+        wanted += peers
+
+
 @click.command("ansible", epilog=EXIT_CODES_HELP)
+@click.option("--host", "hosts", multiple=True, metavar="NAME", shell_complete=complete.host_names,
+              help="Only this host (repeatable), and the other ranks of its multi-node groups: the inventory "
+                   "and playbook then roll out these hosts alone (as a saved `terraform plan -target`); "
+                   "`gen ansible` without --host writes the whole fleet again.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Folder for inventory.yml and site.yml (default: ROOT/{DEFAULT_OUT}).")
 @root_option
 @output_options()
 @guard
-def ansible_command(out: Path | None, root: Path) -> int:
+def ansible_command(hosts: tuple[str, ...], out: Path | None, root: Path) -> int:
     """Write an Ansible inventory of hosts/ and a playbook that rolls out output/.
 
     \b
@@ -121,14 +138,18 @@ def ansible_command(out: Path | None, root: Path) -> int:
     Preview: ansible-playbook -i ansible/inventory.yml ansible/site.yml --check --diff
     """
     out = out if out is not None else root / DEFAULT_OUT
-    result = run_fleet(root, None, detail=True)  # each service's argv and placement, for the rollout
+    if hosts:
+        result, named = _with_group_ranks(root, list(hosts))
+    else:
+        result, named = run_fleet(root, None, detail=True), []  # each service's argv and placement
     plan, rollout_diags = rollout_for(root, result) if result.ok else (None, [])
-    report(list(result.diagnostics) + rollout_diags)
+    report_run(result, rollout_diags)
     if not result.ok or plan is None:
         output.current().error_line("gen: nothing written")
         return ExitCode.FINDINGS
     if result.dirty:
-        output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render --all` first "
+        which = " ".join(f"--host {h}" for h in named) if named else "--all"
+        output.current().error_line(f"gen: {OUTPUT_DIR}/ is not current; run `gen render {which}` first "
                                     "(the playbook copies what is in output/)")
         return ExitCode.FINDINGS
     done, strays = write_ansible(root, result, out, plan)
@@ -138,6 +159,11 @@ def ansible_command(out: Path | None, root: Path) -> int:
         return ExitCode.FINDINGS
     for path, action in done:
         output.current().say(f"{action:9} {path}")
+    if named:
+        added = [h for h in named if h not in hosts]
+        output.current().say(f"gen: {out.name}/ rolls out {', '.join(named)} only"
+                             + (f" ({', '.join(added)}: other ranks of their multi-node groups)" if added else "")
+                             + "; `gen ansible` writes the whole fleet again", err=True)
     return ExitCode.OK
 
 

@@ -11,14 +11,18 @@ import math
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from generator.cli import output
 from generator.errors import Diagnostic, ExitCode, GenError, InputError
 from generator.load.limits import MAX_JOBS
+
+if TYPE_CHECKING:
+    from generator.pipeline.fleet import RenderResult
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -33,6 +37,13 @@ Exit codes:
 def report(diagnostics: list[Diagnostic]) -> None:
     """Print every diagnostic to stderr, then a one-line count (or keep them for --format json)."""
     output.current().report(list(diagnostics))
+
+
+def report_run(result: RenderResult, more: Sequence[Diagnostic] = ()) -> None:
+    """A fleet run's findings (:func:`report`), with MORE of the command's own (rollout.yaml's),
+    and its acknowledged warnings (``result.acknowledged``, generator/pipeline/acks.py)."""
+    report(list(result.diagnostics) + list(more))
+    output.current().acknowledge([(a.diagnostic, a.ack.reason, a.ack.where) for a in result.acknowledged])
 
 
 def guard(fn: Callable[..., int]) -> Callable[..., Any]:
@@ -100,6 +111,26 @@ class RegularFile(click.Path):
             self.fail(f"{str(value)!r} is not a regular file", param, ctx)
         return result
 
+
+class Name(click.ParamType):
+    """A model, host or service name gen will write (``gen import --name``): the one name check,
+    systemd.name_problem, as the manifest's loader applies it (S007). A newline, a control
+    character, a device name (CON) or a YAML boolean is a usage error (exit 2), not a manifest
+    that gen check then refuses, nor a name that breaks the file written."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The name, when systemd.name_problem accepts it."""
+        from generator.systemd import name_problem
+
+        problem = name_problem(value)
+        if problem is not None:
+            self.fail(f"{value!r} is not a name: {problem}", param, ctx)
+        return value
+
+
+NAME = Name()
 
 # --size-gb of `gen import`: the bounds of weights.size_gb in load/schema.py.
 SIZE_GB = FiniteFloat(min=0.001, max=100_000)

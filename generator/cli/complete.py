@@ -31,6 +31,11 @@ def host_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> l
     return [CompletionItem(n) for n in _stems(_root(ctx) / "hosts", "*.yaml") if n.startswith(incomplete)]
 
 
+def model_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Models: the file names in models/ (``models/NAME.yaml``)."""
+    return [CompletionItem(n) for n in _stems(_root(ctx) / "models", "*.yaml") if n.startswith(incomplete)]
+
+
 def pins(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """SGLang pins with a committed catalog (``catalogs/sglang/PIN.json``, not its companions)."""
     from generator.sglang.catalog import known_pins  # only when completing

@@ -8,6 +8,7 @@ asked to.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from generator.errors import Diagnostic, Position
@@ -19,17 +20,25 @@ MAX_GENERATED_BYTES = 4 * 1024 * 1024  # the largest generated file, docs/manife
 def generated_files(root: Path) -> dict[str, str]:
     """Repository path -> the text gen generates for it."""
     from generator.cli.manifest_docs import DOCS_FILE, manifest_docs  # loads catalogs: only when asked
-    from generator.load.schema_json import SCHEMA_FILES, schema_text
+    from generator.cli.schema_pins import schema_file_text
+    from generator.load.schema_json import SCHEMA_FILES
 
-    files = {path: schema_text(kind) for kind, path in SCHEMA_FILES.items()}
+    schemas = {path: schema_file_text(kind, root) for kind, path in SCHEMA_FILES.items()}
+    files = {path: text for path, text in schemas.items() if text is not None}  # None: a catalog is edited
     files[DOCS_FILE] = manifest_docs(root)
     rules = _rules_docs(root)
     if rules is not None:
         files[RULES_DOCS_FILE] = rules
+    from generator.cli.tables_docs import tables_docs  # reads the tables: only when asked
+
+    tables = tables_docs(root)
+    if tables is not None:
+        files[TABLES_DOCS_FILE] = tables
     return files
 
 
 RULES_DOCS_FILE = "docs/rules.md"
+TABLES_DOCS_FILE = "docs/tables.md"  # cli/tables_docs.py
 
 
 def _rules_docs(root: Path) -> str | None:
@@ -69,7 +78,14 @@ def check_generated(root: Path) -> list[Diagnostic]:
             out.append(Diagnostic(Position(path), "D001", f"{path} {state}", hint="run `gen schema --write`"))
             if path == RULES_DOCS_FILE and current is not None:
                 out += section_changes(path, current, text)
+            elif path == TABLES_DOCS_FILE and current is not None:
+                out += section_changes(path, current, text, code="D003", source=_table_of)
     return out
+
+
+def _table_of(heading: str) -> str:
+    """The table a section of docs/tables.md comes from (``env-known.yaml variables: X``)."""
+    return "catalogs/" + heading.split(" ", 1)[0].split(":", 1)[0]
 
 
 # docs/rules.md is the committed page every rule change must show in: gen check prints each
@@ -99,19 +115,21 @@ def _short(line: str) -> str:
     return line if len(line) <= _SHOWN else line[:_SHOWN] + "..."
 
 
-def section_changes(path: str, committed: str, generated: str) -> list[Diagnostic]:
-    """D002 for each section (a rule) of ``generated`` that differs from the committed page:
-    new, gone, or its changed lines, old -> new, at the committed section's line."""
+def section_changes(path: str, committed: str, generated: str, code: str = "D002",
+                    source: Callable[[str], str] = lambda _heading: "catalogs/rules.yaml") -> list[Diagnostic]:
+    """``code`` (D002: a rule; D003: an entry of a table) for each section of ``generated``
+    that differs from the committed page: new, gone, or its changed lines, old -> new, at the
+    committed section's line; ``source`` names the file a section comes from."""
     old, new = _sections(committed), _sections(generated)
     out: list[Diagnostic] = []
     for heading in sorted(set(old) | set(new)):
         if heading not in old:
-            out.append(Diagnostic(Position(path), "D002", f"{heading} is new in catalogs/rules.yaml (not in the "
+            out.append(Diagnostic(Position(path), code, f"{heading} is new in {source(heading)} (not in the "
                                   f"committed {path})", hint="review it, then run `gen schema --write`"))
             continue
         line, before = old[heading]
         if heading not in new:
-            out.append(Diagnostic(Position(path, line, 1), "D002", f"{heading} is gone from catalogs/rules.yaml "
+            out.append(Diagnostic(Position(path, line, 1), code, f"{heading} is gone from {source(heading)} "
                                   f"(the committed {path} has it)", hint="review it, then run `gen schema --write`"))
             continue
         after = new[heading][1]
@@ -123,6 +141,6 @@ def section_changes(path: str, committed: str, generated: str) -> list[Diagnosti
         shown = [f'was "{_short(x)}"' for x in gone] + [f'now "{_short(x)}"' for x in came]
         more = len(shown) - _SHOWN_LINES
         changes = "; ".join(shown[:_SHOWN_LINES]) + (f"; and {more} more changed line(s)" if more > 0 else "")
-        out.append(Diagnostic(Position(path, line, 1), "D002", f"{heading} changed: {changes}",
+        out.append(Diagnostic(Position(path, line, 1), code, f"{heading} changed: {changes}",
                               hint="review it, then run `gen schema --write`"))
     return out

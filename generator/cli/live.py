@@ -14,8 +14,7 @@ from pathlib import Path
 import click
 
 from generator.cli import complete, output
-from generator.cli.common import (EXIT_CODES_HELP, JOBS, MAX_JOBS, RegularFile, guard, output_options, report,
-                                  root_option)
+from generator.cli.common import (EXIT_CODES_HELP, JOBS, MAX_JOBS, RegularFile, guard, output_options, report_run, root_option)
 from generator.errors import ExitCode, GenError
 from generator.live.fleet import HostOutcome, fleet_exit_code, summary_table, verify_fleet
 from generator.live.inventory import inventory_target, load_inventory
@@ -45,7 +44,7 @@ ssh_config_option = click.option(
 def _plans(root: Path, hosts: list[str] | None) -> list[HostPlan] | None:
     """Render the hosts in memory; None (after printing diagnostics) when the sources are bad."""
     rendered = run_fleet(root, hosts, detail=True)
-    report(rendered.diagnostics)
+    report_run(rendered)
     if not rendered.ok:
         return None
     return [host_plan(r) for r in rendered.renders]

@@ -13,7 +13,7 @@ import click
 
 from generator import __version__
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, JOBS, MAX_JOBS, guard, output_options, report, report_run, root_option
 from generator.cli.generated import check_generated
 from generator.load.captured import check_captured
 from generator.errors import Diagnostic, Diagnostics, ExitCode, Position
@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "ansible": ("generator.cli.ansible", "ansible_command"),
     "host": ("generator.cli.host", "host"),
     "import": ("generator.cli.sglang", "import_command"),
+    "model": ("generator.cli.model", "model"),
     "preflight": ("generator.cli.live", "preflight"),
     "schema": ("generator.cli.schema", "schema_command"),
     "show": ("generator.cli.show", "show"),
@@ -73,8 +74,20 @@ def _render(root: Path, hosts: list[str] | None, jobs: int | None, detail: bool 
     result = run_fleet(root, hosts, jobs=jobs, detail=detail or output.current().verbose)
     for info in result.infos:
         output.current().say(f"gen: note: {info}", err=True)
-    report(result.diagnostics)
+    report_run(result)
+    _note_snapshots(root)
     return result
+
+
+def _note_snapshots(root: Path) -> None:
+    """One info line naming the models whose checkpoint facts are unknown, and the command."""
+    from generator.checkpoint.listing import missing_snapshots
+
+    missing = missing_snapshots(root)
+    if missing:
+        output.current().say(f"gen: info: no checkpoint snapshot for model(s) {', '.join(missing)}: their "
+                             "checkpoint checks were skipped; capture one with `gen model snapshot --model "
+                             "NAME SOURCE` (catalogs/models/NAME.json)", err=True)
 
 
 def _explain(root: Path, result: RenderResult) -> None:
@@ -181,10 +194,12 @@ def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
     """Show a unified diff between output/ and a fresh render, then the plan; writes nothing.
 
     The plan says which services applying it adds, restarts and removes on which hosts,
-    and why (the settings and variables that changed), and ends with a summary line.
+    and why (the settings and variables that changed), in which batches of the playbook
+    (rollout.yaml; not with --host), and ends with a summary line.
     """
+    from generator.cli.ansible import rollout_for
     from generator.cli.plan_output import plan_json, plan_text
-    from generator.pipeline.apply_plan import plan_apply
+    from generator.pipeline.apply_plan import multinode_groups, plan_apply, rollout_steps
 
     out = output.current()
     out.results.update(files=[], counts={}, plan=None)
@@ -194,13 +209,21 @@ def diff(host: tuple[str, ...], root: Path, jobs: int | None) -> int:
         return ExitCode.FINDINGS
     _explain(root, result)
     plan = plan_apply(result.changes, result.renders, result.hosts, result.models)
+    steps = None
+    if not host and not plan.empty:
+        # The batches come from the whole fleet (a percentage is of every host of a wave):
+        # with --host they are not known. Findings of rollout.yaml are gen check's too.
+        rollout, rollout_diags = rollout_for(root, result)
+        if rollout_diags:
+            report(rollout_diags)
+        steps = rollout_steps(plan, rollout, multinode_groups(result.renders)) if rollout is not None else None
     out.results.update(files=_changes_json(result.dirty, with_diff=True), counts=_counts(result.changes),
-                       plan=plan_json(plan))
+                       plan=plan_json(plan, steps))
     # Colored only when stdout is a terminal (and NO_COLOR is unset): a diff piped to a file
     # or a pager without -R stays plain text.
     color = output.color_wanted(sys.stdout)
     out.styled_data(output.diff_text(unified_diff(result.changes), color), nl=False)
-    out.styled_data(plan_text(plan, click.style if color else output.unstyled), nl=False)
+    out.styled_data(plan_text(plan, click.style if color else output.unstyled, steps), nl=False)
     return ExitCode.FINDINGS if result.dirty else ExitCode.OK
 
 

@@ -92,6 +92,8 @@ class Output:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # messages that are no diagnostic (exit 2/3/4)
+    # Warnings an ack: entry took out of the findings, with the ack's reason and place.
+    acknowledged: list[tuple[Diagnostic, str, str]] = field(default_factory=list)
 
     @property
     def machine(self) -> bool:
@@ -161,6 +163,22 @@ class Output:
             shown.append(f"gen: {errors} error(s), {len(diagnostics) - errors} warning(s)")
             click.echo("\n".join(shown), err=True)
 
+    def acknowledge(self, items: list[tuple[Diagnostic, str, str]]) -> None:
+        """Acknowledged warnings (diagnostic, reason, where the ack is): kept for the document;
+        in text one line says how many are not shown, and -v shows each with its reason."""
+        self.acknowledged.extend(items)
+        if self.machine or self.quiet or not items:
+            return
+        if self.verbose:
+            for d, reason, where in items:
+                click.echo(self.paint(f"{d} [acknowledged at {where}: {printable(reason)}]", dim=True), err=True)
+        by_code: dict[str, int] = {}
+        for d, _, _ in items:
+            by_code[d.code] = by_code.get(d.code, 0) + 1
+        codes = ", ".join(f"{c} x{n}" if n > 1 else c for c, n in sorted(by_code.items()))
+        click.echo(f"gen: {len(items)} acknowledged warning(s) not shown ({codes}); -v or `gen show` lists them",
+                   err=True)
+
     def _painted(self, d: Diagnostic) -> str:
         if not self.color:
             return str(d)
@@ -178,6 +196,8 @@ class Output:
             "diagnostics": [diagnostic_json(d) for d in sorted(self.diagnostics, key=Diagnostic.sort_key)],
             "summary": {"errors": errors, "warnings": len(self.diagnostics) - errors},
             "errors": list(self.errors),
+            "acknowledged": [dict(diagnostic_json(d), reason=reason, ack=where)
+                             for d, reason, where in sorted(self.acknowledged, key=lambda a: a[0].sort_key())],
         }
         doc.update(self.results)
         return doc
@@ -189,7 +209,7 @@ class Output:
         elif self.format == SARIF:
             from generator.cli.sarif import sarif_log  # only `check --format sarif` needs it
 
-            click.echo(json.dumps(sarif_log(self.diagnostics), indent=2))
+            click.echo(json.dumps(sarif_log(self.diagnostics, self.acknowledged), indent=2))
 
 
 def current() -> Output:

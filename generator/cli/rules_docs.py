@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from generator.errors import printable
 from generator.sglang.catalog import known_pins, read_data_text, version_key
 from generator.sglang.rules import PREDICATES, RULES_FILE, RuleSpec, load_rules
 from generator.sglang.rules.load import plain_data
@@ -46,7 +47,10 @@ _EVIDENCE = {"run": "reproduced with the real SGLang (tests/test_rules_different
 
 
 def _code(text: str) -> str:
-    """``text`` as a Markdown code span, whatever backticks it holds."""
+    """``text`` as a Markdown code span, whatever backticks it holds, on one line: a line break
+    or control character is escaped (errors.printable), so no text of rules.yaml can start a
+    line of the page and forge another rule's section (D002 compares sections)."""
+    text = printable(text)
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

@@ -8,6 +8,7 @@ repository root (``uriBaseId`` ``%SRCROOT%``), as GitHub's upload-sarif expects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -62,10 +63,20 @@ def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
             "message": {"text": text}, "locations": [{"physicalLocation": location}]}
 
 
-def sarif_log(diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    """A complete SARIF 2.1.0 log of ``diagnostics`` (sorted by position)."""
+def _suppressed(d: Diagnostic, rule_index: int, reason: str) -> dict[str, Any]:
+    """An acknowledged warning: a result with SARIF's in-source suppression and its reason."""
+    found = _result(d, rule_index)
+    found["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": reason}]
+    return found
+
+
+def sarif_log(diagnostics: list[Diagnostic],
+              acknowledged: Sequence[tuple[Diagnostic, str, str]] = ()) -> dict[str, Any]:
+    """A complete SARIF 2.1.0 log of ``diagnostics`` (sorted by position); ``acknowledged``
+    warnings (diagnostic, reason, where the ack is) become suppressed results."""
     ordered = sorted(diagnostics, key=Diagnostic.sort_key)
-    codes = sorted({d.code for d in ordered})
+    quiet = sorted(acknowledged, key=lambda a: a[0].sort_key())
+    codes = sorted({d.code for d in ordered} | {d.code for d, _, _ in quiet})
     index = {code: i for i, code in enumerate(codes)}
     return {
         "$schema": SARIF_SCHEMA,
@@ -75,6 +86,7 @@ def sarif_log(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                                 "rules": [_rule(c) for c in codes]}},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the deployment repository (--root)"}}},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(d, index[d.code]) for d in ordered],
+            "results": [_result(d, index[d.code]) for d in ordered]
+            + [_suppressed(d, index[d.code], reason) for d, reason, _ in quiet],
         }],
     }

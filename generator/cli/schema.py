@@ -14,9 +14,9 @@ import click
 from generator.cli import output
 from generator.cli.common import EXIT_CODES_HELP, guard, output_options, root_option
 from generator.cli.generated import generated_files
+from generator.cli.schema_pins import schema_file_text
 from generator.emit.writer import atomic_write, read_existing
 from generator.errors import ExitCode
-from generator.load.schema_json import schema_text
 
 
 @click.command("schema", epilog=EXIT_CODES_HELP)
@@ -27,12 +27,18 @@ from generator.load.schema_json import schema_text
 @output_options()
 @guard
 def schema_command(kind: str | None, write: bool, root: Path) -> int:
-    """Print the JSON Schema of a model manifest, a host inventory or rollout.yaml (for editors)."""
+    """Print the JSON Schema of a model manifest, a host inventory or rollout.yaml (for editors),
+    with the parser names, flag choices and flags of ROOT's committed SGLang pins."""
     out = output.current()
     if bool(kind) == write:
         raise click.UsageError("give KIND (model or host), or --write")
     if kind is not None:
-        out.data(schema_text(kind), nl=False)
+        text = schema_file_text(kind, root)
+        if text is None:
+            out.fail("gen: a catalog of catalogs/sglang/ was edited after its capture: `gen check` says "
+                     "where; the schema completes the pins' values again once it is re-captured")
+            return ExitCode.FINDINGS
+        out.data(text, nl=False)
         return ExitCode.OK
     for path, text in generated_files(root).items():
         same = read_existing(root / path) == text

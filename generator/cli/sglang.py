@@ -23,7 +23,7 @@ import click
 from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, SIZE_GB, RegularFile, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, NAME, SIZE_GB, RegularFile, guard, output_options, report, report_run, root_option
 from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.load.captured import MAX_CAPTURED_BYTES
@@ -89,6 +89,25 @@ def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple
     env_path = env_path_for(path)
     state = "wrote    " if write_env_catalog(text, env_path) else "unchanged"
     output.current().say(f"{state} {env_path}: SGLang's environment variables")
+    _snapshot_architectures(python, inventory, ssh_options, path)
+
+
+def _snapshot_architectures(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
+                            path: Path) -> None:
+    """Capture the model classes the same SGLang registers, beside its flag catalog."""
+    from generator.sglang.architectures import (architectures_path, snapshot_architectures_python,
+                                                snapshot_architectures_remote)
+    from generator.sglang.envsnapshot import write_env_catalog
+
+    if python:
+        text = snapshot_architectures_python(python)
+    else:
+        assert inventory is not None
+        text = snapshot_architectures_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
+                                             inventory.sglang.python)
+    arch_path = architectures_path(path)
+    state = "wrote    " if write_env_catalog(text, arch_path) else "unchanged"
+    output.current().say(f"{state} {arch_path}: the model architectures SGLang registers")
 
 
 def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
@@ -180,7 +199,7 @@ def used_flags(root: Path, catalogs: list[Catalog]) -> dict[str, list[str]]:
     from generator.pipeline.fleet import run_fleet  # every host's full render
 
     result = run_fleet(root, None, detail=True)
-    report(result.diagnostics)
+    report_run(result)
     by_dest: dict[str, set[str]] = {}
     for render in result.renders:
         for svc in render.services:
@@ -259,7 +278,7 @@ def _diff_env(a: Catalog, b: Catalog) -> None:
 @click.option("--file", "file", metavar="FILE", type=RegularFile(allow_dash=True),
               help="Read the command from FILE (a shell command or a unit with ExecStart=); "
                    "'-' reads stdin.")
-@click.option("--name", metavar="NAME", help="The manifest's name (default: from the command).")
+@click.option("--name", type=NAME, metavar="NAME", help="The manifest's name (default: from the command).")
 @click.option("--size-gb", type=SIZE_GB, metavar="GB",
               help="Size of the weights on disk; without it size_gb is left to fill in.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)

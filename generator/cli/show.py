@@ -4,7 +4,9 @@ Everything comes from the pipeline's own results (:func:`generator.pipeline.flee
 with ``detail``: placements, argv, environment), so what is shown is what is rendered: a
 GPU map (index, PCI bus id, NUMA node, memory, compute capability, owner: a service, a VM
 or free) with the link matrix beside it when the inventory has one (``facts.topology``),
-and per service its port, TP, weights, the estimated KV cache and the CPU binding.
+and per service its port, TP, weights, the estimated KV cache, the CPU binding, and what the
+pinned SGLang picks itself on the service's GPU where the service writes nothing (the
+attention backend, the MoE runner: the pin's captured choices, ``<pin>.devices.json``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,22 @@ from typing import Any
 import click
 
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report_run, root_option
 from generator.emit.render import HostRender, RenderedService
+from generator.checkpoint.attach import snapshot_of
 from generator.errors import ExitCode
+from generator.load.acks import Ack
 from generator.load.resolve import ServiceSpec, Topology, default_timeout_start_min
 from generator.pipeline.fleet import RenderResult, run_fleet
 from generator.plan.memory_check import MemoryOutcome
 from generator.plan.topology import worst_link
+from generator.sglang.devices import Devices, load_devices
+
+# What the pin decides itself when the service writes none of these (SGLang's automatic choices).
+_CHOSEN = {"attention_backend": ("attention_backend", "prefill_attention_backend", "decode_attention_backend"),
+           "moe_runner_backend": ("moe_runner_backend",)}
+_KINDS = {"LlamaForCausalLM": "an MHA model (Llama)", "DeepseekV3ForCausalLM": "an MLA model (DeepSeek-V3)",
+          "Qwen3NextForCausalLM": "a hybrid linear-attention model (Qwen3-Next)"}
 
 
 def _r(value: float) -> float:
@@ -70,8 +81,28 @@ def _written(spec: ServiceSpec, key: str) -> bool:
     return isinstance(data, dict) and key in data
 
 
-def _service_view(svc: RenderedService, topo: Topology | None) -> dict[str, Any]:
+def picks_view(svc: RenderedService, devices: Devices | None) -> dict[str, Any] | None:
+    """What the pin picks itself on the service's GPU (``services[].sglang_picks``): per setting
+    of :data:`_CHOSEN` the value written (then SGLang takes it) or, per stand-in architecture,
+    the pin's own choice on that compute capability. None without compute_cap or captured picks."""
+    gpus = svc.placement.gpus
+    capability = gpus[0].capability if gpus else None  # SGLang reads CUDA device 0
+    if capability is None or devices is None or not devices.picks(capability):
+        return None
+    written = {g.action.dest: " ".join(g.words[1:]) for g in svc.argv.groups if g.words}
+    picks = devices.picks(capability)
+    settings = {}
+    for setting, dests in _CHOSEN.items():
+        given = {dest: written[dest] for dest in dests if dest in written}
+        settings[setting] = {"written": given or None,
+                             "picked": None if given else {arch: pick.get(setting, pick.get("refused"))
+                                                           for arch, pick in picks.items()}}
+    return {"compute_cap": gpus[0].compute_cap, "torch_cuda": devices.auto_cuda, "settings": settings}
+
+
+def _service_view(svc: RenderedService, topo: Topology | None, devices: Devices | None = None) -> dict[str, Any]:
     p, spec, model = svc.placement, svc.placement.service, svc.placement.model
+    snapshot = snapshot_of(model)
     return {
         "worst_link": worst_link(p.gpus, topo) if topo is not None else None,
         "name": spec.name, "unit": spec.unit, "model": model.name, "enabled": spec.enabled,
@@ -79,8 +110,11 @@ def _service_view(svc: RenderedService, topo: Topology | None) -> dict[str, Any]
         "gpus": [g.index for g in p.gpus], "gpus_chosen_by": "inventory" if spec.gpus is not None else "placement",
         "numa_nodes": list(p.numa_nodes), "cpu_binding": p.cpus,
         "weights": {"path": model.weights.path, "size_gb": model.weights.size_gb,
-                    "quantization": model.weights.quantization},
+                    "shards": model.weights.shards, "params_b": model.weights.params_b,
+                    "from": model.weights.source, "quantization": model.weights.quantization},
+        "checkpoint": snapshot.as_json() if snapshot is not None else None,
         "memory": memory_view(svc.memory),
+        "sglang_picks": picks_view(svc, devices),
         "timeout_start_min": spec.timeout_start_min or default_timeout_start_min(model),
         "timeout_start_min_default": spec.timeout_start_min is None,
         "node": None if p.cluster is None else {"rank": p.cluster.rank, "nnodes": p.cluster.nnodes,
@@ -97,10 +131,11 @@ def host_view(render: HostRender) -> dict[str, Any]:
              "memory_mib": g.memory_mib, "compute_cap": g.compute_cap,
              "model": g.model or None, "owner": owner.get(g.index, "free")} for g in host.gpus]
     topo = host.facts.topology
+    devices = load_devices(render.catalog.source_file) if render.catalog.source_file is not None else None
     return {"host": host.name, "address": host.address, "sglang_pin": host.sglang.pin,
             "gpus": gpus, "topology": {"gpus": list(topo.gpus), "links": [list(r) for r in topo.links]}
             if topo is not None else None,
-            "services": [_service_view(s, topo) for s in render.services]}
+            "services": [_service_view(s, topo, devices) for s in render.services]}
 
 
 def _memory(g: dict[str, Any]) -> str:
@@ -134,7 +169,8 @@ def _service_line(s: dict[str, Any]) -> str:
     if s["node"]:
         state += f", node {s['node']['rank']} of {s['node']['nnodes']}"
     return (f"{s['name']}: {s['model']} on {s['listen']}:{s['port']}{state}, TP {s['tp']}, GPUs "
-            f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB at {s['weights']['path']}, "
+            f"{','.join(map(str, s['gpus']))}, weights {s['weights']['size_gb']:g} GB"
+            f"{' (snapshot)' if s['weights']['from'] == 'snapshot' else ''} at {s['weights']['path']}, "
             f"{binding}")
 
 
@@ -156,6 +192,27 @@ def memory_line(m: dict[str, Any] | None) -> str:
     return (f"memory per GPU ({where}{m['gpu_memory_gib']:.1f} GiB, {m['free_before_load_gib']:.1f} free before load): "
             f"weights {m['weights_gib_per_gpu']:.1f} GiB{draft}, {tokens}, reserve {m['reserve_gib']:.1f} GiB; "
             f"{fraction}")
+
+
+def picks_line(picks: dict[str, Any] | None, pin: str) -> str | None:
+    """SGLang's own choices for the service in one line (None: not known for its GPU)."""
+    if picks is None:
+        return None
+    parts = []
+    for setting, found in picks["settings"].items():
+        name = setting.replace("_", " ")
+        if found["written"]:
+            parts.append(f"{name} as written ({', '.join(f'{k} {v}' for k, v in found['written'].items())})")
+            continue
+        by_value: dict[str, list[str]] = {}
+        for arch, value in sorted(found["picked"].items(), key=lambda item: list(_KINDS).index(item[0])
+                                  if item[0] in _KINDS else len(_KINDS)):
+            by_value.setdefault(str(value), []).append(_KINDS.get(arch, arch))
+        parts.append(f"{name} " + "; ".join(f"{value} for {' and '.join(kinds)}" if len(by_value) > 1 else value
+                                           for value, kinds in by_value.items()))
+    return (f"SGLang {pin} picks on compute capability {picks['compute_cap']} (torch CUDA {picks['torch_cuda']}): "
+            + ", ".join(parts).replace("moe runner backend auto", "moe runner backend auto (the MoE layer's own "
+                                                                  "choice at load)"))
 
 
 def decisions(view: dict[str, Any]) -> list[str]:
@@ -196,6 +253,19 @@ def explain(result: RenderResult) -> None:
             out.detail(line)
 
 
+def ack_views(render: HostRender, acks: dict[Ack, int]) -> list[dict[str, Any]]:
+    """The acks that concern a host: its own file's and those of its services' models, with
+    how many warnings each took out of this run's findings."""
+    files = {render.host.doc.path} | {s.placement.model.doc.path for s in render.services}
+    return [{"code": a.code, "reason": a.reason, "file": a.pos.path, "line": a.pos.line, "column": a.pos.col,
+             "matches": n} for a, n in sorted(acks.items(), key=lambda item: item[0].pos) if a.file in files]
+
+
+def _ack_line(a: dict[str, Any]) -> str:
+    count = f"{a['matches']} warning(s)" if a["matches"] else "matches nothing"
+    return f"{a['code']} at {a['file']}:{a['line']} ({count}): {a['reason']}"
+
+
 def _show_one(view: dict[str, Any]) -> None:
     out = output.current()
     out.data(f"host {view['host']} ({view['address']}), SGLang {view['sglang_pin']}")
@@ -205,6 +275,13 @@ def _show_one(view: dict[str, Any]) -> None:
     for s in view["services"]:
         out.data("  " + _service_line(s))
         out.data("    " + memory_line(s["memory"]))
+        picked = picks_line(s["sglang_picks"], view["sglang_pin"])
+        if picked is not None:
+            out.data("    " + picked)
+    if view["acks"]:
+        out.data("acknowledged warnings:")
+        for a in view["acks"]:
+            out.data("  " + _ack_line(a))
     for line in decisions(view):
         out.detail(line)
 
@@ -228,8 +305,8 @@ def show(host: tuple[str, ...], all_hosts: bool, root: Path) -> int:
         raise click.UsageError("give --host NAME or --all" if not host else "give --host or --all, not both")
     out = output.current()
     result = run_fleet(root, list(host) or None, detail=True)
-    report(result.diagnostics)
-    views = [host_view(render) for render in result.renders]
+    report_run(result)
+    views = [dict(host_view(render), acks=ack_views(render, result.acks)) for render in result.renders]
     out.results["hosts"] = views
     if len(views) == 1 and len(host) == 1:
         out.results.update(views[0])  # one host: its keys at the top, as before --all existed

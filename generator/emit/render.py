@@ -29,6 +29,7 @@ from generator import __version__
 from generator.systemd_settings import JINJA_FILTERS, comment_value
 from generator.plan.argv import ServiceArgv
 from generator.sglang.catalog import Catalog
+from generator.sglang.devices import devices_path
 from generator.errors import TemplateError
 from generator.plan.memory_check import MemoryOutcome
 from generator.plan.placement import Placement
@@ -37,6 +38,7 @@ from generator.load.resolve import Host, default_timeout_start_min
 from generator.emit.writer import MARKER, HostTree, RenderedFile
 from generator.emit.secrets import load_credentials, secret_env_path
 from generator.emit.templates import FOLDER, Templates
+from generator.checkpoint.attach import snapshot_of
 from generator.load.captured import recorded_digest
 
 UNIT_DIR = "etc/systemd/system"
@@ -243,8 +245,17 @@ FACTS_DIGEST_CHARS = 16
 
 
 def facts_files(catalog: Catalog) -> list[Path]:
-    """The captured files a service's checks read: the pin's flag catalog and env catalog."""
-    return [catalog.source_file, catalog.source_file.with_name(f"{catalog.pin}.env.json")]
+    """The captured files a service's checks read: the pin's flag catalog, env catalog and device
+    checks (the GPU rules', when the pin has them: an edited minimum capability changes what is
+    refused as much as an edited flag)."""
+    folder = catalog.source_file.parent
+    return [catalog.source_file, folder / f"{catalog.pin}.env.json", devices_path(catalog.source_file)]
+
+
+def model_facts(model: Any) -> list[Path]:
+    """The model's checkpoint snapshot, when it has one: the checks read it too."""
+    snapshot = snapshot_of(model)
+    return [snapshot.path] if snapshot is not None else []
 
 
 def facts_line(files: Sequence[Path]) -> str:
@@ -261,8 +272,9 @@ def facts_line(files: Sequence[Path]) -> str:
     return "Facts: " + ", ".join(named)
 
 
-def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
-    """The comment block that opens every generated file (pip-tools style)."""
+def header(host: Host, sources: Sequence[str], catalog: Catalog, facts: Sequence[Path] = ()) -> str:
+    """The comment block that opens every generated file (pip-tools style); ``facts``: more
+    captured files its checks read (the model's checkpoint snapshot)."""
     pin = catalog.version + (f" (commit {catalog.commit})" if catalog.commit else "")
     # Every piece comes from the repository (file names, catalog fields): a newline in one
     # would end the comment and start a setting, so each line goes through comment_value.
@@ -270,7 +282,7 @@ def header(host: Host, sources: Sequence[str], catalog: Catalog) -> str:
              "Change the sources and render again; this file is replaced on every render.",
              f"Sources: {', '.join(sources)}",
              f"SGLang: {pin}, flags checked against catalogs/sglang/{catalog.pin}.json",
-             facts_line(facts_files(catalog))]
+             facts_line([*facts_files(catalog), *facts])]
     return "".join(f"# {comment_value(line)}\n" for line in lines)
 
 
@@ -295,7 +307,7 @@ def _context(host: Host, catalog: Catalog, ps: PlannedService, home_paths: Seque
     if p.numa_nodes:  # else left undefined: StrictUndefined refuses its use, as before
         derived["numa_node"] = p.numa_nodes[0]
     return derived | {
-        "header": header(host, [host.doc.path, model.doc.path, *peers], catalog),
+        "header": header(host, [host.doc.path, model.doc.path, *peers], catalog, model_facts(model)),
         "host": host,
         "service": svc,
         "model": model,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import Diagnostic, Position
+from generator.systemd import device_name_problem
 from generator.load.files import read_at
 from generator.load.names import case_collisions
 
@@ -92,6 +93,10 @@ def _read_folder(root: Path) -> tuple[dict[str, str], list[Diagnostic]]:
             if not name.isprintable() or not _NAME_RE.match(name):
                 out.append(_fail(display, "Y015", "a template name is letters, digits, '_', '.' and '-', "
                                  "printable text: rename it"))
+                continue
+            device = device_name_problem(name)
+            if device is not None:
+                out.append(_fail(display, "Y017", f"{device}: rename it"))
                 continue
             data, problem = read_at(dir_fd, folder / name, display, MAX_TEMPLATE_BYTES)
             if problem is not None or data is None:

@@ -22,13 +22,16 @@ stdout, stderr)`` (a testinfra host's, over the one ssh connection of
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from generator.errors import GenError
+from generator.load import json_text
+from generator.load.schema import ARCH_RE, CPULIST_RE, CUDA_VERSION_RE, DRIVER_RE, GPU_INDEX, NUMA_NODE
+from generator.load.values import bad_char
 
 QUERY_FIELDS = ("index", "name", "pci.bus_id", "memory.total", "compute_cap", "driver_version")
 QUERY = f"nvidia-smi --query-gpu={','.join(QUERY_FIELDS)} --format=csv,noheader,nounits"
@@ -42,7 +45,7 @@ TORCH_PROBE = ("import json, torch; f = getattr(torch._C, '_cuda_getArchFlags', 
 Runner = Callable[[str], tuple[int, str, str]]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_CUDA = re.compile(r"CUDA Version:\s*([0-9]+\.[0-9]+)")
+_CUDA = re.compile(r"CUDA Version:\s*([0-9]{1,4}\.[0-9]{1,4})\b")
 _CAP = re.compile(r"^[1-9][0-9]?\.[0-9]$")
 _PCI = re.compile(r"^([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$")
 _LINK = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV[1-9][0-9]?)$")
@@ -50,6 +53,43 @@ _LINK = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV[1-9][0-9]?)$")
 
 class FactsError(GenError, OSError):
     """The host's tools answered what gen cannot read (no driver, an unknown format): exit 3."""
+
+
+# What the host prints is data from outside, checked before it becomes a fact (and so before it
+# reaches hosts/NAME.yaml): numbers are ASCII digits within the inventory's bounds (int() of
+# '²' or of 5,000 digits raised ValueError, exit 4), texts are printable and short, versions
+# and lists have the inventory's own form. One reply is at most REPLY_MOST characters.
+REPLY_MOST = 4 * 1024 * 1024
+TEXT_MOST = 256  # a GPU's name, as nvidia-smi prints it (~50 characters)
+ARCH_MOST = 64  # architectures one torch build lists (~10)
+_DIGITS = re.compile(r"-?[0-9]{1,9}")
+# the inventory's bounds (load/schema.py) for what the host numbers
+_INDEX = (cast(int, GPU_INDEX["min"]), cast(int, GPU_INDEX["max"]))
+_NODE = (NUMA_NODE["min"], NUMA_NODE["max"])
+
+
+def _number(text: str, what: str, low: int, high: int) -> int:
+    """``text`` as an integer from ``low`` to ``high`` (ASCII digits only), else FactsError naming ``what``."""
+    word = text.strip()
+    if not _DIGITS.fullmatch(word) or not low <= int(word) <= high:
+        raise FactsError(f"{what} is {_shown(word)}: not a number from {low} to {high}")
+    return int(word)
+
+
+def _text(text: str, what: str, pattern: str | None = None) -> str:
+    """``text`` when it is printable, at most TEXT_MOST characters and (given) matches ``pattern``."""
+    word = text.strip()
+    bad = bad_char(word)
+    if bad is not None or len(word) > TEXT_MOST or (pattern is not None and not re.fullmatch(pattern, word)):
+        why = (f"holds {bad[1]}" if bad is not None else f"is longer than {TEXT_MOST} characters"
+               if len(word) > TEXT_MOST else "is empty" if not word else "is not of the form the inventory takes")
+        raise FactsError(f"{what} {why}: {_shown(word)}; gen writes no such value into the inventory")
+    return word
+
+
+def _shown(text: str) -> str:
+    """A host's text for a message: escaped by repr, cut at 80 characters."""
+    return repr(text) if len(text) <= 80 else f"{text[:80]!r}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -121,16 +161,25 @@ def parse_query(text: str) -> tuple[tuple[LiveGpu, ...], str | None]:
                              f"{len(QUERY_FIELDS)} fields ({', '.join(QUERY_FIELDS)})")
         index, bus, memory, cap, version = parts[0], *parts[-4:]
         name = ", ".join(parts[1:-4])  # a name never holds a comma, but never split one
-        if not index.isdigit():
-            raise FactsError(f"nvidia-smi --query-gpu printed {line.strip()!r}: the index is not a number")
+        shown = _shown(line.strip())
+        if not _DIGITS.fullmatch(index) or index.startswith("-"):
+            raise FactsError(f"nvidia-smi --query-gpu printed {shown}: the index is not a number")
         memory = memory.removesuffix(" MiB").strip()
-        if not _unknown(memory) and not memory.isdigit():
-            raise FactsError(f"nvidia-smi --query-gpu printed {line.strip()!r}: memory.total is not MiB")
+        if not _unknown(memory) and (not _DIGITS.fullmatch(memory) or memory.startswith("-")):
+            raise FactsError(f"nvidia-smi --query-gpu printed {shown}: memory.total is not MiB")
         if not _unknown(cap) and not _CAP.match(cap):
-            raise FactsError(f"nvidia-smi --query-gpu printed {line.strip()!r}: compute_cap is not like 12.0")
-        gpus.append(LiveGpu(int(index), name, normalize_bus(bus), None if _unknown(memory) else int(memory),
-                            None if _unknown(cap) else cap))
-        driver = driver or (None if _unknown(version) else version)
+            raise FactsError(f"nvidia-smi --query-gpu printed {shown}: compute_cap is not like 12.0")
+        gpu = LiveGpu(_number(index, "the index of a GPU nvidia-smi lists", *_INDEX),
+                      _text(name, f"the name of GPU {index}", r".+"), normalize_bus(bus),
+                      None if _unknown(memory) else _number(memory, f"the memory of GPU {index} (MiB)", 1, 10_000_000),
+                      None if _unknown(cap) else cap)
+        twin = next((g for g in gpus if g.index == gpu.index or g.pci_bus_id == gpu.pci_bus_id), None)
+        if twin is not None:
+            raise FactsError(f"nvidia-smi --query-gpu lists GPU {gpu.index} at {gpu.pci_bus_id} and GPU {twin.index} "
+                             f"at {twin.pci_bus_id}: one index or bus id twice")
+        gpus.append(gpu)
+        if driver is None and not _unknown(version):
+            driver = _text(version, "the driver version nvidia-smi prints", DRIVER_RE)
     return tuple(sorted(gpus, key=lambda g: g.index)), driver
 
 
@@ -165,10 +214,15 @@ def parse_topology(text: str) -> dict[int, dict[int, str]]:
         for column, cell in zip(devices, cells, strict=True):
             if re.fullmatch(r"GPU[0-9]+", column):
                 if not _LINK.match(cell):
-                    raise FactsError(f"nvidia-smi topo -m: {words[0]} to {column} is {cell!r}, not a link of its legend")
-                row[int(column[3:])] = cell
-        matrix[int(words[0][3:])] = row
+                    raise FactsError(f"nvidia-smi topo -m: {_shown(words[0])} to {_shown(column)} is {_shown(cell)}, "
+                                     "not a link of its legend")
+                row[_topology_index(column)] = cell
+        matrix[_topology_index(words[0])] = row
     return matrix
+
+
+def _topology_index(word: str) -> int:
+    return _number(word[3:], f"nvidia-smi topo -m's {_shown(word[:16])}", *_INDEX)
 
 
 def parse_sysfs(text: str) -> tuple[dict[int, str], dict[str, int]]:
@@ -182,9 +236,10 @@ def parse_sysfs(text: str) -> tuple[dict[int, str], dict[str, int]]:
         node = re.fullmatch(r"/sys/devices/system/node/node([0-9]+)/cpulist", path)
         device = re.fullmatch(r"/sys/bus/pci/devices/([0-9a-f:.]+)/numa_node", path)
         if node and value.strip():
-            nodes[int(node.group(1))] = value.strip()
+            number = _number(node.group(1), "a NUMA node sysfs lists", *_NODE)
+            nodes[number] = _text(value, f"the CPU list sysfs gives NUMA node {number}", CPULIST_RE)
         elif device and re.fullmatch(r"-?[0-9]+", value.strip()):
-            devices[device.group(1)] = int(value.strip())
+            devices[device.group(1)] = _number(value, f"the NUMA node sysfs gives GPU {device.group(1)}", -1, _NODE[1])
     return dict(sorted(nodes.items())), devices
 
 
@@ -194,13 +249,15 @@ def parse_torch(rc: int, out: str, err: str) -> tuple[str | None, tuple[str, ...
         tail = (err.strip().splitlines() or [f"exit {rc}"])[-1]
         return None, None, tail
     try:
-        data = json.loads(out.strip().splitlines()[-1])
+        data = json_text.loads(out.strip().splitlines()[-1])  # any nesting is no crash
         cuda, arch = data["cuda"], data["arch"]
-        if (cuda is not None and not isinstance(cuda, str)) or not isinstance(arch, list):
-            raise ValueError(out)
+        if (cuda is not None and not (isinstance(cuda, str) and re.fullmatch(CUDA_VERSION_RE, cuda) and len(cuda) < 16)) \
+                or not isinstance(arch, list) or len(arch) > ARCH_MOST \
+                or not all(isinstance(a, str) and re.fullmatch(ARCH_RE, a) for a in arch):
+            raise ValueError(out)  # only what the inventory's facts can hold is a fact
     except (ValueError, KeyError, IndexError, TypeError):
-        return None, None, f"the torch probe printed {out.strip()[:200]!r}"
-    return cuda, tuple(str(a) for a in arch), None
+        return None, None, f"the torch probe printed {_shown(out.strip())}"
+    return cuda, tuple(arch), None
 
 
 def capture(run: Runner, python: str | None, extra_buses: Iterable[str] = ()) -> LiveFacts:
@@ -208,6 +265,7 @@ def capture(run: Runner, python: str | None, extra_buses: Iterable[str] = ()) ->
 
     ``python`` None leaves the torch probe out (importing torch takes seconds on a real host).
     """
+    run = _bounded(run)
     rc, out, err = run(QUERY)
     if rc != 0:
         raise FactsError(f"`{QUERY}` failed (exit {rc}): {(err or out).strip()[:300]}")
@@ -234,6 +292,19 @@ def capture(run: Runner, python: str | None, extra_buses: Iterable[str] = ()) ->
     torch_cuda, arch, torch_error = (parse_torch(*run(f"{shlex.quote(python)} -c {shlex.quote(TORCH_PROBE)}"))
                                      if python is not None else (None, None, "not asked"))
     return LiveFacts(gpus, driver, cuda, links, nodes, gpu_numa, torch_cuda, arch, torch_error)
+
+
+def _bounded(run: Runner) -> Runner:
+    """``run`` whose replies are at most REPLY_MOST characters each (FactsError past that)."""
+
+    def bounded(command: str) -> tuple[int, str, str]:
+        rc, out, err = run(command)
+        if len(out) + len(err) > REPLY_MOST:
+            raise FactsError(f"`{command[:60]}` printed {len(out) + len(err)} characters; gen reads at most "
+                             f"{REPLY_MOST} of a host's reply")
+        return rc, out, err
+
+    return bounded
 
 
 def testinfra_runner(host: object) -> Runner:

@@ -11,8 +11,10 @@
 * ``facts``: driver, CUDA, the host torch's CUDA and arch list, the link matrix.
 
 A value is assigned only where it differs, so every other scalar keeps its spelling, and
-comments, key order, flow style, services, storage and everything else the operator
-wrote stay. Nothing that differs means the input text back, byte for byte. A GPU the
+comments, key order, flow style, CRLF line ends, services, storage and everything else the
+operator wrote stay; a new facts section goes after ``numa`` and the comment lines above the
+key that followed ``numa`` stay above that key. Nothing that differs means the input text
+back, byte for byte. A GPU the
 inventory lists but the host does not show is left as written (a note says so; `gen
 verify` fails on it): a GPU that fell off the bus is not a GPU to forget. GPUs given to
 VMs are not visible to the host's driver; only their NUMA node is read.
@@ -26,7 +28,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+from ruamel.yaml.tokens import CommentToken
 
 from generator.errors import GenError
 from generator.live.facts import LiveFacts, normalize_bus
@@ -198,13 +202,58 @@ def _update_numa(data: CommentedMap, live: LiveFacts, edit: _Editor, notes: list
             edit.changes += 1
 
 
+def _detach_heading(node: Any) -> str | None:
+    """Cut the whole-line comments (and blank lines) after ``node``'s last value and return them.
+
+    In the file they stand above the next top-level key: its heading, which must stay with
+    that key when the facts section goes in between. An end-of-line comment stays. ruamel.yaml
+    keeps them on the deepest last value inside the block (a mapping's value slot 2, a
+    sequence item's slot 0, after that line's own end-of-line comment) or in a block's
+    ``ca.end``; both are searched along the path to the last value.
+    """
+    path: list[Any] = []
+    while isinstance(node, (CommentedMap, CommentedSeq)) and len(node):
+        path.append(node)
+        node = node[next(reversed(node)) if isinstance(node, CommentedMap) else len(node) - 1]
+    heading = ""
+    for block in reversed(path):  # the deepest first: file order
+        last: Any = next(reversed(block)) if isinstance(block, CommentedMap) else len(block) - 1
+        tokens = block.ca.items.get(last)
+        slot = 2 if isinstance(block, CommentedMap) else 0
+        if tokens and len(tokens) > slot and tokens[slot] is not None:
+            eol, newline, rest = tokens[slot].value.partition("\n")
+            if newline and rest:
+                heading += rest
+                if eol.strip():
+                    tokens[slot].value = eol + "\n"
+                else:
+                    tokens[slot] = None
+        if block.ca.end:
+            heading += "".join(token.value for token in block.ca.end)
+            block.ca.end = []
+    return heading or None
+
+
+def _attach_heading(data: CommentedMap, key: str, heading: str) -> None:
+    """Put ``heading`` (whole comment lines, as written) above the top-level ``key``."""
+    slots = data.ca.items.setdefault(key, [None, [], None, None])
+    if slots[1] is None:
+        slots[1] = []
+    slots[1].extend(CommentToken(line + "\n", CommentMark(0)) for line in heading.splitlines())
+
+
 def _facts_map(data: CommentedMap, host: Host, edit: _Editor) -> CommentedMap:
     facts = data.get("facts")
     if facts is None:
         facts = CommentedMap()
         keys = list(data)
-        data.insert(keys.index("numa") + 1 if "numa" in keys else len(keys), "facts", facts)
+        position = keys.index("numa") + 1 if "numa" in keys else len(keys)
+        # the comments after the key before the facts head the key after them: they move with it
+        heading = _detach_heading(data[keys[position - 1]]) if 0 < position < len(keys) else None
+        data.insert(position, "facts", facts)
         data.yaml_set_comment_before_after_key("facts", before=FACTS_COMMENT.format(name=host.name))
+        if heading is not None:
+            _attach_heading(data, keys[position], heading)
         edit.changes += 1
     return facts
 
@@ -234,6 +283,12 @@ def _update_facts(data: CommentedMap, host: Host, live: LiveFacts, index_of: dic
 
 def update_inventory(text: str, host: Host, live: LiveFacts) -> Update:
     """``text`` (``host``'s inventory as written) with the captured facts; see the module doc."""
+    original = text
+    # A file written with CRLF line ends (every one of them) is edited as LF text and
+    # written back with CRLF: ruamel.yaml writes LF, which would change every line.
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    if crlf:
+        text = text.replace("\r\n", "\n")
     yaml = _yaml(text)
     data = yaml.load(text)
     edit = _Editor()
@@ -242,7 +297,8 @@ def update_inventory(text: str, host: Host, live: LiveFacts) -> Update:
     _update_numa(data, live, edit, notes)
     _update_facts(data, host, live, index_of, edit, notes)
     if not edit.changes:
-        return Update(text, False, tuple(notes))
+        return Update(original, False, tuple(notes))
     out = io.StringIO()
     yaml.dump(data, out)
-    return Update(out.getvalue(), True, tuple(notes))
+    new = out.getvalue()
+    return Update(new.replace("\n", "\r\n") if crlf else new, True, tuple(notes))

@@ -12,7 +12,8 @@ Modes:
 * ``weights DIR...``: every shard named in ``model.safetensors.index.json`` is present
   and its size equals ``8 + header length + last data offset`` from its safetensors
   header (a single ``model.safetensors`` without an index is checked the same way);
-  also the tensor-name prefixes, for the EAGLE3 drafter check.
+  the SHA-256 of config.json, the index and generation_config.json (gen compares them
+  with the model's snapshot); the tensor-name prefixes, for the EAGLE3 drafter check.
 * ``proc PID``: the process's argv and environment (from /proc, NUL-separated).
 * ``http URL...``: status and body (first 64 KiB) of a GET on each URL.
 * ``pids CGROUP``: every PID of the unit's cgroup (v2, or the v1/hybrid layouts).
@@ -54,8 +55,8 @@ def emit(result: object) -> None:
 # ------------------------------------------------------------------ safetensors
 
 
-def read_header(path: str) -> dict:
-    """Return the JSON header of a safetensors file (8-byte little-endian length first)."""
+def read_header(path: str) -> tuple:
+    """The JSON header of a safetensors file (8-byte little-endian length first) and its length."""
     with open(path, "rb") as handle:
         head = handle.read(8)
         if len(head) != 8:
@@ -69,17 +70,23 @@ def read_header(path: str) -> dict:
     header = json.loads(raw.decode("utf-8"))
     if not isinstance(header, dict):
         raise ValueError("header is not a JSON object")
-    return header
+    return header, length
 
 
 def expected_size(header: dict, header_length: int) -> int:
     """File size a complete shard has: 8 + header length + the largest data end offset."""
-    end = 0
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        end = max(end, int(info["data_offsets"][1]))
-    return 8 + header_length + end
+    ends = (int(info["data_offsets"][1]) for name, info in header.items() if name != "__metadata__")
+    return 8 + header_length + max(ends, default=0)
+
+
+def sha256_file(path: str) -> str | None:
+    """SHA-256 of a regular file (links followed, as SGLang reads it), None when it is not one."""
+    import hashlib
+
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def check_shard(path: str) -> dict:
@@ -90,9 +97,7 @@ def check_shard(path: str) -> dict:
         return out
     try:
         size = os.path.getsize(path)
-        with open(path, "rb") as handle:
-            (length,) = struct.unpack("<Q", handle.read(8).ljust(8, b"\0"))
-        header = read_header(path)
+        header, length = read_header(path)
         out["size"] = size
         out["expected"] = expected_size(header, length)
         out["names"] = sorted(k for k in header if k != "__metadata__")
@@ -109,6 +114,9 @@ def check_weights(directory: str) -> dict:
     if not out["exists"]:
         out["problems"].append(f"{directory}: no such directory")
         return out
+    # gen compares these with the model's snapshot (live/checkpoint_compare.py)
+    out["hashes"] = {n: sha256_file(os.path.join(directory, n)) for n in ("config.json", INDEX_FILE,
+                                                                          "generation_config.json")}
     index_path = os.path.join(directory, INDEX_FILE)
     if os.path.isfile(index_path):
         try:
@@ -157,8 +165,6 @@ def _prefix(tensor: str) -> str:
         return ".".join(parts[:2])
     return parts[0]
 
-
-# ------------------------------------------------------------------ processes
 
 
 def read_proc(pid: str) -> dict:
@@ -227,8 +233,6 @@ def retired_paths(cgroup: str, prefixes: list) -> dict:
     return {"pids": pids, "hits": hits}
 
 
-# ------------------------------------------------------------------ http
-
 
 def http_get(url: str) -> dict:
     """Status and body of GET URL; a refused connection is status 0 with the error."""
@@ -241,8 +245,6 @@ def http_get(url: str) -> dict:
     except (OSError, ValueError) as exc:
         return {"url": url, "status": 0, "error": f"{type(exc).__name__}: {exc}"}
 
-
-# ------------------------------------------------------------------ preflight
 
 
 def _capture(fn, *args):
@@ -284,7 +286,8 @@ def _checkpoint_results(svc: dict) -> list:
             continue
         found = check_weights(path)
         results.append({"check": f"checkpoint-{role}", "ok": not found["problems"],
-                        "detail": path if not found["problems"] else "\n".join(found["problems"])})
+                        "detail": path if not found["problems"] else "\n".join(found["problems"]),
+                        "found": {"hashes": found.get("hashes"), "shards": found["shards"]}})
         if role == "draft" and (svc.get("algorithm") or "").upper() == "EAGLE3" and not found["problems"]:
             prefixes = found.get("prefixes", [])
             ok = "midlayer" in prefixes and "layers.0" not in prefixes

@@ -45,6 +45,7 @@ PREVIOUS = "/var/lib/gen/previous"
 OUTCOMES = "/var/lib/gen/rollouts"  # each unit's last rollout outcome (gen status reads it)
 MARGIN_S = 60  # beyond TimeoutStartSec: systemd gives up first and says why
 POLL_S = 1.0
+HEALTH_TIMEOUT_S = 5  # one /health request: a server that accepts and never answers is not healthy
 PROPS = "ActiveState,SubState,Result,NRestarts,ExecMainStatus,ExecMainCode"
 
 
@@ -207,7 +208,7 @@ def start(services: list) -> dict:
 
 def _healthy(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:  # the unit's own /health
+        with urllib.request.urlopen(url, timeout=HEALTH_TIMEOUT_S) as resp:  # the unit's own /health
             return resp.status == 200
     except Exception:  # noqa: BLE001  (refused, reset, timed out, HTTP error: not healthy yet)
         return False

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.checkpoint.attach import snapshot_of
+from generator.checkpoint.snapshot import ModelSnapshot
 from generator.emit.render import (
     ENV_DIR,
     UNIT_DIR,
@@ -61,6 +63,30 @@ def memory_prediction(rs: RenderedService) -> MemoryPrediction | None:
 
 
 @dataclass(frozen=True)
+class CheckpointExpect:
+    """What a checkpoint folder on the host must hold, from the model's snapshot.
+
+    ``files``: (name, sha256) of the small files the snapshot hashed (config.json, the index,
+    generation_config.json); ``shards``: the safetensors files it named. Empty when the
+    snapshot has no hash (a ``published`` snapshot assembled from cited files).
+    """
+
+    snapshot: str  # catalogs/models/<model>.json
+    files: tuple[tuple[str, str], ...]
+    shards: tuple[str, ...]
+
+
+def checkpoint_expect(snapshot: ModelSnapshot | None, role: str) -> CheckpointExpect | None:
+    """The expectation for the model's (``role`` "checkpoint") or draft's folder, None without facts."""
+    facts = None if snapshot is None else snapshot.checkpoint if role == "checkpoint" else snapshot.draft
+    if snapshot is None or facts is None:
+        return None
+    files = tuple(sorted((name, sha) for name, sha in facts.file_hashes.items()
+                         if sha is not None and name.endswith(".json")))
+    return CheckpointExpect(snapshot.display, files, facts.shard_files)
+
+
+@dataclass(frozen=True)
 class ServicePlan:
     """One service as rendered: what systemd must run and where it must answer."""
 
@@ -85,6 +111,8 @@ class ServicePlan:
     gpu_bus_ids: tuple[str, ...]
     cuda_visible_devices: str
     memory: MemoryPrediction | None = None  # what SGLang should report in /get_server_info
+    model_expect: CheckpointExpect | None = None  # from catalogs/models/<model>.json
+    draft_expect: CheckpointExpect | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +172,8 @@ def _service_plan(rs: RenderedService) -> ServicePlan:
         gpu_bus_ids=tuple(g.pci_bus_id for g in rs.placement.gpus),
         cuda_visible_devices=rs.placement.cuda_visible_devices,
         memory=memory_prediction(rs),
+        model_expect=checkpoint_expect(snapshot_of(model), "checkpoint"),
+        draft_expect=checkpoint_expect(snapshot_of(model), "draft") if draft else None,
     )
 
 

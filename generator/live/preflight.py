@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from generator.live.checkpoint_compare import compare_snapshot, snapshot_detail
 from generator.live.plan import HostPlan, ServicePlan
 from generator.live.remote import RemoteError, onhost_source, parse_result
 from generator.live.results import HOST_WIDE, CheckResult, result
@@ -68,6 +69,12 @@ def interpret(plan: HostPlan, services: Sequence[ServicePlan], rc: int, stdout: 
             detail, _, evidence = item["detail"].partition("\n")
             results.append(result(item["ok"], plan.name, svc.name, item["check"], detail,
                                   item["detail"] if evidence else ""))
+            expect = {"checkpoint-model": svc.model_expect, "checkpoint-draft": svc.draft_expect}.get(item["check"])
+            if expect is not None and item["ok"] and isinstance(item.get("found"), dict):
+                folder = svc.model_path if item["check"] == "checkpoint-model" else (svc.draft_path or "")
+                differs = compare_snapshot(item["found"], expect)
+                results.append(result(not differs, plan.name, svc.name, f"{item['check']}-snapshot",
+                                      snapshot_detail(folder, expect, differs), "\n".join(differs)))
     return PreflightReport(plan.name, tuple(results), tuple(doc.get("notes", [])))
 
 

@@ -45,12 +45,15 @@ class Weights:
     """A model checkpoint on disk."""
 
     path: str
-    size_gb: float
+    size_gb: float  # 0.0 when neither the manifest nor a snapshot says it (M010 then)
     format: str = "safetensors"
     shards: int | None = None
     params_b: float | None = None
     active_params_b: float | None = None
     quantization: str | None = None
+    # Where size_gb, shards and params_b come from: "manifest" (typed by hand) or "snapshot"
+    # (catalogs/models/<model>.json, generator/checkpoint/attach.py).
+    source: str = "manifest"
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,10 @@ class Model(Sourced):
     env: tuple[tuple[str, str], ...] = ()
     multinode: Multinode | None = None
     rollout: tuple[tuple[str, Any], ...] = ()  # `rollout:` overrides (generator/load/rollout.py)
+    # The model's checkpoint snapshot (generator.checkpoint.snapshot.ModelSnapshot), attached
+    # by generator/checkpoint/attach.py; load never reads it. Read it through
+    # generator.checkpoint.attach.snapshot_of, which checks its type.
+    snapshot: Any = field(default=None, compare=False, repr=False)
 
     @property
     def gpu_count(self) -> int:
@@ -282,7 +289,7 @@ def model_from_doc(doc: Document) -> Model:
         doc=doc, base=(),
         name=d["name"], description=d.get("description", ""),
         weights=Weights(
-            path=w["path"], size_gb=float(w.get("size_gb", 0.0)),  # absent only when dropped (invalid) format=w.get("format", "safetensors"),
+            path=w["path"], size_gb=float(w.get("size_gb", 0.0)),  # absent: from the snapshot, else M010
             shards=w.get("shards"), params_b=w.get("params_b"),
             active_params_b=w.get("active_params_b"), quantization=w.get("quantization"),
         ),

@@ -19,7 +19,7 @@ from generator.load.checks import CUSTOM, GenValidator
 from generator.load.limits import MAX_DIAGNOSTICS
 from generator.load.manifests import Document, DocPath
 from generator.load.pins import PIN_RE
-from generator.load.values import check_values, describe, dotted as _dotted
+from generator.load.values import check_values, describe, dotted as _dotted, shown
 
 ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 FLAG_RE = r"^--[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -86,6 +86,13 @@ ROLLOUT_SCHEMA: dict[str, Any] = {
     "max_fail_percentage": {"type": "integer", "min": 0, "max": 100},
     "max_unavailable": ROLLOUT_SIZE,
 }
+# Acknowledged warnings (load/acks.py): which code, and why; pipeline/acks.py checks the rest.
+ACK_KEY = "ack"
+ACK_CODE_RE = r"^[A-Z][0-9]{3}$"
+ACK = {"type": "list", "schema": {"type": "dict", "schema": {
+    "code": {"type": "string", "required": True, "regex": ACK_CODE_RE},
+    "reason": {"type": "string", "required": True, "empty": False},
+}}}
 
 MODEL_SCHEMA: dict[str, Any] = {
     "name": _name(),
@@ -96,7 +103,8 @@ MODEL_SCHEMA: dict[str, Any] = {
         "schema": {
             "path": _abs_path(required=True),
             "format": {"type": "string", "allowed": ["safetensors", "gguf", "pt"]},
-            "size_gb": {"type": "number", "required": True, "min": 0.001, "max": 100_000},
+            # Optional: a model snapshot (catalogs/models/) gives it; without one M010 asks for it.
+            "size_gb": {"type": "number", "min": 0.001, "max": 100_000},
             "shards": {"type": "integer", "min": 1, "max": 100_000},
             "params_b": {"type": "number", "min": 0, "max": 100_000},
             "active_params_b": {"type": "number", "min": 0, "max": 100_000},
@@ -150,6 +158,7 @@ MODEL_SCHEMA: dict[str, Any] = {
             "port": {"type": "integer", "required": True, **PORT},
         },
     },
+    ACK_KEY: ACK,
 }
 
 SERVICE_SCHEMA: dict[str, Any] = {
@@ -274,6 +283,7 @@ HOST_SCHEMA: dict[str, Any] = {
             "interface": {"type": "string", "required": True, "empty": False, "regex": IFNAME_RE},
         },
     },
+    ACK_KEY: ACK,
 }
 
 
@@ -288,6 +298,7 @@ _PATTERN_TEXT = {
     PIN_RE: "is not an SGLang pin: a release like '0.5.9' or 'git-<40 hex digits>'",
     IFNAME_RE: "is not a network interface name like 'enp65s0f0' (at most 15 characters)",
     NET_ADDRESS_RE: "is not an IP address or a DNS name (write the port in multinode.port)",
+    ACK_CODE_RE: "is not a diagnostic code like 'F104' (a letter and three digits)",
     COMPUTE_CAP_RE: "is not a compute capability like \"12.0\" (as `nvidia-smi --query-gpu=compute_cap` "
                     "prints it)",
     DRIVER_RE: "is not a driver version like \"580.95.05\" (as nvidia-smi prints it)",
@@ -343,6 +354,16 @@ def _one_word_hint(wanted: list[Any], value: Any) -> str | None:
     if "list" in wanted and item:
         return f"write '- {item.group('item')}': a list item needs a space after its '-'"
     return None
+
+
+def _ack_hint(path: DocPath, value: Any) -> str | None:
+    """The shape of an ``ack:`` entry, for ``ack: [X160]`` or ``ack: {X160: why}``: every
+    acknowledgement carries its reason."""
+    if not path or path[0] != ACK_KEY or len(path) > 2:
+        return None
+    code = value if isinstance(value, str) else next(iter(value), None) if isinstance(value, dict) and value else None
+    code = code if isinstance(code, str) and re.fullmatch(ACK_CODE_RE, code) else "F104"
+    return f"write each entry as a code and its reason: '- {{code: {code}, reason: \"why it is accepted\"}}'"
 
 
 def _child_keys(rules: Any) -> set[str]:
@@ -455,10 +476,10 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
             # YAML reads an unquoted 12.0 or 6000 as a number: a text field wants it quoted.
             quote = wanted == ["string"] and isinstance(err.value, (int, float)) and not isinstance(err.value, bool)
             diags.error(doc.pos(path), "S002", f"'{where}' must be {names}, got {describe(err.value)}",
-                        "write it in quotes" if quote else _one_word_hint(wanted, err.value))
+                        "write it in quotes" if quote else _ack_hint(path, err.value) or _one_word_hint(wanted, err.value))
         elif err.code in (cerrors.MIN_VALUE.code, cerrors.MAX_VALUE.code):
             bound = "at least" if err.code == cerrors.MIN_VALUE.code else "at most"
-            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {err.value!r}",
+            diags.error(doc.pos(path), "S005", f"'{where}' must be {bound} {err.constraint}, got {shown(err.value)}",
                         _percent_hint(err))
         elif err.code in (cerrors.MIN_LENGTH.code, cerrors.MAX_LENGTH.code):
             diags.error(doc.pos(path), "S005", f"'{where}' must have at least {err.constraint} item(s)")
@@ -467,7 +488,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.UNALLOWED_VALUE.code:
             allowed = ", ".join(map(str, err.constraint))
             hint = suggest(str(err.value), map(str, err.constraint))
-            diags.error(doc.pos(path), "S004", f"'{where}' must be one of: {allowed}; got {err.value!r}",
+            diags.error(doc.pos(path), "S004", f"'{where}' must be one of: {allowed}; got {shown(err.value)}",
                         f"did you mean '{hint}'?" if hint else None)
         elif err.code == cerrors.REGEX_MISMATCH.code:
             is_key = bool(err.schema_path) and "keysrules" in err.schema_path
@@ -485,7 +506,7 @@ def validate(doc: Document, schema: dict[str, Any], diags: Diagnostics, base: Do
         elif err.code == cerrors.CUSTOM.code and err.info and str(err.info[0]).split(":", 1)[0] in CUSTOM:
             rule, _, detail = str(err.info[0]).partition(":")
             code, text = CUSTOM[rule]
-            diags.error(doc.pos(path), code, f"'{where}' {text.format(detail=detail)}, got {err.value!r}")
+            diags.error(doc.pos(path), code, f"'{where}' {text.format(detail=detail)}, got {shown(err.value)}")
         else:  # a cerberus rule this mapping does not name yet: still positioned, never lost
             diags.error(doc.pos(path), "S000", f"'{where}': invalid value {err.value!r} ({err.rule})")
     return False

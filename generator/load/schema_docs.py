@@ -45,6 +45,22 @@ _ROLLOUT_KEYS: dict[str, KeyDoc] = {
                               default="1", example=2),
 }
 
+
+def _ack_keys(kind: str, code: str, reason: str) -> dict[str, KeyDoc]:
+    """The ``ack:`` keys of a model manifest or a host inventory (``kind``): one text for both
+    files, each with an example of a warning that file typically acknowledges."""
+    return {
+        f"{kind}.ack": KeyDoc("Warnings acknowledged in this file, each with its reason: a warning of an acknowledged "
+                              "code positioned in this file is no longer printed (`gen show` lists the acks and what "
+                              "they match, `--format json` puts them under `acknowledged`, SARIF as suppressions). "
+                              "Only warnings: acknowledging an error or an unknown code is an error (S020, S021), "
+                              "an ack that matches nothing any more is warning S022.",
+                              example=[{"code": code, "reason": reason}]),
+        f"{kind}.ack.code": KeyDoc(f"The warning's code, as printed in brackets (`warning[{code}]`).", example=code),
+        f"{kind}.ack.reason": KeyDoc("Why the warning is accepted: for the reviewer and for `gen show`.",
+                                     example=reason),
+    }
+
 DOCS: dict[str, KeyDoc] = {
     # --- model manifests (models/<name>.yaml) -------------------------------------------
     "model.name": KeyDoc("The model's name; services refer to it with `model:`. Must equal the file "
@@ -60,11 +76,16 @@ DOCS: dict[str, KeyDoc] = {
                                    default="safetensors", example="safetensors"),
     "model.weights.size_gb": KeyDoc("Size of the weights on disk in GB (decimal). Without a checkpoint snapshot "
                                     "the memory check charges it to the GPUs (P030: the weights leave no KV "
-                                    "cache); the unit's start timeout grows with it (0.5 GB/s).", example=234),
-    "model.weights.shards": KeyDoc("How many weight files the checkpoint has. Informational; `gen verify` "
-                                   "and `gen preflight` count the shards on the host from the index file.",
+                                    "cache); the unit's start timeout grows with it (0.5 GB/s). With a snapshot "
+                                    "(`catalogs/models/<name>.json`, `gen model snapshot`) it comes from the "
+                                    "index's total_size and may be left out; a value that disagrees is M010. "
+                                    "Without a snapshot it is required.", example=234),
+    "model.weights.shards": KeyDoc("How many weight files the checkpoint has. Informational; from the snapshot "
+                                   "when there is one (a value that disagrees is M011); `gen verify` and "
+                                   "`gen preflight` count the shards on the host from the index file.",
                                    example=39),
-    "model.weights.params_b": KeyDoc("Total parameters in billions. Informational.", example=122),
+    "model.weights.params_b": KeyDoc("Total parameters in billions. Informational; from the snapshot when it "
+                                     "knows the count (a value that disagrees is M012).", example=122),
     "model.weights.active_params_b": KeyDoc("Parameters active per token in billions (MoE). Informational.",
                                             example=10),
     "model.weights.quantization": KeyDoc(
@@ -139,6 +160,7 @@ DOCS: dict[str, KeyDoc] = {
                             "model ignores it (A003: its ranks restart together).",
                             example={"canary": 2, "batch": "10%"}),
     **{f"model.rollout.{key}": doc for key, doc in _ROLLOUT_KEYS.items()},
+    **_ack_keys("model", "F104", "the runbooks still use the old flag until OPS-412 lands"),
     # --- host inventories (hosts/<name>.yaml) --------------------------------------------
     "host.name": KeyDoc("The host's name; must equal the file name without `.yaml`. `output/<name>/` "
                         "holds its tree.", example="llm-two"),
@@ -237,6 +259,7 @@ DOCS: dict[str, KeyDoc] = {
                            "the model's).", example={"--log-level": "info"}),
     f"{_SVC}.env": KeyDoc("Environment for this service only, as in the model's `env`.",
                           example={"NCCL_DEBUG": "WARN"}),
+    **_ack_keys("host", "R010", "behind the site's authenticating proxy (OPS-412)"),
     "host.network": KeyDoc("For multi-node models: how the other nodes reach this host."),
     "host.network.address": KeyDoc("The address other nodes dial (`--dist-init-addr` of rank 0), no port.",
                                    example="10.0.0.11"),

@@ -22,6 +22,7 @@ from typing import Any
 from generator.load import schema as cerberus_schema
 from generator.load.checks import ROLLOUT_PERCENT
 from generator.load.schema_docs import DOCS
+from generator.systemd import DEVICE_NAMES
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_FILES = {"model": "schemas/model.schema.json", "host": "schemas/host.schema.json",
@@ -37,9 +38,14 @@ _TYPES = {"string": "string", "integer": "integer", "float": "number", "number":
 # A normalized absolute path (what posixpath.normpath keeps): no '//', no '.' or '..' step,
 # no trailing '/' (gen's load checks say which and show the fix).
 _NORMALIZED = r"(?!.*//)(?!.*/\.\.?(?:/|$))"
+# systemd.name_problem's Windows device names (CON, nul.x), case-insensitively (JSON Schema's
+# regular expressions have no flags: each letter as a class).
+_DEVICE = "|".join(re.sub("[a-z]", lambda m: f"[{m[0].upper()}{m[0]}]", word.replace("[0-9]", "#")).replace("#", "[0-9]")
+                   for word in DEVICE_NAMES)
 _CHECK_WITH: dict[str, dict[str, Any]] = {
-    # systemd.name_problem: 1 to 100 characters, a letter or digit first, no '.'/'-' last, no '..'
-    "unit_name": {"pattern": r"^(?!.*\.\.)[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_])?$"},
+    # systemd.name_problem: 1 to 100 characters, a letter or digit first, no '.'/'-' last, no '..',
+    # no device name
+    "unit_name": {"pattern": rf"^(?!.*\.\.)(?!(?:{_DEVICE})(?:\.|$))[A-Za-z0-9](?:[A-Za-z0-9_.-]{{0,98}}[A-Za-z0-9_])?$"},
     "abs_path": {"pattern": f"^{_NORMALIZED}(?:/|/.*[^/])$"},
     "unit_path": {"pattern": f"^{_NORMALIZED}(?:/|/[^$]*[^/$])$"},  # systemd's path syntax is gen's
     "not_bool": {},  # JSON's booleans are no strings or numbers: the types already refuse them

@@ -114,4 +114,16 @@ def describe(value: Any) -> str:
         return "a list"
     if value is None:
         return "null"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {shown(value)}"
+
+
+SHOWN_MOST = 120  # characters of a value a message quotes: a 64 KiB value is not a CI log line
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_MOST` characters with the length said when longer."""
+    text = repr(value)
+    if len(text) <= SHOWN_MOST:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written"
+    return f"{text[:SHOWN_MOST]}... ({size})"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from generator.emit.render import ENV_DIR, UNIT_DIR, HostRender
 from generator.emit.writer import MANAGED_LIST, Action, Change
 from generator.load.resolve import Host, Model
+from generator.plan.rollout import RolloutPlan
 
 ADD, RESTART, REMOVE, UPDATE = "add", "restart", "remove", "update"
 ACTIONS = (ADD, RESTART, REMOVE, UPDATE)  # the order a host's services are listed in
@@ -50,6 +51,7 @@ class ServicePlan:
     files: tuple[str, ...]  # paths under the repository (output/<host>/...)
     enabled: bool = True
     group: str | None = None  # the multi-node model whose ranks restart together
+    model: str | None = None  # the model it serves (None: a service no longer in the inventory)
 
     @property
     def unit(self) -> str:
@@ -208,7 +210,7 @@ def _reasons(draft: _Draft) -> list[str]:
 
 
 def _decide(host: str, name: str, draft: _Draft, enabled: bool, group: str | None,
-            in_inventory: bool) -> ServicePlan | None:
+            in_inventory: bool, model: str | None = None) -> ServicePlan | None:
     """The plan of one service from its changed files (None: nothing changes)."""
     changed = draft.changes()
     if not changed:
@@ -217,28 +219,30 @@ def _decide(host: str, name: str, draft: _Draft, enabled: bool, group: str | Non
     unit = draft.unit.action if draft.unit is not None else None
     if unit is Action.REMOVED or (unit is None and not in_inventory):
         why = "no longer rendered: stopped, disabled and its files removed"
-        return ServicePlan(host, name, REMOVE, (why,), files, enabled, group)
+        return ServicePlan(host, name, REMOVE, (why,), files, enabled, group, model)
     if unit is Action.CREATED:
         why = "a new service: installed and started" if enabled else \
             "a new service with enabled: false: installed, never started"
-        return ServicePlan(host, name, ADD, (why,), files, enabled, group)
+        return ServicePlan(host, name, ADD, (why,), files, enabled, group, model)
     reasons = _reasons(draft)
     if not enabled:
         return ServicePlan(host, name, UPDATE, (*reasons, "enabled: false: its files are updated, it is not "
-                                                "started"), files, enabled, group)
-    return ServicePlan(host, name, RESTART, tuple(reasons), files, enabled, group)
+                                                "started"), files, enabled, group, model)
+    return ServicePlan(host, name, RESTART, tuple(reasons), files, enabled, group, model)
 
 
-def _inventory(renders: Iterable[HostRender], hosts: Iterable[Host]) -> dict[tuple[str, str], tuple[bool, str | None]]:
-    """(host, service) -> (enabled, multi-node model) for every service of every loaded host."""
-    out: dict[tuple[str, str], tuple[bool, str | None]] = {}
+def _inventory(renders: Iterable[HostRender],
+               hosts: Iterable[Host]) -> dict[tuple[str, str], tuple[bool, str | None, str | None]]:
+    """(host, service) -> (enabled, multi-node model, model) for every service of every loaded host."""
+    out: dict[tuple[str, str], tuple[bool, str | None, str | None]] = {}
     for host in hosts:
         for spec in host.services:
-            out[(host.name, spec.name)] = (spec.enabled, None)
+            out[(host.name, spec.name)] = (spec.enabled, None, spec.model)
     for render in renders:
         for rs in render.services:
-            group = rs.placement.model.name if rs.placement.cluster is not None else None
-            out[(render.host.name, rs.placement.service.name)] = (rs.placement.service.enabled, group)
+            model = rs.placement.model.name
+            group = model if rs.placement.cluster is not None else None
+            out[(render.host.name, rs.placement.service.name)] = (rs.placement.service.enabled, group, model)
     return out
 
 
@@ -278,8 +282,8 @@ def plan_apply(changes: Sequence[Change], renders: Sequence[HostRender], hosts: 
         setattr(drafts.setdefault((host, name), _Draft()), kind, change)
     plans: dict[tuple[str, str], ServicePlan] = {}
     for (host, name), draft in drafts.items():
-        enabled, group = known.get((host, name), (True, None))
-        found = _decide(host, name, draft, enabled, group, (host, name) in known)
+        enabled, group, model = known.get((host, name), (True, None, None))
+        found = _decide(host, name, draft, enabled, group, (host, name) in known, model)
         if found is not None:
             plans[(host, name)] = found
     _restart_groups(plans, _group_ranks(models, hosts))
@@ -305,4 +309,64 @@ def _restart_groups(plans: dict[tuple[str, str], ServicePlan], ranks: Mapping[st
                 continue
             plans[(host, service)] = ServicePlan(
                 host, service, RESTART, (f"restarts with its multi-node group {model}: {what} changed "
-                                         "(every rank starts together)",), (), enabled, model)
+                                         "(every rank starts together)",), (), enabled, model, model)
+
+
+# --- where the changes fall in the playbook's order (generator/plan/rollout.py) ----------
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch of a rollout play: its hosts, and those of them whose services change in it."""
+
+    play: str  # "multi-node MODEL" or "wave N (its models)", as site.yml's play titles say
+    index: int  # 1-based within the play
+    canary: bool
+    hosts: tuple[str, ...]
+    changed: tuple[str, ...]  # hosts with a service of the play's models to add or restart
+
+
+@dataclass(frozen=True)
+class RolloutSteps:
+    """The plan laid over site.yml: removals in the prepare play, then each play's batches."""
+
+    removed_in_prepare: tuple[str, ...]  # hosts where prepare stops and removes a service
+    batches: tuple[Batch, ...]
+
+    @property
+    def affected(self) -> tuple[Batch, ...]:
+        """The batches in which something restarts or is added."""
+        return tuple(b for b in self.batches if b.changed)
+
+
+def multinode_groups(renders: Iterable[HostRender]) -> dict[str, tuple[str, ...]]:
+    """Multi-node model -> the hosts that run its ranks (one play of site.yml each)."""
+    out: dict[str, set[str]] = {}
+    for render in renders:
+        for rs in render.services:
+            if rs.placement.cluster is not None:
+                out.setdefault(rs.placement.model.name, set()).add(render.host.name)
+    return {model: tuple(sorted(hosts)) for model, hosts in sorted(out.items())}
+
+
+def rollout_steps(plan: ApplyPlan, rollout: RolloutPlan, groups: Mapping[str, Sequence[str]]) -> RolloutSteps:
+    """Which batches of the playbook the plan's services fall in, in the order site.yml runs them.
+
+    site.yml stops and removes dropped services in its prepare play (every host at once);
+    then each multi-node group is one play, all ranks in one batch; then the waves of
+    single-node services, the canary first, then the batches (``Wave.serial``). A wave's
+    play restarts only the services of its own models on a host."""
+    moving = [s for s in plan.services if s.action in (ADD, RESTART)]
+    out: list[Batch] = []
+    for group, members in sorted(groups.items()):  # GROUPS: multinode_groups() of the run
+        out.append(Batch(f"multi-node {group}", 1, False, tuple(members),
+                         tuple(h for h in members if any(s.host == h and s.group == group for s in moving))))
+    for number, wave in enumerate(rollout.waves, 1):
+        models = set(wave.models)
+        named = ", ".join(wave.models) if len(wave.models) <= 3 else f"{len(wave.models)} models"
+        hosts = {s.host for s in moving if s.group is None and s.model in models}
+        canary = wave.settings.canary > 0 and len(wave.serial) > 1
+        for index, batch in enumerate(wave.batches, 1):
+            out.append(Batch(f"wave {number} ({named})", index, canary and index == 1, batch,
+                             tuple(h for h in batch if h in hosts)))
+    removed = tuple(sorted({s.host for s in plan.services if s.action == REMOVE}))
+    return RolloutSteps(removed, tuple(out))

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from generator.emit.templates import Templates, load_templates
 from generator.emit.writer import Action, Change, HostTree, Stray, plan_orphans, plan_trees
 from generator.errors import Diagnostic, GenError, Position
+from generator.load.acks import Ack, acks_of
 from generator.load.addresses import Reach, documents, reach, reach_errors
 from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files
 from generator.load.limits import MAX_JOBS
+from generator.pipeline.acks import Acknowledged, apply_acks
 from generator.pipeline.outcome import HostOutcome
 
 if TYPE_CHECKING:
@@ -64,6 +66,10 @@ class RenderResult:
     models: dict[str, Model] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
     infos: list[str] = field(default_factory=list)
+    # Warnings an ack: entry took out of ``diagnostics`` (pipeline/acks.py), and every ack
+    # of the run with the number of warnings it matched.
+    acknowledged: list[Acknowledged] = field(default_factory=list)
+    acks: dict[Ack, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -187,7 +193,7 @@ class _Models:
 
 def _models(root: Path) -> _Models:
     """models/ loaded once for the run, with each model's check on its own."""
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.models import check_models_alone
 
     models = load_models(root)
@@ -316,6 +322,7 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     else:
         by_stem = {o.stem: o for o in outcomes}
         selected = [by_stem[n] for n in host_names if n in by_stem]
+    result.infos.extend(gpu_info(selected))
     result.infos.extend(memory_info(selected))
     for outcome in selected:
         diagnostics.extend(outcome.render)
@@ -326,7 +333,11 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     # A finding in a model manifest is found again for every service that uses the model:
     # 300 services of one model gave 300 identical lines. Each is reported once (the
     # same file, position, code and message: nothing is lost); distinct ones all stay.
-    result.diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
+    acks = [a for m in models.loaded.models.values() for a in acks_of(m.doc)]
+    acks += [a for o in outcomes for a in o.acks]
+    rule_codes = _rule_codes(root) if any(a.code.startswith("X") for a in acks) else None  # read only when needed
+    acked = apply_acks(dict.fromkeys(diagnostics), acks, rule_codes, complete=host_names is None and pin is None)
+    result.diagnostics, result.acknowledged, result.acks = acked.diagnostics, acked.acknowledged, acked.matches
     if result.ok and pin is None:
         output = root / OUTPUT_DIR
         strays: list[Stray] = []
@@ -355,6 +366,19 @@ def stray_diagnostic(stray: Stray) -> Diagnostic:
                       hint="delete it (git rm); what a host runs comes from hosts/ and models/")
 
 
+def gpu_info(outcomes: list[HostOutcome]) -> list[str]:
+    """What the GPU checks skipped: one line naming the hosts whose services run on GPUs without
+    ``compute_cap``, the checks that need it, and the command that captures it."""
+    notes = {note for o in outcomes for note in o.notes}
+    hosts = sorted(note.rsplit(":", 1)[1] for note in notes if note.startswith("gpu:compute_cap:"))
+    if not hosts:
+        return []
+    return [f"GPU capability checks (G001-G014: trtllm_mha/trtllm_mla backends, FP8/FP4 KV cache dtypes, "
+            f"quantization minimum capability, the attention backend registry, the host torch's kernels, "
+            f"SGLang's SM90/SM100/SM120-only features) "
+            f"skipped on {', '.join(hosts)}: GPUs without compute_cap (`gen host snapshot NAME` captures it)"]
+
+
 _BY_TOKEN = "memory sizing by token (the KV cache's tokens, P031 context fit, P032 reserve)"
 
 
@@ -378,13 +402,26 @@ def memory_info(outcomes: list[HostOutcome]) -> list[str]:
     return lines
 
 
+def _rule_codes(root: Path) -> frozenset[str] | None:
+    """The codes of catalogs/rules.yaml (X codes are data), None when it cannot be read (its
+    own findings say why; acks of X codes are then taken as known)."""
+    from generator.sglang.datafiles import DataFileError
+    from generator.sglang.rules import load_rules
+
+    path = root / "catalogs" / "rules.yaml"
+    try:
+        return frozenset(rule.code for rule in load_rules(path)) if path.is_file() else None
+    except (DataFileError, OSError):
+        return None
+
+
 def load_inventory_host(root: Path, name: str) -> tuple[Host | None, list[Diagnostic]]:
     """One host file loaded (with its peers) but not rendered: the host and its own findings.
 
     For commands that need an inventory, not its services (``gen sglang snapshot --host``,
     ``gen import --host``). An unknown name raises UnknownHostError.
     """
-    from generator.load.sources import load_models
+    from generator.checkpoint.attach import load_models
     from generator.pipeline.host import process_host
 
     files = source_files(root, "hosts")

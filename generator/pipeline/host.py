@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from generator.checkpoint.attach import snapshot_of
 from generator.emit.owned_env import check_environment
 from generator.emit.render import render_host
 from generator.emit.templates import Templates
 from generator.emit.secrets import check_and_add_config
 from generator.errors import CatalogMissingError, Diagnostics, Position
+from generator.load.acks import acks_of
 from generator.load.addresses import reach
 from generator.load.sources import HostSources, ModelSet, SourceFile, load_group
+from generator.pipeline.manifest_terms import rewrite_fixes, written_by_keys
 from generator.pipeline.outcome import HostOutcome
 from generator.plan import cluster
 from generator.plan.argv import build_argv
@@ -82,7 +85,11 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
         argv = build_argv(p, host.sglang.python, catalog, diags, others, tables)
         environment = service_environment(p)
         rules = rules if rules is not None else catalog_rules(catalog)
+        first = len(diags.items)
         settings = check_rules(catalog, p, argv, environment, diags, rules, host.facts)
+        # The rules speak of flags; a flag a manifest key wrote is named by its key in the fix.
+        diags.items[first:] = rewrite_fixes(diags.items[first:], written_by_keys(p, argv, catalog, tables),
+                                            (p.model.doc.path, host.doc.path))
         memory = check_service_memory(p, settings, pin, diags)
         check_service_env(catalog.source_file, pin, [c.pin for c in others], p, diags)
         cluster.check_same_everywhere(sources, host, p, argv, catalog, diags)
@@ -96,11 +103,21 @@ def plan_host(sources: HostSources, diags: Diagnostics, pin: str | None = None) 
     return PlannedHost(host, catalog, tuple(planned))
 
 
+def gpu_notes(planned: PlannedHost | None) -> tuple[str, ...]:
+    """``gpu:compute_cap:<host>`` when a service of the host runs on GPUs without ``compute_cap``:
+    the GPU rules (G codes) had no capability to read and stayed silent for it."""
+    if planned is None or all(g.capability is not None for ps in planned.services for g in ps.placement.gpus):
+        return ()
+    return (f"gpu:compute_cap:{planned.host.name}",)
+
+
 def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
     """Why a service's memory could not be sized by token: ``memory:snapshot:<model>`` (no
     checkpoint snapshot: the snapshot's own info line names it), ``memory:memory_mib:<host>``
-    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a snapshot whose config.json
-    lacks what the bytes per token need)."""
+    (GPUs without memory_mib), ``memory:config:<model>:<why>`` (a captured snapshot whose
+    config.json lacks what the bytes per token need). A snapshot written from published pages
+    says itself that it holds only the keys cited and that what needs the others stays silent:
+    no note for it (``gen show`` still gives the reason)."""
     if planned is None:
         return ()
     notes = []
@@ -110,7 +127,8 @@ def memory_notes(planned: PlannedHost | None) -> tuple[str, ...]:
             notes.append(f"memory:snapshot:{ps.placement.model.name}")
         if "no memory_mib" in skipped:
             notes.append(f"memory:memory_mib:{planned.host.name}")
-        if skipped.startswith("the snapshot's "):
+        snapshot = snapshot_of(ps.placement.model)
+        if skipped.startswith("the snapshot's ") and not (snapshot is not None and snapshot.checkpoint.published):
             notes.append(f"memory:config:{ps.placement.model.name}:{skipped}")
     return tuple(dict.fromkeys(notes))
 
@@ -144,12 +162,13 @@ def _outcome(sf: SourceFile, sources: HostSources | None, load_diags: Diagnostic
     host = sources.host
     used = tuple(sorted({s.model for s in host.services}))
     where = reach(host.doc)
+    acks = acks_of(host.doc)
     if not render:
         return HostOutcome(sf.stem, host.name, tuple(load_diags.items), (), False, None, used,
-                           None, host if detail else None, where)
+                           None, host if detail else None, where, acks=acks)
     render_diags = Diagnostics()
     planned = plan_host(sources, render_diags, pin)
     rendered = render_host(planned, templates) if planned is not None and templates is not None else None
     return HostOutcome(sf.stem, host.name, tuple(load_diags.items), tuple(render_diags.items), True,
                        rendered.tree if rendered else None, used, rendered if detail else None,
-                       host if detail else None, where, memory_notes(planned))
+                       host if detail else None, where, gpu_notes(planned) + memory_notes(planned), acks=acks)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from generator.emit.writer import HostTree
 from generator.errors import Diagnostic
+from generator.load.acks import Ack
 from generator.load.addresses import Reach
 
 if TYPE_CHECKING:
@@ -39,3 +40,4 @@ class HostOutcome:
     host: Host | None = None  # the loaded host, only with ``detail``
     reach: Reach | None = None  # where its ssh goes (for the same-address check), when it loaded
     notes: tuple[str, ...] = ()  # what a check could not decide, by kind: "memory:snapshot:<model>", ...
+    acks: tuple[Ack, ...] = ()  # its acknowledged warnings (load/acks.py), when it loaded

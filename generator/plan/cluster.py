@@ -33,7 +33,7 @@ from generator.sglang.catalog import Catalog
 from generator.errors import Diagnostics, Position
 from generator.load.resolve import Host, Model, ServiceSpec
 from generator.load.sources import HostSources
-from generator.plan.placement import ClusterNode, Placement, place_host
+from generator.plan.placement import ClusterNode, Placement, place_host, port_hint
 
 # Flags that may differ between nodes: only the rank.
 PER_NODE_DESTS = frozenset({"node_rank"})
@@ -158,7 +158,7 @@ def _check_membership(sources: HostSources, host: Host, svc: ServiceSpec, model:
             if other.port == mn.port:
                 diags.error(other.pos("port"), "P026", f"port {mn.port} of service '{other.name}' is the "
                             f"--dist-init-addr port of model '{model.name}' ({model.pos('multinode', 'port')}) "
-                            f"on its rank 0 host '{host.name}'")
+                            f"on its rank 0 host '{host.name}'", port_hint(host, mn.port, [mn.port]))
 
 
 def join(sources: HostSources, host: Host, placements: Sequence[Placement], diags: Diagnostics) -> tuple[Placement, ...]:

@@ -33,7 +33,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from generator.checkpoint.attach import snapshot_of
+from generator.checkpoint.facts import CheckpointFacts
 from generator.errors import Diagnostics, Position
+from generator.load.resolve import Model
 from generator.plan.memory import (
     Checkpoint, Fit, Flags, MemoryPlan, budget, nvlink_class, pin_rules, size_memory,
 )
@@ -121,14 +124,17 @@ def service_flags(settings: Any, model: Any) -> Flags:
         deepep=_get(settings, "moe_a2a_backend") == "deepep")
 
 
-def _facts(model: Any) -> tuple[Mapping[str, Any] | None, int | None, Any]:
-    """(config.json, weight bytes, draft facts) from the model's snapshot, when it has one."""
-    snapshot = getattr(model, "snapshot", None)
-    facts = getattr(snapshot, "checkpoint", None)
-    if facts is None:
+def _facts(model: Model) -> tuple[Mapping[str, Any] | None, int | None, CheckpointFacts | None]:
+    """(config.json, weight bytes, the draft's facts) from the model's snapshot, when it has one.
+
+    The snapshot is the one ``catalogs/models/<model>.json`` the checkpoint stage read and
+    attached to the model (:func:`generator.checkpoint.attach.snapshot_of`): memory sizing reads
+    the same facts as the M rules, never a file of its own.
+    """
+    snapshot = snapshot_of(model)
+    if snapshot is None:
         return None, None, None
-    config = facts.config or None
-    return config, facts.total_size, getattr(snapshot, "draft", None)
+    return snapshot.checkpoint.config or None, snapshot.checkpoint.total_size, snapshot.draft
 
 
 def _gib(value: float) -> str:
@@ -163,8 +169,8 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
     plan: MemoryPlan | None = None
     skipped = None
     if config is not None and total and mib is not None:
-        checkpoint = Checkpoint(config, int(total), draft_config=getattr(draft, "config", None) or None,
-                                draft_weight_bytes=int(getattr(draft, "total_size", 0) or 0))
+        checkpoint = Checkpoint(config, int(total), draft_config=(draft.config or None) if draft else None,
+                                draft_weight_bytes=(draft.total_size or 0) if draft else 0)
         try:
             plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability)
         except (ShapeError, ZeroDivisionError, KeyError, TypeError, ValueError) as exc:

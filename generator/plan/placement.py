@@ -250,13 +250,30 @@ class _Ledger:
         return [g for g in self.free() if self.listed.get(g.index, svc.name) == svc.name and g.index not in planned]
 
 
-def _check_ports(host: Host, diags: Diagnostics) -> None:
-    """One port per service (P007)."""
+def free_port(host: Host, near: int, taken: Iterable[int] = ()) -> int | None:
+    """The port to suggest for a collision at ``near``: the first one above it (else below it,
+    down to 1024) that no service of ``host`` listens on and that is not in ``taken``."""
+    used = {s.port for s in host.services} | set(taken)
+    above = range(near + 1, 65536)
+    below = range(near - 1, 1023, -1)
+    return next((p for r in (above, below) for p in r if p not in used), None)
+
+
+def port_hint(host: Host, near: int, taken: Iterable[int] = ()) -> str | None:
+    """``write `port: N``` for a port collision at ``near`` (:func:`free_port`), None when no port is free."""
+    port = free_port(host, near, taken)
+    return None if port is None else f"write `port: {port}`: no service of host '{host.name}' uses it"
+
+
+def _check_ports(host: Host, models: dict[str, Model], diags: Diagnostics) -> None:
+    """One port per service (P007), each collision with a free port to take instead."""
+    # The multi-node init ports of the host's models are taken too (P026 reports a service on one).
+    init_ports = {m.multinode.port for s in host.services if (m := models.get(s.model)) and m.multinode}
     ports: dict[int, ServiceSpec] = {}
     for svc in host.services:
         if svc.port in ports and ports[svc.port].name != svc.name:
             diags.error(svc.pos("port"), "P007", f"port {svc.port} is already used by service "
-                        f"'{ports[svc.port].name}' on host '{host.name}'")
+                        f"'{ports[svc.port].name}' on host '{host.name}'", port_hint(host, svc.port, init_ports))
         ports.setdefault(svc.port, svc)
 
 
@@ -271,6 +288,25 @@ def _check_gpu_count(svc: ServiceSpec, model: Model, diags: Diagnostics) -> None
                     + (f" over {model.nnodes} nodes" if model.nnodes > 1 else "") + ")")
 
 
+def _gpus_hint(ledger: _Ledger, svc: ServiceSpec, model: Model) -> str:
+    """The fix for a GPU a service cannot have: a whole list it can (free, listed by no other
+    service; best fit, as automatic placement picks), else what is free and what letting gen
+    place it needs."""
+    host = ledger.host
+    claimed = {i for s in host.services if s.gpus is not None and s.name != svc.name for i in s.gpus}
+    open_gpus = [g for g in ledger.free() if g.index not in claimed]
+    need = model.gpus_per_node
+    pick = _choose(open_gpus, need, host.facts.topology)
+    if pick is not None:
+        nodes = sorted({g.numa_node for g in pick})
+        where = f"NUMA node {nodes[0]}" if len(nodes) == 1 else f"NUMA nodes {', '.join(map(str, nodes))}"
+        return (f"write `gpus: [{', '.join(str(g.index) for g in pick)}]`: free on host '{host.name}' "
+                f"({where})")
+    free = ", ".join(str(g.index) for g in open_gpus) or "none"
+    return (f"host '{host.name}' has {len(open_gpus)} GPU(s) free ({free}) and model '{model.name}' needs "
+            f"{need}: free GPUs from another service or a VM first")
+
+
 def _take_explicit(ledger: _Ledger, svc: ServiceSpec, model: Model, diags: Diagnostics) -> tuple[Gpu, ...]:
     """The GPUs a service lists, each checked (P001-P004), and P005 when a node would do."""
     assert svc.gpus is not None
@@ -282,14 +318,15 @@ def _take_explicit(ledger: _Ledger, svc: ServiceSpec, model: Model, diags: Diagn
         if gpu is None:
             known = ", ".join(str(g.index) for g in host.gpus)
             diags.error(svc.pos("gpus", i), "P001", f"GPU {index} is not in the inventory of host "
-                        f"'{host.name}' (GPUs: {known})")
+                        f"'{host.name}' (GPUs: {known})", _gpus_hint(ledger, svc, model))
         elif index in vm_of:
             diags.error(svc.pos("gpus", i), "P002", f"GPU {index} is passed through to VM '{vm_of[index]}' "
-                        f"and cannot serve '{svc.name}'")
+                        f"and cannot serve '{svc.name}'", _gpus_hint(ledger, svc, model))
         elif index in owner:
-            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is already used by service '{owner[index]}'")
+            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is already used by service '{owner[index]}'",
+                        _gpus_hint(ledger, svc, model))
         elif gpu in chosen:
-            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is listed twice")
+            diags.error(svc.pos("gpus", i), "P003", f"GPU {index} is listed twice", _gpus_hint(ledger, svc, model))
         else:
             chosen.append(gpu)
     _check_gpu_count(svc, model, diags)
@@ -336,7 +373,7 @@ def _take_automatic(ledger: _Ledger, svc: ServiceSpec, model: Model, automatic: 
 def place_host(host: Host, models: dict[str, Model], diags: Diagnostics) -> tuple[Placement, ...]:
     """Place all services of a host; services with explicit GPUs first, then the others."""
     check_pci_numbering(host, diags)
-    _check_ports(host, diags)
+    _check_ports(host, models, diags)
     ledger = _Ledger(host, dict(host.vm_gpus))
     cpus_of = dict(host.numa)
     placed: dict[str, Placement] = {}

@@ -59,7 +59,7 @@ def raise_if_errors(diags: Diagnostics) -> None:
 
 _STRING = {"type": "string", "required": True, "empty": False}
 _RULE_ID_RE = r"^[a-z0-9][a-z0-9-]*$"
-_CODE_RE = r"^[XG][012][0-9]{2}$"
+_CODE_RE = r"^[XGM][012][0-9]{2}$"  # X flag rules, G GPU rules, M model rules (the checkpoint against the flags)
 
 RULES_SCHEMA: dict[str, Any] = {
     "rules": {

@@ -9,18 +9,21 @@ read :func:`load_devices`:
 * :meth:`Devices.min_capability`: a quantization method's minimum capability (the model
   loader refuses a GPU below it);
 * :meth:`Devices.registry_refusal`: what the attention backend registry says when it
-  refuses a backend for a capability, for MHA or MLA models.
+  refuses a backend for a capability, for MHA or MLA models;
+* :meth:`Devices.picks`: what the pin picks itself (attention backend, MoE runner) on a GPU
+  of a capability when the service writes none, per stand-in architecture (an MHA Llama,
+  an MLA DeepSeek-V3), as its own ``prepare_server_args`` chose (``gen show`` says it).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.load import json_text
 from generator.load.captured import captured_json
 from generator.sglang.catalog import CatalogFormatError, read_data_text
 from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
@@ -47,6 +50,9 @@ class Devices:
     probes: dict[str, tuple[tuple[int, ...], tuple[int, ...]]]  # name -> (majors, minimum torch CUDA)
     quantization: dict[str, int | None]
     registry: dict[str, dict[str, dict[str, str]]]  # backend -> mha|mla -> capability -> message
+    # architecture -> capability -> {"attention_backend": ..., "moe_runner_backend": ...} (or {"refused": ...})
+    auto: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
+    auto_cuda: str | None = None  # the torch CUDA the picks were made under
 
     def probe(self, name: str, capability: Capability, torch_cuda: str | None) -> bool:
         """SGLang's ``name()`` on that GPU. A torch CUDA not known is taken as new enough
@@ -65,6 +71,12 @@ class Devices:
     def registry_refusal(self, backend: str, mla: bool, capability: Capability) -> str | None:
         """SGLang's words when its attention registry refuses ``backend`` on that GPU."""
         return self.registry.get(backend, {}).get("mla" if mla else "mha", {}).get(f"{capability[0]}.{capability[1]}")
+
+
+    def picks(self, capability: Capability) -> dict[str, dict[str, str | None]]:
+        """architecture -> what the pin picks on a GPU of ``capability`` (empty: not captured)."""
+        cap = f"{capability[0]}.{capability[1]}"
+        return {arch: dict(by_cap[cap]) for arch, by_cap in sorted(self.auto.items()) if cap in by_cap}
 
 
 def devices_path(catalog_file: Path) -> Path:
@@ -93,13 +105,16 @@ def parse_devices(data: Any) -> Devices:
     for backend, kinds in data["attention_registry"].items():
         registry[str(backend)] = {kind: {str(cap): str(group["message"]) for group in groups
                                          for cap in group["capabilities"]} for kind, groups in kinds.items()}
-    return Devices(probes, quantization, registry)
+    auto_doc = data.get("auto_choices") or {"models": {}}  # files captured before the picks: none
+    auto = {str(arch): {str(cap): {str(k): (None if v is None else str(v)) for k, v in pick.items()}
+                        for cap, pick in by_cap.items()} for arch, by_cap in auto_doc["models"].items()}
+    return Devices(probes, quantization, registry, auto, auto_doc.get("cuda"))
 
 
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> Devices:
     try:
-        return parse_devices(json.loads(read_data_text(path)))
+        return parse_devices(json_text.loads(read_data_text(path)))  # any nesting is a format error
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CatalogFormatError(f"{path}: not a devices file (format {FORMAT}): {exc}; re-capture it "
                                  "with `gen sglang snapshot`") from exc
@@ -108,7 +123,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> Devices:
 def _checked(stdout: bytes, what: str) -> bytes:
     """The file text of the probe's document, stamped with its capture digest."""
     try:
-        data = json.loads(stdout)
+        data = json_text.loads(stdout)
         parse_devices(data)
         return captured_json(data).encode("ascii")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:

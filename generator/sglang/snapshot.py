@@ -67,7 +67,7 @@ def probe_argv(python: str, commit: str | None = None) -> list[str]:
 
 def check_commit(commit: str) -> str:
     """``commit`` itself when it is a full lowercase git hash; SnapshotError otherwise."""
-    if not _COMMIT_RE.match(commit):
+    if not _COMMIT_RE.fullmatch(commit):  # match() lets a trailing newline through "$"
         raise SnapshotError(f"not a full git commit hash: {commit!r}")
     return commit
 
@@ -233,7 +233,7 @@ def remote_commit(
         env=None,
     )
     commit = out.decode("utf-8", "replace").strip()
-    if not _COMMIT_RE.match(commit):
+    if not _COMMIT_RE.fullmatch(commit):  # match() lets a trailing newline through "$"
         raise SnapshotError(f"{what}: git printed {commit!r}, not a commit hash")
     return commit
 

@@ -160,3 +160,20 @@ def test_a_host_without_a_driver_is_an_environment_failure(standin: Standin, rep
     assert code == 3 and out == ""
     assert "No devices were found" in err
     assert (repo / "hosts" / f"{HOST}.yaml").read_bytes() == data
+
+
+def test_a_crlf_inventory_with_comments_keeps_its_text(standin: Standin, repo: Path) -> None:
+    """An inventory saved with CRLF line ends and a heading comment above the key after numa: the
+    snapshot adds the facts with CRLF, the heading stays above its key, a second run changes nothing."""
+    path = repo / "hosts" / f"{HOST}.yaml"
+    text = path.read_text().replace("vm_passthrough:", "# GPUs 4-7 belong to the VM\nvm_passthrough:")
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    code, _out, err = snapshot(standin, repo)
+    assert code == 0, err
+    after = path.read_bytes().decode()
+    assert after.count("\n") == after.count("\r\n") and "\r\nfacts:\r\n" in after
+    lines = after.split("\r\n")
+    assert lines[lines.index("vm_passthrough:") - 1] == "# GPUs 4-7 belong to the VM"
+    assert lines.index("facts:") < lines.index("vm_passthrough:")
+    data = path.read_bytes()
+    assert snapshot(standin, repo)[:2] == (0, "") and path.read_bytes() == data

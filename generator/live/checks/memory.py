@@ -11,13 +11,13 @@ server answers with a figure it was given and says it is a stand-in's; so does t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from generator.live.context import HostContext
 from generator.live.plan import MemoryPrediction, ServicePlan
 from generator.live.remote import RemoteError, onhost
 from generator.live.results import CheckResult, Status
+from generator.load import json_text
 
 TOLERANCE = 0.05
 
@@ -89,7 +89,8 @@ def run(ctx: HostContext) -> list[CheckResult]:
             out.append(CheckResult(Status.WARN, ctx.plan.name, svc.name, "memory", "cannot ask the server", str(exc)))
             continue
         try:
-            info = json.loads(reply.get("body", "")) if reply.get("status") == 200 else None
+            # the server's answer is outside data: any nesting is a JSONDecodeError, not a RecursionError
+            info = json_text.loads(reply.get("body", "")) if reply.get("status") == 200 else None
         except ValueError:
             info = None
         if not isinstance(info, dict):

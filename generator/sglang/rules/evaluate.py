@@ -11,7 +11,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from generator.checkpoint.attach import snapshot_of
 from generator.errors import Diagnostics, Position, Severity
+from generator.sglang.architectures import load_architectures
 from generator.sglang.catalog import Action, Catalog
 from generator.sglang.flags import CheckedArg
 from generator.sglang.gpu import gpu_facts
@@ -95,11 +97,20 @@ def check_rules(catalog: Catalog, placement: Any, argv: Any, environment: Sequen
     settings = _with_secret_args(settings, placement)
     if facts is not None:
         settings = dataclasses.replace(settings, gpu=gpu_facts(placement.gpus, facts, catalog.source_file))
+    settings = with_checkpoint(settings, model)
     fallback = service.pos("model")
     for finding in evaluate(settings, rules if rules is not None else catalog_rules(catalog)):
         record = diags.error if finding.rule.severity is Severity.ERROR else diags.warning
         record(finding.pos or fallback, finding.rule.code, finding.message, finding.fix)
     return settings
+
+
+def with_checkpoint(settings: Settings, model: Any) -> Settings:
+    """``settings`` with the model's checkpoint facts, its draft's and the pin's architectures."""
+    snapshot = snapshot_of(model)
+    return dataclasses.replace(settings, model=snapshot.checkpoint if snapshot else None,
+                               draft=snapshot.draft if snapshot else None,
+                               architectures=load_architectures(settings.catalog.source_file))
 
 
 def catalog_rules(catalog: Catalog) -> tuple[RuleSpec, ...]:

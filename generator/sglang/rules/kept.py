@@ -54,8 +54,10 @@ def settings_key(settings: Settings) -> tuple[Any, ...] | None:
     env = tuple(settings.env.items())
     if any(type(k) is not str or type(v) is not str for k, v in env):
         return None
-    # The GPU facts are part of what the rules see (a frozen value; its devices follow the catalog).
-    return (tuple(written), env, settings.gpu)
+    # The facts beyond the argv are part of what the rules see: the GPU facts (a frozen value; its
+    # devices follow the catalog), the checkpoint facts by identity (one loaded snapshot is one
+    # object), so two models with the same argv never share an answer.
+    return (tuple(written), env, settings.gpu, settings.model, settings.draft, settings.architectures)
 
 
 class _Store:

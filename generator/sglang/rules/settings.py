@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from generator.errors import Position
+from generator.checkpoint.facts import CheckpointFacts
+from generator.sglang.architectures import Architectures
 from generator.sglang.argtypes import NOTHING, ArgTypeError, Unparsed, stored
 from generator.sglang.catalog import Action, Catalog, load_flag_tables, version_key
 from generator.sglang.gpu import GpuFacts
@@ -40,6 +42,21 @@ class Settings:
     # The service's GPUs as the inventory declares them (capability, memory, the host torch),
     # None when a capability is unknown: a GPU rule then stays silent (generator/sglang/gpu.py).
     gpu: GpuFacts | None = None
+    # Facts beyond the argv, None when unknown (a rule that needs one stays silent): the model's
+    # checkpoint and its draft's (catalogs/models/<model>.json, generator/checkpoint/), and the
+    # model classes the pin registers (catalogs/sglang/<pin>.architectures.json).
+    model: CheckpointFacts | None = None
+    draft: CheckpointFacts | None = None
+    architectures: Architectures | None = None
+
+    @property
+    def rope_scaling_applies(self) -> bool:
+        """Whether the pin's Transformers hands SGLang ``rope_scaling`` (4.x; 5.x moved it to
+        rope_parameters, so 0.5.23's derived context length never multiplies by its factor:
+        tests/test_model_oracle.py). Unknown Transformers: assume it does."""
+        version = self.architectures.transformers_version if self.architectures else None
+        major = version.split(".")[0] if version else ""
+        return not (major.isdigit() and int(major) >= 5)
 
     @property
     def version(self) -> tuple[int, ...] | None:

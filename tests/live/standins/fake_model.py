@@ -40,8 +40,9 @@ def write_sharded(folder: Path, shards: dict[str, list[str]], config: dict | Non
     for file, names in shards.items():
         (folder / file).write_bytes(safetensors_bytes(names))
         weight_map.update({n: file for n in names})
+    total = 16 * len(weight_map)  # every fake tensor is 4 F32 zeros; a real index says its bytes
     (folder / "model.safetensors.index.json").write_text(
-        json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map}))
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
     return folder
 
 

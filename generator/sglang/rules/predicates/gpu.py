@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.sglang.rules.predicates.attention import backends
-from generator.sglang.rules.registry import Hit, check, first_broken, predicate
+from generator.sglang.rules.registry import Hit, check, first_broken, predicate, quiet
 from generator.sglang.rules.settings import Settings
 from generator.sglang.rules.spec import RuleSpec
 
@@ -129,3 +129,154 @@ def _torch_kernel_image(s: Settings, rule: RuleSpec) -> Hit | None:
         check(gpu.torch_cuda is None, "no-cuda"),
         check(arch is not None and gpu.kernel_image() is None, "no-kernel-image"),
     ], **fields)
+
+
+# ---- G007-G014: 0.5.23's feature checks on the platform (get_platform().is_sm100 ...) ----
+# The platform facts are the probes' answers (override_platform's is_sm100 is is_sm100_supported);
+# a capability read straight from torch (torch.cuda.get_device_capability()[0] >= 10) is the major.
+
+
+@predicate("moe-a2a-gpu")
+def _moe_a2a_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23):
+        return None
+    a2a = s.get("moe_a2a_backend")
+    return first_broken([
+        # check_mega_moe_compat refuses two-batch / single-batch overlap first, on any GPU
+        quiet(a2a == "megamoe" and (s.on("enable_two_batch_overlap") or s.on("enable_single_batch_overlap"))),
+        check(a2a == "megamoe" and not (gpu.probe("is_sm90_supported") or gpu.probe("is_sm100_supported")),
+              "megamoe", ("moe_a2a_backend",)),
+        # handle_a2a_moe: every check before the SM100 one refuses or passes, so off SM100 it is refused
+        check(a2a == "flashinfer_megamoe" and not gpu.probe("is_sm100_supported"),
+              "flashinfer-megamoe", ("moe_a2a_backend",)),
+    ], **_gpu_fields(gpu))
+
+
+@predicate("nvfp4-online-gpu")
+def _nvfp4_online_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or s.get("quantization") != "nvfp4_online":
+        return None
+    return None if gpu.probe("is_sm100_supported") else Hit(("quantization",), _gpu_fields(gpu))
+
+
+@predicate("fp4-indexer-gpu")
+def _fp4_indexer_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or not s.on("enable_deepseek_v4_fp4_indexer"):
+        return None
+    if gpu.probe("is_sm100_supported") or gpu.probe("is_sm120_supported"):
+        return None
+    return Hit(("enable_deepseek_v4_fp4_indexer",), _gpu_fields(gpu))
+
+
+@predicate("mamba-stochastic-rounding-gpu")
+def _mamba_stochastic_rounding_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or not s.on("enable_mamba_cache_stochastic_rounding"):
+        return None
+    # handle_mamba_backend: a --mamba-ssm-dtype other than float16 is refused first (another rule)
+    if s.get("mamba_ssm_dtype") != "float16" or s.get("mamba_backend", "triton") != "triton":
+        return None
+    if gpu.probe("is_sm100_supported"):
+        return None
+    return Hit(("enable_mamba_cache_stochastic_rounding", "mamba_backend"), _gpu_fields(gpu))
+
+
+@predicate("cutedsl-mla-gpu")
+def _cutedsl_mla_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23):
+        return None
+    base, decode, prefill = backends(s)
+    # _cutedsl_prefill_backend_fill asserts a prefill cutedsl_mla away first (cutedsl-mla says so)
+    if prefill == "cutedsl_mla" or gpu.probe("is_sm100_supported"):
+        return None
+    for name, backend in (("decode_attention_backend", decode), ("attention_backend", base)):
+        if backend == "cutedsl_mla":
+            return Hit((name,), {**_gpu_fields(gpu), "backend_flag": s.flag(name), "backend": s.get(name)})
+    return None
+
+
+@predicate("nvfp4-prefill-gpu")
+def _nvfp4_prefill_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or s.get("kv_cache_dtype") != "nvfp4":
+        return None
+    if gpu.probe("is_sm100_supported"):
+        return None
+    # handle_nvfp4_prefill_kv_dequant_dtype: "auto" follows the written prefill backend
+    # (trtllm_mha prefills native NVFP4, flashinfer an FP8 workspace); unwritten, it is
+    # native NVFP4 only on SM100.
+    base, _decode, prefill = backends(s)
+    requested = s.get("prefill_kv_cache_dequant_dtype", "auto")
+    return first_broken([
+        check(requested == "nvfp4", "dtype", ("prefill_kv_cache_dequant_dtype", "kv_cache_dtype")),
+        check(requested == "auto" and (prefill or base) == "trtllm_mha", "backend",
+              ("prefill_attention_backend", "attention_backend", "kv_cache_dtype")),
+    ], **_gpu_fields(gpu))
+
+
+@predicate("linear-attn-flashinfer-gpu")
+def _linear_attn_flashinfer_gpu(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or gpu.capability[0] < 10:
+        return None
+    # handle_linear_attn_backend (torch.cuda.get_device_capability()[0] >= 10). The SM100
+    # default (flashinfer decode) applies only with a bfloat16 SSM state, which passes.
+    explicit = s.get("linear_attn_decode_backend")
+    decode = explicit or s.get("linear_attn_backend", "triton")
+    if decode == "flashkda":
+        decode = "triton"  # inherited flashkda falls back to triton (an explicit one: linear-replayssm)
+    dtype = s.get("mamba_ssm_dtype")
+    verify = s.get("linear_attn_verify_backend") or ("flashinfer" if decode == "flashinfer" else None)
+    prefill = s.get("linear_attn_prefill_backend") or s.get("linear_attn_backend", "triton")
+    cuda = gpu.torch_cuda if gpu.torch_known else None
+    try:
+        cuda_major = int(cuda.split(".")[0]) if cuda else None
+    except ValueError:
+        cuda_major = None
+    return first_broken([
+        quiet(explicit == "flashkda"),
+        check(decode == "flashinfer" and dtype != "bfloat16", "decode",
+              ("linear_attn_decode_backend", "linear_attn_backend", "mamba_ssm_dtype"), dtype=dtype),
+        # SGLANG_ENABLE_PP_SPEC moves a KDA model's verify to triton (the model decides): silent then
+        check(verify == "flashinfer" and dtype != "bfloat16" and not s.env_true("SGLANG_ENABLE_PP_SPEC"), "verify",
+              ("linear_attn_verify_backend", "mamba_ssm_dtype"), dtype=dtype),
+        check(prefill == "flashinfer" and cuda_major is not None and cuda_major < 13, "prefill-cuda",
+              ("linear_attn_prefill_backend", "linear_attn_backend"), torch_cuda=cuda),
+    ], **_gpu_fields(gpu))
+
+
+_NATIVE_NVFP4_SPEC = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
+
+
+@predicate("nvfp4-trtllm-sm100")
+def _nvfp4_trtllm_sm100(s: Settings, rule: RuleSpec) -> Hit | None:
+    gpu = s.gpu
+    if gpu is None or not s.at_least(0, 5, 23) or s.get("kv_cache_dtype") != "nvfp4":
+        return None
+    # handle_kv4_compatibility's uses_sm100_trtllm_nvfp4 reads the resolved backends: an
+    # nvfp4 KV cache always resolves the decode backend to trtllm_mha (the earlier
+    # handle_nvfp4_prefill_kv_dequant_dtype, or its refusal: nvfp4-prefill-dequant), whatever
+    # the model, so on SM100 it holds whenever the cache is nvfp4.
+    if not gpu.probe("is_sm100_supported"):
+        return None
+    written = s.text("speculative_algorithm")
+    algorithm = written.upper() if written else None
+    breadth = s.get("speculative_ngram_max_bfs_breadth", 10)
+    draft = s.get("speculative_draft_attention_backend")
+    mode = s.get("disaggregation_mode", "null")
+    return first_broken([
+        check(algorithm in ("DFLASH", "DSPARK"), "dflash-dspark", ("speculative_algorithm",), algorithm=written),
+        check(algorithm is not None and algorithm not in _NATIVE_NVFP4_SPEC, "algorithm", ("speculative_algorithm",),
+              algorithm=written),
+        check(algorithm == "NGRAM" and breadth != 1, "ngram-breadth",
+              ("speculative_ngram_max_bfs_breadth", "speculative_algorithm"), breadth=breadth),
+        check(algorithm not in (None, "NGRAM") and draft is not None and draft != "trtllm_mha", "draft-backend",
+              ("speculative_draft_attention_backend",), draft=draft),
+        check(mode != "null", "disaggregation", ("disaggregation_mode",), mode=mode),
+        check(s.on("enable_hierarchical_cache") or s.on("enable_lmcache"), "host-cache",
+              ("enable_hierarchical_cache", "enable_lmcache")),
+    ], **_gpu_fields(gpu))
