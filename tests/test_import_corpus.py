@@ -104,7 +104,8 @@ def test_the_corpus_covers_its_classes() -> None:
     text = " ".join(c["command"] for c in cases)
     for needle in ("=True", "=False", "--model-path /x/QwQ-32B/", "HTTP_PROXY=http://", "--tp8",
                    "minimax-m2", "quark", "SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK", "SGLANG_ENABLE_SPECV2",
-                   "--tp 8 --tensor-parallel-size 8", "HOME=", "TRITON_CACHE_DIR=", "\n"):
+                   "--tp 8 --tensor-parallel-size 8", "HOME=", "TRITON_CACHE_DIR=", "\n",
+                   "$(", "`", "$'", "a(b)", "python -um", "-msglang.launch_server"):
         assert needle in text, needle
     assert all(set(c) <= {"why", "command", "expect", "stricter", "pins"} for c in cases)
 

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from generator.errors import Diagnostics, Position
 
 _OPERATOR_CHARS = "|&;<>"
+# bash's $'...' escapes of one character (the others: octal, \xHH, \uHHHH, \UHHHHHHHH, \cX).
+_C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+              "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_CONTINUATION = re.compile(r"\\\r?\n")
 _EXEC_START = re.compile(r"^[ \t]*ExecStart[ \t]*=[ \t]*", re.MULTILINE)
 _ENVIRONMENT = re.compile(r"^[ \t]*Environment[ \t]*=[ \t]*", re.MULTILINE)
 _ENVIRONMENT_FILE = re.compile(r"^[ \t]*EnvironmentFile[ \t]*=[ \t]*-?(.*)$", re.MULTILINE)
@@ -93,13 +97,103 @@ class _Splitter:
         """A ``$`` at ``at``: literal for ``$$`` in a unit (True: consume two), else a finding."""
         if self.unit and self.text.startswith("$$", at):
             return True
-        m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", self.text[at:])
+        # What follows the '$' as the shell reads it: a line continuation joins the words around it.
+        rest = _CONTINUATION.sub("", self.text[at:min(self.end, at + 4096)])
+        m = re.match(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", rest)
         if m and self.unit and m.group(1) in ("{CREDENTIALS_DIRECTORY}", "CREDENTIALS_DIRECTORY"):
             return False  # systemd's own (LoadCredential=): gen's --config of secret_args, kept as written
         if m:
             self.diags.error(self.src.pos(at), "I002",
                              f"'{m.group(0)}' is a variable gen cannot expand; write its value")
+        elif not self.unit and rest.startswith(("$(", "$[", "${")):
+            # sh runs a command ($(...)), computes ($((...)), bash's $[...]) or expands a variable
+            # whose '}' is missing (a syntax error): none of it has a value gen could know.
+            what = {"$(": "a command substitution", "$[": "an arithmetic expansion",
+                    "${": "a variable without its closing '}'"}[rest[:2]]
+            if rest.startswith("$(("):
+                what = "an arithmetic expansion"
+            self.diags.error(self.src.pos(at), "I002",
+                             f"'{rest[:2]}' starts {what}, which the shell expands and gen cannot; "
+                             "write its value")
         return False
+
+    def backtick(self, at: int) -> None:
+        """An unescaped backquote outside single quotes: sh's old form of ``$(...)`` (I002)."""
+        self.diags.error(self.src.pos(at), "I002",
+                         "'`' starts a command substitution, which the shell runs and gen cannot; write its "
+                         "output (or quote the '`' in single quotes if it is meant literally)")
+
+    def substitution(self, i: int) -> int:
+        """An unquoted ``$(...)`` or ```...```: I002, and kept as written up to where it ends (its
+        parentheses are its own, not a subshell of the command)."""
+        text = self.text
+        if text[i] == "`":
+            self.backtick(i)
+            j = i + 1
+            while j < self.end and text[j] != "`":
+                j += 2 if text[j] == "\\" else 1
+            end = min(j + 1, self.end)
+        else:
+            self.dollar(i)
+            depth, j = 0, self.after_continuations(i + 1)
+            while j < self.end:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            end = j
+        self.buf.append(text[i:end])
+        return end
+
+    def after_continuations(self, j: int) -> int:
+        """The first index from ``j`` on that is not a line continuation (bash joins the lines
+        before it reads a word: ``$\\<newline>(`` is ``$(``)."""
+        while True:
+            m = _CONTINUATION.match(self.text, j, self.end)
+            if m is None:
+                return j
+            j = m.end()
+
+    def ansi_c_quoted(self, i: int) -> int | None:
+        r"""bash's ``$'...'``: backslash escapes as C writes them, up to the next unescaped ``'``
+        (bash's own table: ``\n``, ``\t``, ``\xHH``, ``\uHHHH``, ``\cX``, octal, ...; any other
+        backslash stays, with its character). A NUL ends the string there, as in bash. A byte
+        beyond ASCII (``\xe9``, ``\351``) is no text on its own: I011."""
+        text, j, out = self.text, self.after_continuations(i + 1) + 1, []
+        while j < self.end and text[j] != "'":
+            if text[j] != "\\" or j + 1 >= self.end:
+                out.append(text[j])
+                j += 1
+                continue
+            e = text[j + 1]
+            if e in _C_ESCAPES:
+                out.append(_C_ESCAPES[e])
+                j += 2
+            elif e in "01234567" or (e in "xuU" and re.match(r"[0-9A-Fa-f]", text[j + 2:j + 3])):
+                octal = e in "01234567"
+                m = re.match(r"[0-7]{1,3}" if octal else r"[0-9A-Fa-f]{1,%d}" % {"x": 2, "u": 4, "U": 8}[e],
+                             text[j + 1:j + 4] if octal else text[j + 2:j + 10])
+                assert m is not None
+                code = int(m.group(0), 8) & 0xFF if octal else int(m.group(0), 16)
+                if (octal or e == "x") and code > 0x7F:
+                    self.diags.error(self.src.pos(j), "I011",
+                                     f"'{text[j:j + 1 + (not octal) + len(m.group(0))]}' in $'...' is a single byte, "
+                                     "not a character: write the character itself (or \\u with its code)")
+                out.append(chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd")
+                j += 1 + (not octal) + len(m.group(0))
+            elif e == "c" and j + 2 < self.end:
+                c = text[j + 2]
+                out.append("\x7f" if c == "?" else chr(ord(c.upper()) & 0x1F) if ord(c) < 128 else c)
+                j += 3
+            else:
+                out.append("\\" + e)
+                j += 2
+        if j >= self.end:
+            self.unterminated(i + 1, "$'...'")
+            return None
+        value = "".join(out)
+        self.buf.append(value.partition("\0")[0])
+        return j + 1
 
     def expansion(self, i: int) -> None:
         """What a shell does to an unquoted character that gen keeps as written: ``~`` at a
@@ -160,6 +254,8 @@ class _Splitter:
                 self.buf.append("$")
                 j += 2
             else:
+                if d == "`" and not self.unit:
+                    self.backtick(j)
                 self.buf.append(d)
                 j += 1
         if j >= self.end:
@@ -210,6 +306,18 @@ class _Splitter:
             return self.single_quoted(i)
         if c == '"':
             return self.double_quoted(i)
+        k = self.after_continuations(i + 1) if c == "$" else i
+        after = text[k] if c == "$" and k < self.end else ""
+        if not self.unit and after == "'":
+            return self.ansi_c_quoted(i)
+        if not self.unit and after == '"':  # bash's translated string: "..." in the C locale
+            return self.double_quoted(k)
+        if not self.unit and (after == "(" or c == "`"):
+            return self.substitution(i)
+        if not self.unit and c in "()":
+            self.diags.error(self.src.pos(i), "I011",
+                             f"unquoted '{c}': the shell reads a subshell or a syntax error there, and would "
+                             "not run this command; quote the word if the parenthesis is meant literally")
         return self.unquoted(i)
 
     def run(self) -> list[Word]:

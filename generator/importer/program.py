@@ -36,9 +36,12 @@ _WRAPPERS = {
     "srun": "gen runs one unit per node (multinode:); import the command srun starts on each node",
     "torchrun": "SGLang starts its own workers; import the `python -m sglang.launch_server` command",
 }
-# Python options that may stand before "-m" (those taking a value take the next word).
-_PY_SWITCHES = {"-u", "-O", "-OO", "-B", "-s", "-S", "-E", "-I", "-q"}
-_PY_VALUED = {"-X", "-W"}
+# CPython's own options before "-m" (its getopt: letters run together, as in '-uB'; one that
+# takes a value takes the rest of its word or the next word: '-msglang.launch_server', '-Xdev',
+# '-X dev'). Letters without a value, and those with one (other than -m, -c), of CPython 3.x:
+_PY_SWITCH_LETTERS = frozenset("bBdEiIOPqRsSuvx")
+_PY_VALUE_LETTERS = frozenset("WX")
+_PY_VALUED_LONG = frozenset({"--check-hash-based-pycs"})
 # GNU env's options. Without them, 'env -i PATH=/usr/bin python -m ...' read '-i' as the first
 # SGLang flag and the program's own words as more. What a service's environment already is
 # (systemd starts it empty of the caller's variables, and sets no variable it is not told to)
@@ -80,15 +83,13 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
         return None
     first = words[i]
     name = PurePosixPath(first.text).name
-    j = i + 1
-    while j < len(words) and (words[j].text in _PY_SWITCHES or words[j].text in _PY_VALUED):
-        j += 2 if words[j].text in _PY_VALUED else 1
     # Any interpreter path counts (a venv's bin/python, /opt/sglang/bin/py3...) when it runs
     # the launcher module.
-    if j + 1 < len(words) and words[j].text == "-m" and words[j + 1].text == "sglang.launch_server":
-        notes.append(f"'{' '.join(w.text for w in words[i:j + 2])}' dropped: the service "
+    after = _python_module_run(words, i + 1)
+    if after is not None:
+        notes.append(f"'{' '.join(w.text for w in words[i:after])}' dropped: the service "
                      "runs the host's own sglang.python")
-        return j + 2, env
+        return after, env
     if _PYTHON.match(first.text):
         diags.error(first.pos, "I005",
                     f"'{first.text}' does not run `-m sglang.launch_server`; gen imports SGLang "
@@ -110,6 +111,30 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
     diags.error(first.pos, "I005",
                 f"'{first.text}' is not an SGLang launch command: expected "
                 "`python -m sglang.launch_server ...` or `sglang serve ...`")
+    return None
+
+
+def _python_module_run(words: Sequence[Word], j: int) -> int | None:
+    """The index after ``-m sglang.launch_server`` when ``words[j:]`` are an interpreter's options
+    that run it, read as CPython reads them; None for anything else (``-c``, ``-h``, a script)."""
+    while j < len(words):
+        w = words[j].text
+        if w in _PY_VALUED_LONG:
+            j += 2
+            continue
+        if len(w) < 2 or w[0] != "-" or w[1] == "-":
+            return None
+        k = 1
+        while k < len(w) and w[k] in _PY_SWITCH_LETTERS:
+            k += 1
+        if k == len(w):
+            j += 1
+            continue
+        if w[k] not in _PY_VALUE_LETTERS and w[k] != "m":
+            return None  # -c CMD, -h, -V, or a letter CPython refuses
+        value, j = (w[k + 1:], j + 1) if w[k + 1:] else (words[j + 1].text if j + 1 < len(words) else None, j + 2)
+        if w[k] == "m":
+            return j if value == "sglang.launch_server" else None
     return None
 
 
