@@ -115,6 +115,16 @@ def _snapshot_architectures(python: str | None, inventory: Host | None, ssh_opti
 
     _snapshot_beside(python, inventory, ssh_options, architectures_path(path), snapshot_architectures_python,
                      snapshot_architectures_remote, "the model architectures SGLang registers")
+    _snapshot_pipeline(python, inventory, ssh_options, path)
+
+
+def _snapshot_pipeline(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
+                       path: Path) -> None:
+    """Capture which of those architectures split their layers across pipeline stages."""
+    from generator.sglang.pipeline import pipeline_path, snapshot_pipeline_python, snapshot_pipeline_remote
+
+    _snapshot_beside(python, inventory, ssh_options, pipeline_path(path), snapshot_pipeline_python,
+                     snapshot_pipeline_remote, "which architectures split their layers across pipeline stages")
 
 
 def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
