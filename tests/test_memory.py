@@ -275,3 +275,24 @@ def test_piecewise_graph_sizes_are_sglangs_list() -> None:
                                                                                         448, 480, 512, 576])
     assert piecewise_tokens(5120)[-4:] == [3840, 4096, 4608, 5120]
     assert len(piecewise_tokens(8192)) == 8 + 14 + 8 + 8 + 12 + 8
+
+
+@pytest.mark.parametrize("pin", ["0.5.9", "0.5.23"])
+def test_a_pipeline_rank_sizes_its_stage_only_where_the_class_splits_its_layers(pin: str) -> None:
+    """SGLang takes a rank's layers from the model's start_layer/end_layer (the pin's
+    <pin>.pipeline.json says which classes have them): Llama's are split, a wrapper class
+    without them sizes the pool for all 80 layers on each of the 4 ranks; unknown keeps the
+    stage's share and says so."""
+    flags = Flags(pp=4, mem_fraction_static=0.85)
+    checkpoint = Checkpoint(LLAMA70, 141_107_412_992)
+    split = size_memory(pin, checkpoint, H100, flags, layer_split=True)
+    whole = size_memory(pin, checkpoint, H100, flags, layer_split=False)
+    unknown = size_memory(pin, checkpoint, H100, flags)
+    assert split.cell_bytes == 8 * 256 * 20 * 2 and whole.cell_bytes == 8 * 256 * 80 * 2
+    assert whole.max_total_num_tokens == pytest.approx(split.max_total_num_tokens / 4, rel=0.001)
+    assert whole.kv_pool_gib == pytest.approx(split.kv_pool_gib, rel=0.001)  # the same budget, 4x the layers
+    assert whole.weights_gib == split.weights_gib  # the language model's layers are split either way
+    assert any("all 80 layers" in note for note in whole.notes)
+    assert unknown.cell_bytes == split.cell_bytes and any("not captured" in note for note in unknown.notes)
+    # Without pipeline parallelism the fact is never read.
+    assert size_memory(pin, checkpoint, H100, Flags(tp=4), layer_split=False).cell_bytes == 2 * 256 * 80 * 2

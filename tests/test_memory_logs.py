@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.plan.memory import Checkpoint, Flags, Measured, budget, size_memory  # noqa: E402
+from generator.sglang.pipeline import load_pipeline  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 LOGS = json.loads((DATA / "memory_logs.json").read_text())["cases"]
@@ -50,12 +51,20 @@ def config(log: dict[str, Any]) -> dict[str, Any]:
     return {**CONFIGS[log["model"]], **log.get("config_overrides", {})}
 
 
+def layer_split(log: dict[str, Any], pin: str) -> bool | None:
+    """Whether the pin splits the log's architecture across pipeline stages, from the pin's
+    captured catalogs/sglang/<pin>.pipeline.json, as gen check reads it."""
+    pipeline = load_pipeline(ROOT / "catalogs" / "sglang" / f"{pin}.json")
+    assert pipeline is not None, pin
+    return pipeline.splits_layers(config(log)["architectures"][0])
+
+
 def predict(log: dict[str, Any], pin: str, mode: str) -> int:
     """The max_total_num_tokens gen predicts for one logged start (``mode``: given or static)."""
     checkpoint = Checkpoint(config(log), log["weight_bytes"] or 0)
     measured = _measured(log) if mode == "given" else Measured()
     plan = size_memory(pin, checkpoint, log["gpu_memory_mib"], Flags(**log["flags"]), measured,
-                       nvlink=log.get("nvlink", False))
+                       nvlink=log.get("nvlink", False), layer_split=layer_split(log, pin))
     return plan.max_total_num_tokens
 
 
@@ -108,8 +117,9 @@ def test_the_bytes_per_token_are_the_logged_k_and_v_sizes() -> None:
         got = log["logged"]
         if "k_size_gib" not in got and "kv_size_gib" not in got:
             continue
-        cell = size_memory(log.get("cell_pin", "0.5.9"), Checkpoint(config(log), log["weight_bytes"] or 0),
-                           log["gpu_memory_mib"], Flags(**log["flags"]), _measured(log)).cell_bytes
+        pin = log.get("cell_pin", "0.5.9")
+        cell = size_memory(pin, Checkpoint(config(log), log["weight_bytes"] or 0), log["gpu_memory_mib"],
+                           Flags(**log["flags"]), _measured(log), layer_split=layer_split(log, pin)).cell_bytes
         size = got["kv_size_gib"] if "kv_size_gib" in got else got["k_size_gib"] + got["v_size_gib"]
         logged_cell = size * 2**30 / got["max_total_num_tokens"]
         assert cell == pytest.approx(logged_cell, rel=0.002), log["id"]

@@ -56,7 +56,8 @@ def memory_view(outcome: MemoryOutcome | None) -> dict[str, Any] | None:
                 "sglang_default_fraction": plan.default_fraction, "weights_gib_per_gpu": _r(plan.weights_gib),
                 "draft_weights_gib_per_gpu": _r(plan.draft_weights_gib), "kv_pool_gib": _r(plan.kv_pool_gib),
                 "mamba_state_gib": _r(plan.mamba_gib), "max_total_num_tokens": plan.max_total_num_tokens,
-                "swa_tokens": plan.swa_tokens, "bytes_per_token": plan.cell_bytes,
+                "swa_tokens": plan.swa_tokens, "bytes_per_token": plan.cell_bytes, "kv_layers": plan.kv_layers,
+                "pp_all_layers": plan.pp_whole_model,
                 "max_running_requests": plan.max_running_requests, "context_length": plan.context_len,
                 "request_table_gib": _r(plan.req_table_gib), "chunked_prefill_size": plan.chunked_prefill_size, "cuda_graph_max_bs": plan.cuda_graph_max_bs,
                 "reserve_gib": _r(plan.reserve_gib), "sglang_default_reserve_gib": _r(plan.default_reserve_gib),
@@ -67,7 +68,8 @@ def memory_view(outcome: MemoryOutcome | None) -> dict[str, Any] | None:
             "mem_fraction_static": fit.mem_fraction_static, "mem_fraction_static_default": fit.fraction_is_default,
             "sglang_default_fraction": fit.default_fraction, "weights_gib_per_gpu": _r(fit.weights_gib),
             "draft_weights_gib_per_gpu": None, "kv_pool_gib": _r(max(fit.rest_gib, 0.0)), "mamba_state_gib": None,
-            "max_total_num_tokens": None, "swa_tokens": None, "bytes_per_token": None, "max_running_requests": None,
+            "max_total_num_tokens": None, "swa_tokens": None, "bytes_per_token": None, "kv_layers": None,
+            "pp_all_layers": None, "max_running_requests": None,
             "context_length": None, "request_table_gib": None, "chunked_prefill_size": fit.chunked_prefill_size,
             "cuda_graph_max_bs": fit.cuda_graph_max_bs, "reserve_gib": _r(fit.free_before_load_gib * (1 - fit.mem_fraction_static)),
             "sglang_default_reserve_gib": _r(fit.default_reserve_gib), "skipped": outcome.skipped}
@@ -201,7 +203,9 @@ def memory_line(m: dict[str, Any] | None, model: str, host: str) -> str:
         fix = skipped_fix(m["skipped"] or "", model, host)
         tokens = f"KV pool ~{m['kv_pool_gib']:.1f} GiB (tokens unknown: {m['skipped']}{'; ' + fix if fix else ''})"
     else:
-        tokens = (f"KV pool {m['kv_pool_gib']:.1f} GiB{state} = {m['max_total_num_tokens']:,} tokens, "
+        whole = (f" (every pipeline rank holds all {m['kv_layers']} layers: the pin's model class does not split "
+                 "them)") if m.get("pp_all_layers") else ""
+        tokens = (f"KV pool {m['kv_pool_gib']:.1f} GiB{state} = {m['max_total_num_tokens']:,} tokens{whole}, "
                   f"{m['max_running_requests']} requests at most, context {m['context_length']:,}")
     where = f"SGLang {m['pin']}, " if m["pin"] else ""
     return (f"memory per GPU ({where}{m['gpu_memory_gib']:.1f} GiB, {m['free_before_load_gib']:.1f} free before load): "

@@ -116,6 +116,8 @@ class MemoryPlan:
     reserve_gib: float  # free after the weights, pools, request table and draft: for CUDA graphs, activations
     default_reserve_gib: float  # what SGLang's default rule keeps for these flags, after the table
     notes: tuple[str, ...] = field(default=())
+    kv_layers: int = 0  # the layers one rank's KV pool holds (a pipeline stage's, or all of them)
+    pp_whole_model: bool = False  # --pp-size > 1 and the pin's class does not split the layers
 
     @property
     def fits(self) -> bool:
@@ -140,9 +142,15 @@ def pin_rules(pin: str) -> str:
     return "0.5.23" if parts >= (0, 5, 23) else "0.5.9"
 
 
-def _stage_layers(layers: int, pp: int) -> int:
-    """Layers on the largest pipeline stage (its pool is the smallest; SGLang takes the minimum)."""
-    return math.ceil(layers / pp)
+def _stage_layers(layers: int, pp: int, layer_split: bool | None) -> int:
+    """The layers one pipeline rank sizes its KV pool for.
+
+    SGLang's runner takes them from the model object (``end_layer - start_layer``, 0.5.9
+    ``model_runner.py`` / 0.5.23 ``layer_setup._resolve_pp_layer_range``); a model class without
+    ``start_layer``/``end_layer`` (``layer_split`` False, from the pin's ``<pin>.pipeline.json``)
+    gets a pool for every layer on every rank. With them, the largest stage's share (its pool is
+    the smallest; SGLang takes the minimum over the ranks). Unknown (None): the share."""
+    return layers if layer_split is False else math.ceil(layers / pp)
 
 
 def kv_dtype_bytes(flags: Flags, shape: ModelShape) -> int:
@@ -455,11 +463,13 @@ def _tokens(pin: str, shape: ModelShape, flags: Flags, kv: int, kv_budget: float
 
 def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Flags,
                 measured: Measured = Measured(), nvlink: bool = False,
-                capability: tuple[int, int] | None = None) -> MemoryPlan:
+                capability: tuple[int, int] | None = None, layer_split: bool | None = None) -> MemoryPlan:
     """What SGLang ``pin`` will size for one rank of this service (see the module docstring).
 
     ``capability``: the GPU's compute capability (``gpus[].compute_cap``), where the pin's
-    choices depend on it.
+    choices depend on it. ``layer_split``: whether the pin's model class for this architecture
+    splits its layers across pipeline stages (:meth:`generator.sglang.pipeline.Pipeline.splits_layers`;
+    None: not known), read only with ``--pp-size`` above 1.
     """
     pin = pin_rules(pin)
     shape = model_shape(checkpoint.config, pin, flags.dtype,
@@ -488,7 +498,13 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
     pre, post, rest = fit.free_before_load_gib, fit.free_after_load_gib, fit.rest_gib
     mamba = _mamba(pin, shape, flags, rest, running) if rest > 0 else None
     kv_budget = mamba.rest_gib if mamba is not None else rest
-    stage = _stage_layers(shape.num_layers, flags.pp)
+    stage = _stage_layers(shape.num_layers, flags.pp, layer_split)
+    if flags.pp > 1 and layer_split is False:
+        notes.append(f"the pin's {shape.architecture} has no start_layer/end_layer: every pipeline rank sizes "
+                     f"its KV pool for all {shape.num_layers} layers")
+    elif flags.pp > 1 and layer_split is None:
+        notes.append(f"whether the pin splits {shape.architecture}'s layers across pipeline stages is not "
+                     "captured (catalogs/sglang/<pin>.pipeline.json): a stage's share of the layers assumed")
     layers = (len([i for i in shape.full_attention_layers if i < stage])
               if shape.full_attention_layers is not None else stage)
     draft_layers = _draft_layers(pin, shape, flags, checkpoint)
@@ -520,7 +536,8 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
         cell_bytes=cell, rest_gib=rest, min_fraction=fit.min_fraction, max_total_num_tokens=tokens,
         kv_pool_gib=kv_pool, mamba_gib=mamba_gib, swa_tokens=swa_tokens, max_running_requests=requests,
         context_len=context, draft_kv_gib=draft_kv, req_table_rows=rows, req_table_gib=table, reserve_gib=reserve,
-        default_reserve_gib=fit.default_reserve_gib - table, notes=tuple(notes))
+        default_reserve_gib=fit.default_reserve_gib - table, notes=tuple(notes), kv_layers=layers,
+        pp_whole_model=flags.pp > 1 and layer_split is False)
 
 
 def _cap(tokens: int, flags: Flags) -> int:

@@ -42,6 +42,7 @@ from generator.plan.memory import (
 )
 from generator.plan.model_shape import ShapeError
 from generator.plan.placement import Placement
+from generator.sglang.pipeline import load_pipeline
 
 GIB = 1 << 30
 HIGH_FRACTION = 0.95
@@ -137,6 +138,17 @@ def _facts(model: Model) -> tuple[Mapping[str, Any] | None, int | None, Checkpoi
     return snapshot.checkpoint.config or None, snapshot.checkpoint.total_size, snapshot.draft
 
 
+def _layer_split(settings: Any, config: Mapping[str, Any]) -> bool | None:
+    """Whether the pin's model class for the checkpoint's architecture splits its layers across
+    pipeline stages (the pin's captured ``<pin>.pipeline.json``), None when not known."""
+    archs = config.get("architectures")
+    catalog = getattr(settings, "catalog", None)
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str) or catalog is None:
+        return None
+    pipeline = load_pipeline(catalog.source_file)
+    return pipeline.splits_layers(archs[0]) if pipeline is not None else None
+
+
 def _gib(value: float) -> str:
     return f"{value:.1f} GiB"
 
@@ -172,7 +184,8 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
         checkpoint = Checkpoint(config, int(total), draft_config=(draft.config or None) if draft else None,
                                 draft_weight_bytes=(draft.total_size or 0) if draft else 0)
         try:
-            plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability)
+            plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability,
+                               layer_split=_layer_split(settings, config))
         except (ShapeError, ZeroDivisionError, KeyError, TypeError, ValueError) as exc:
             skipped = f"the snapshot's {exc}"
     else:
