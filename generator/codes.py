@@ -172,6 +172,7 @@ _CODES: tuple[Code, ...] = (
     Code("P032", W, "less is left for CUDA graphs and activations than SGLang's default rule keeps"),
     Code("P033", W, "mem_fraction_static at or above 0.95"),
     Code("P034", E, "what SGLang allocates after the KV pool (request table; 0.5.9: the draft) does not fit: CUDA OOM at launch"),
+    Code("P035", E, "parallel.pp above 1 for an architecture whose SGLang class takes no pp_proxy_tensors: SGLang asserts at start"),
     Code("P040", W, "a TP group crosses the CPU interconnect (SYS in the link matrix) while better-joined free GPUs exist"),
     Code("F001", E, "unknown flag for the pin (foreign spellings explained)"),
     Code("F002", E, "an ambiguous flag prefix"),

@@ -255,3 +255,30 @@ def test_a_pipeline_rank_holds_the_layers_the_pins_captured_class_gives_it(repo_
     assert whole["max_total_num_tokens"] < split["max_total_num_tokens"] // 1.9
     text = CliRunner().invoke(main, ["show", "--host", "gpu-a", "--root", str(repo_copy)]).output
     assert "every pipeline rank holds all 61 layers: the pin's model class does not split them" in text
+
+
+def test_pipeline_parallel_for_a_class_without_pp_support_is_refused(repo_copy: Path) -> None:
+    """P035: SGLang asserts support_pp ("pp_proxy_tensors" in the model's forward) with --pp-size
+    above 1. DeepSeek-V3's class has it on 0.5.9 (no finding); a capture of the pin that says
+    it has not (re-stamped) makes gen refuse the service and size nothing for it."""
+    _rewrite(repo_copy, DEEPSEEK, "parallel:\n  tp: 16\n", "parallel:\n  tp: 8\n  pp: 2\n")
+    code, found = _check(repo_copy)
+    assert not [f for f in found if "P035" in f]
+    from generator.load.captured import captured_json
+
+    path = repo_copy / "catalogs" / "sglang" / "0.5.9.pipeline.json"
+    doc = json.loads(path.read_text())
+    doc["architectures"]["DeepseekV3ForCausalLM"]["pp_proxy_tensors"] = False
+    path.write_text(captured_json(doc))
+    code, found = _check(repo_copy)
+    assert code == 1
+    refused = [f for f in found if "P035" in f]
+    assert len(refused) == 1  # both nodes report it at the manifest's parallel.pp, once
+    assert refused[0] == (
+        f"{DEEPSEEK}:17:7: "
+        "error[P035]: 'deepseek-v3-bf16' cannot start with parallel.pp 2: SGLang 0.5.9's DeepseekV3ForCausalLM "
+        "takes no pp_proxy_tensors in its forward, so the model runner stops after loading the weights with "
+        "\"Pipeline Parallel is not compatible with this model.\" (the pin's catalogs/sglang/<pin>.pipeline.json) "
+        "(set parallel.pp to 1 and spread the model with parallel.tp, or pin an SGLang release whose "
+        "DeepseekV3ForCausalLM supports pipeline parallelism)")
+    assert found == refused  # nothing else is sized for it

@@ -1,4 +1,4 @@
-"""Will it fit: each service's memory as its pinned SGLang will size it, and the findings P030-P034.
+"""Will it fit: each service's memory as its pinned SGLang will size it, and the findings P030-P035.
 
 :func:`check_service_memory` reads the service's flags as SGLang parses them (its
 ``Settings``), the GPUs' ``memory_mib`` (nvidia-smi's memory.total, what SGLang reads), and
@@ -17,7 +17,10 @@ the model's checkpoint facts (config.json and weight bytes from its snapshot), r
   length per request slot; sglang#5755: 80 GiB for Llama 4 Scout's 10M tokens) and, on 0.5.9,
   the speculative draft's weights and KV cache (sglang#4330: 0.85 runs out of memory, 0.84
   leaves no KV cache); the message names the context length or the fraction window that fits.
-  P031 is not reported then, the start fails first.
+  P031 is not reported then, the start fails first;
+* P035 (error): ``parallel.pp`` above 1 for an architecture whose class, on this pin, takes no
+  ``pp_proxy_tensors`` (``<pin>.pipeline.json``): SGLang asserts "Pipeline Parallel is not
+  compatible with this model." after the weights load; nothing is sized then.
 
 A fraction outside (0, 1), 85 meant as 0.85 included, is the rule X021's (and the schema's,
 for ``memory.mem_fraction_static``); nothing is sized from it. Without a snapshot the
@@ -42,7 +45,7 @@ from generator.plan.memory import (
 )
 from generator.plan.model_shape import ShapeError
 from generator.plan.placement import Placement
-from generator.sglang.pipeline import load_pipeline
+from generator.sglang.pipeline import Pipeline, load_pipeline
 
 GIB = 1 << 30
 HIGH_FRACTION = 0.95
@@ -138,15 +141,40 @@ def _facts(model: Model) -> tuple[Mapping[str, Any] | None, int | None, Checkpoi
     return snapshot.checkpoint.config or None, snapshot.checkpoint.total_size, snapshot.draft
 
 
-def _layer_split(settings: Any, config: Mapping[str, Any]) -> bool | None:
-    """Whether the pin's model class for the checkpoint's architecture splits its layers across
-    pipeline stages (the pin's captured ``<pin>.pipeline.json``), None when not known."""
-    archs = config.get("architectures")
+def _pipeline(settings: Any, config: Mapping[str, Any] | None) -> tuple[str, Pipeline] | None:
+    """(the checkpoint's architecture, the pin's captured ``<pin>.pipeline.json``), None when
+    either is not known."""
+    archs = config.get("architectures") if config is not None else None
     catalog = getattr(settings, "catalog", None)
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str) or catalog is None:
         return None
     pipeline = load_pipeline(catalog.source_file)
-    return pipeline.splits_layers(archs[0]) if pipeline is not None else None
+    return (archs[0], pipeline) if pipeline is not None else None
+
+
+def _layer_split(settings: Any, config: Mapping[str, Any]) -> bool | None:
+    """Whether the pin's model class for the checkpoint's architecture splits its layers across
+    pipeline stages, None when not known."""
+    found = _pipeline(settings, config)
+    return found[1].splits_layers(found[0]) if found is not None else None
+
+
+def _pp_refused(diags: Diagnostics, settings: Any, placement: Placement, config: Mapping[str, Any] | None,
+                pp: int, pin: str) -> bool:
+    """P035: ``--pp-size`` above 1 for a class whose forward takes no ``pp_proxy_tensors``:
+    SGLang's model runner asserts ``support_pp`` after loading the weights and stops."""
+    found = _pipeline(settings, config) if pp > 1 else None
+    if found is None or found[1].supports_pp(found[0]) is not False:
+        return False
+    arch = found[0]
+    where = settings.pos(["pp_size"]) or placement.service.pos("model")
+    diags.error(where, "P035", f"'{placement.model.name}' cannot start with parallel.pp {pp}: SGLang {pin}'s "
+                f"{arch} takes no pp_proxy_tensors in its forward, so the model runner stops after loading the "
+                "weights with \"Pipeline Parallel is not compatible with this model.\" (the pin's "
+                "catalogs/sglang/<pin>.pipeline.json)",
+                f"set parallel.pp to 1 and spread the model with parallel.tp, or pin an SGLang release whose "
+                f"{arch} supports pipeline parallelism")
+    return True
 
 
 def _gib(value: float) -> str:
@@ -158,7 +186,7 @@ def _where(settings: Any, placement: Placement) -> Position:
 
 
 def check_service_memory(placement: Placement, settings: Any, pin: str, diags: Diagnostics) -> MemoryOutcome:
-    """Size one service's memory as SGLang ``pin`` will, and record P030-P033 in ``diags``."""
+    """Size one service's memory as SGLang ``pin`` will, and record P030-P035 in ``diags``."""
     model, gpus = placement.model, placement.gpus
     if not gpus or model.dropped("weights", "size_gb") or model.dropped("memory", "mem_fraction_static"):
         return MemoryOutcome(None, None, "a value the schema refused")
@@ -172,6 +200,8 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
     gpu_mib = mib if mib is not None else int(min(g.memory_gb for g in gpus) * 1024)
     nvlink = all(nvlink_class(g.model) for g in gpus)
     config, total, draft = _facts(model)
+    if _pp_refused(diags, settings, placement, config, flags.pp, pin):
+        return MemoryOutcome(None, None, "SGLang refuses pipeline parallelism for this architecture (P035)")
     # A snapshot without the index (a config written from published pages) still sizes the
     # tokens: its weights are then the manifest's weights.size_gb (decimal GB).
     weights_from = "the checkpoint snapshot"
