@@ -236,7 +236,10 @@ def weights_per_rank(shape: ModelShape, checkpoint: Checkpoint, flags: Flags) ->
 
     Tensor parallelism shards everything but norms and MoE routers; KV projections are
     replicated to one head per rank when tp exceeds the KV heads; attention is replicated
-    across DP-attention groups; a pipeline stage holds its share of the layers. Layers past
+    across DP-attention groups; a pipeline stage holds its share of the layers, also for a
+    wrapper class without ``start_layer``/``end_layer`` whose KV pool holds every layer: its
+    inner language model splits them (sgl-project/sglang#14254: 8.22 GB on PP0 of a 24B model at
+    PP 4); a class with no pipeline support at all does not start (P035). Layers past
     ``num_hidden_layers`` (the MTP head) are the draft's, loaded only with speculative decoding.
     """
     tp, attn_tp, pp = flags.tp, flags.attn_tp, flags.pp
