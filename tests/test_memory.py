@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator.plan.memory import (
-    CUDA_CONTEXT_GIB, GIB, Checkpoint, Flags, Measured, _swa_split_0_5_23, budget, cell_size, size_memory,
-    weights_per_rank,
+    CUDA_CONTEXT_GIB, GIB, Checkpoint, Flags, Measured, _swa_split_0_5_23, budget, cell_size, kv_layers, size_memory,
+    stage_ranges, weights_per_rank,
 )
 from generator.plan.memory_defaults import piecewise_tokens
 from generator.plan.model_shape import ShapeError, model_shape
@@ -296,3 +296,14 @@ def test_a_pipeline_rank_sizes_its_stage_only_where_the_class_splits_its_layers(
     assert unknown.cell_bytes == split.cell_bytes and any("not captured" in note for note in unknown.notes)
     # Without pipeline parallelism the fact is never read.
     assert size_memory(pin, checkpoint, H100, Flags(tp=4), layer_split=False).cell_bytes == 2 * 256 * 80 * 2
+
+
+def test_a_hybrid_models_pipeline_rank_counts_the_full_attention_layers_of_its_own_range() -> None:
+    """Qwen3-Next: 48 layers, full attention every 4th (3, 7, ..., 47). At PP 5 SGLang gives the
+    ranks 9, 9, 10, 10, 10 layers (get_pp_indices: the extra ones last); the pool is sized by the
+    rank with the most full-attention layers ([18, 28) and [38, 48): 3 each), not the first's 2."""
+    shape = model_shape(QNEXT, "0.5.9")
+    assert stage_ranges(48, 5) == [(0, 9), (9, 18), (18, 28), (28, 38), (38, 48)]
+    assert kv_layers(shape, 5, True) == 3
+    assert kv_layers(shape, 5, False) == 12 and kv_layers(shape, 1, True) == 12
+    assert kv_layers(model_shape(LLAMA70, "0.5.9"), 3, True) == 27  # 80 = 26 + 27 + 27

@@ -168,3 +168,20 @@ def test_the_capture_is_what_the_imported_classes_say(pin: str, least: int) -> N
     found = json.loads(run.stdout)
     assert found["disagree"] == []
     assert len(found["agree"]) >= least
+
+
+@pytest.mark.sglang
+@pytest.mark.parametrize("pin", PINS)
+def test_the_stage_ranges_are_sglangs_own_split(pin: str) -> None:
+    """generator.plan.memory.stage_ranges is the pin's get_pp_indices, every rank, for layer
+    counts 1-128 and pipeline sizes up to 8 (without SGLANG_PP_LAYER_PARTITION)."""
+    from generator.plan.memory import stage_ranges
+
+    code = ("import json, os\nos.environ.pop('SGLANG_PP_LAYER_PARTITION', None)\n"
+            "from sglang.srt.distributed.utils import get_pp_indices\n"
+            "print(json.dumps({f'{n},{p}': [list(get_pp_indices(n, r, p)) for r in range(p)] "
+            "for n in range(1, 129) for p in range(1, 9) if n >= p}))")
+    run = subprocess.run([sglang_python(pin), "-c", code], capture_output=True, timeout=300, check=True, cwd=ROOT)
+    theirs = json.loads(run.stdout.splitlines()[-1])
+    assert len(theirs) > 900
+    assert {key: [list(r) for r in stage_ranges(*map(int, key.split(",")))] for key in theirs} == theirs

@@ -22,7 +22,6 @@ checked against (``tests/test_memory_logs.py``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -142,15 +141,32 @@ def pin_rules(pin: str) -> str:
     return "0.5.23" if parts >= (0, 5, 23) else "0.5.9"
 
 
-def _stage_layers(layers: int, pp: int, layer_split: bool | None) -> int:
-    """The layers one pipeline rank sizes its KV pool for.
+def stage_ranges(layers: int, pp: int) -> list[tuple[int, int]]:
+    """Each pipeline rank's ``[start_layer, end_layer)``: SGLang's ``get_pp_indices`` without
+    ``SGLANG_PP_LAYER_PARTITION`` (an even split, the remainder's extra layers on the last ranks)."""
+    base, extra = divmod(layers, pp)
+    ranges, start = [], 0
+    for rank in range(pp):
+        size = base + (1 if rank >= pp - extra else 0)
+        ranges.append((start, start + size))
+        start += size
+    return ranges
 
-    SGLang's runner takes them from the model object (``end_layer - start_layer``, 0.5.9
-    ``model_runner.py`` / 0.5.23 ``layer_setup._resolve_pp_layer_range``); a model class without
-    ``start_layer``/``end_layer`` (``layer_split`` False, from the pin's ``<pin>.pipeline.json``)
-    gets a pool for every layer on every rank. With them, the largest stage's share (its pool is
-    the smallest; SGLang takes the minimum over the ranks). Unknown (None): the share."""
-    return layers if layer_split is False else math.ceil(layers / pp)
+
+def kv_layers(shape: ModelShape, pp: int, layer_split: bool | None) -> int:
+    """The KV layers of the pipeline rank with the most of them (its pool holds the fewest
+    tokens; SGLang all-reduces the minimum over the ranks).
+
+    SGLang's runner takes a rank's layers from the model object (``end_layer - start_layer``,
+    0.5.9 ``model_runner.py`` / 0.5.23 ``layer_setup._resolve_pp_layer_range``); a model class
+    without ``start_layer``/``end_layer`` (``layer_split`` False, from the pin's
+    ``<pin>.pipeline.json``) gets a pool for every layer on every rank. A hybrid linear-attention
+    model counts its full-attention layers inside the rank's range (``profile_max_num_token``).
+    Unknown (None): split, as the classes that support pipeline parallelism mostly do."""
+    ranges = [(0, shape.num_layers)] if pp <= 1 or layer_split is False else stage_ranges(shape.num_layers, pp)
+    full = shape.full_attention_layers
+    return max(sum(1 for i in full if start <= i < end) if full is not None else end - start
+               for start, end in ranges)
 
 
 def kv_dtype_bytes(flags: Flags, shape: ModelShape) -> int:
@@ -501,15 +517,13 @@ def size_memory(pin: str, checkpoint: Checkpoint, gpu_memory_mib: int, flags: Fl
     pre, post, rest = fit.free_before_load_gib, fit.free_after_load_gib, fit.rest_gib
     mamba = _mamba(pin, shape, flags, rest, running) if rest > 0 else None
     kv_budget = mamba.rest_gib if mamba is not None else rest
-    stage = _stage_layers(shape.num_layers, flags.pp, layer_split)
     if flags.pp > 1 and layer_split is False:
         notes.append(f"the pin's {shape.architecture} has no start_layer/end_layer: every pipeline rank sizes "
                      f"its KV pool for all {shape.num_layers} layers")
     elif flags.pp > 1 and layer_split is None:
         notes.append(f"whether the pin splits {shape.architecture}'s layers across pipeline stages is not "
                      "captured (catalogs/sglang/<pin>.pipeline.json): a stage's share of the layers assumed")
-    layers = (len([i for i in shape.full_attention_layers if i < stage])
-              if shape.full_attention_layers is not None else stage)
+    layers = kv_layers(shape, flags.pp, layer_split)
     draft_layers = _draft_layers(pin, shape, flags, checkpoint)
     kv = kv_dtype_bytes(flags, shape)
     cell, tokens_profiled, tokens, swa_tokens = _tokens(pin, shape, flags, kv, kv_budget, layers, draft_layers)
