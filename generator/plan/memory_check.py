@@ -215,7 +215,7 @@ def check_service_memory(placement: Placement, settings: Any, pin: str, diags: D
                                 draft_weight_bytes=(draft.total_size or 0) if draft else 0)
         try:
             plan = size_memory(rules, checkpoint, mib, flags, nvlink=nvlink, capability=gpus[0].capability,
-                               layer_split=_layer_split(settings, config))
+                               layer_split=_layer_split(settings, config) if flags.pp > 1 else None)
         except (ShapeError, ZeroDivisionError, KeyError, TypeError, ValueError) as exc:
             skipped = f"the snapshot's {exc}"
     else:
