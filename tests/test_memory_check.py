@@ -53,7 +53,7 @@ def test_weights_that_leave_no_kv_cache_are_refused_with_the_fraction_that_works
     post = pre - 400e9 / 4 / 2**30
     assert code == 1
     assert found == [
-        f"{QWEN}:31:24: error[P030]: 'qwen3.5-122b-a10b' cannot start on GPU 0, 1, 2, 3 (RTX PRO 6000 Blackwell), 95.6 GiB "
+        f"{QWEN}:27:24: error[P030]: 'qwen3.5-122b-a10b' cannot start on GPU 0, 1, 2, 3 (RTX PRO 6000 Blackwell), 95.6 GiB "
         f"each: 93.1 GiB of weights per GPU (from weights.size_gb) leave {post:.1f} GiB of "
         f"the {pre:.1f} GiB free before load, and mem_fraction_static 0.85 (the manifest's) keeps "
         f"{pre * 0.15:.1f} GiB out of the static pool: no memory is left for the KV cache; SGLang 0.5.9 stops "
@@ -80,7 +80,7 @@ def test_the_default_fraction_is_sglangs_own_rule(repo_copy: Path) -> None:
 def test_a_fraction_at_or_above_095_warns(repo_copy: Path) -> None:
     _rewrite(repo_copy, QWEN, "mem_fraction_static: 0.85", "mem_fraction_static: 0.97")
     _, found = _check(repo_copy)  # exits 1 all the same: output/ still renders 0.85
-    assert found == [f"{QWEN}:31:24: warning[P033]: mem_fraction_static 0.97 is at or above 0.95: SGLang's own rule picks "
+    assert found == [f"{QWEN}:27:24: warning[P033]: mem_fraction_static 0.97 is at or above 0.95: SGLang's own rule picks "
                      "0.833 for this GPU and these flags, and the CUDA graph capture after the KV pool runs out of "
                      "memory at such values (lower memory.mem_fraction_static to 0.833 or remove it)"]
 
@@ -94,8 +94,9 @@ def test_a_percentage_is_the_fraction_rules_with_the_fraction_meant(repo_copy: P
 
 
 def test_a_percentage_in_args_names_the_fraction(repo_copy: Path) -> None:
-    _rewrite(repo_copy, QWEN, "  --attention-backend: triton\nmemory:\n  mem_fraction_static: 0.85\n",
-             "  --attention-backend: triton\n  --mem-fraction-static: 85\n")
+    _rewrite(repo_copy, QWEN, "memory:\n  mem_fraction_static: 0.85\n", "")
+    _rewrite(repo_copy, QWEN, "  --attention-backend: triton\n",
+             "  --attention-backend: triton\n  --mem-fraction-static: 85\n")  # the example's own args:
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert result.exit_code == 1
     assert "error[X021]: --mem-fraction-static 85.0 is not between 0 and 1 (SGLang accepts it and fails at " \
