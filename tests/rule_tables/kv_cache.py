@@ -67,6 +67,7 @@ ROWS: list[Row] = [
     # unified-memory-pool (X090)
     ("0.5.23", ["--enable-page-major-kv-layout"], {}, ["X090"]),
     ("0.5.23", [*UNIFIED, "--enable-two-batch-overlap"], {}, ["X029", "X090"]),
+    ("0.5.23", [*UNIFIED, "--enable-lmcache"], {}, ["X090"]),
     ("0.5.23", [*UNIFIED, "--speculative-algorithm", "DFLASH", "--attention-backend", "fa4"], {}, ["X010", "X090"]),
     ("0.5.23", [*UNIFIED, "--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl"], {},
      ["X090"]),
