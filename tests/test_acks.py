@@ -14,7 +14,7 @@ from generator.cli.main import main
 FIXTURES = Path(__file__).parent / "fixtures"
 SARIF_SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
 MODEL = "models/qwen3.5-122b-a10b.yaml"
-F101 = ("models/qwen3.5-122b-a10b.yaml:30:3: warning[F101]: '--chunked-prefill' is an abbreviation of "
+F101 = ("models/qwen3.5-122b-a10b.yaml:36:3: warning[F101]: '--chunked-prefill' is an abbreviation of "
         "'--chunked-prefill-size'; rendered as '--chunked-prefill-size' (abbreviations break when SGLang adds a "
         "flag with the same prefix) (did you mean '--chunked-prefill-size'?)")
 REASON = "the short spelling is what our runbooks use (OPS-412)"
@@ -27,7 +27,7 @@ def _gen(*args: str) -> Result:
 
 
 def _model(repo: Path, acks: str) -> None:
-    """The example model with an abbreviated flag in its args: (warning F101 at line 30) and ``acks``."""
+    """The example model with an abbreviated flag in its args: (warning F101 at line 36) and ``acks``."""
     path = repo / MODEL
     text = path.read_text()
     assert text.count("  --attention-backend: triton\n") == 1
@@ -65,7 +65,7 @@ def test_json_and_sarif_carry_the_acknowledged_warning(repo_copy: Path) -> None:
     assert doc["diagnostics"] == [] and doc["summary"] == {"errors": 0, "warnings": 0}
     (acked,) = doc["acknowledged"]
     assert (acked["code"], acked["line"], acked["reason"], acked["ack"]) == (
-        "F101", 30, REASON, "models/qwen3.5-122b-a10b.yaml:38:11")
+        "F101", 36, REASON, "models/qwen3.5-122b-a10b.yaml:38:11")
     log = json.loads(_gen("check", "--format", "sarif", "--root", str(repo_copy)).stdout)
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
     (res,) = log["runs"][0]["results"]

@@ -43,7 +43,9 @@ def test_nesting_too_deep_is_a_decode_error() -> None:
 
 def test_a_flag_value_nested_too_deep_is_a_finding(repo_copy: Path) -> None:
     model = _pin(repo_copy, "0.5.23")
-    model.write_text(model.read_text() + f'args:\n  --cuda-graph-config: "{DEEP}"\n')
+    text = model.read_text()
+    assert text.endswith("args:\n  --attention-backend: triton\n")  # the example's own args: (G015)
+    model.write_text(text + f'  --cuda-graph-config: "{DEEP}"\n')
     result = _gen("check", "--root", str(repo_copy))
     assert result.exit_code == 1, result.output
     assert "error[F004]" in result.stderr and "nested deeper" in result.stderr, result.stderr

@@ -69,6 +69,7 @@ def test_a_rule_fix_names_the_manifest_key_that_wrote_the_flag(repo_copy: Path) 
 def test_the_same_flag_under_args_keeps_its_flag_spelling(repo_copy: Path) -> None:
     path = repo_copy / MODEL
     text = path.read_text().replace("  tool_call: qwen3_coder\n", "")
-    path.write_text(text + "args:\n  --tool-call-parser: qwen25\n")
+    assert text.endswith("args:\n  --attention-backend: triton\n")  # the example's own args: (G015)
+    path.write_text(text + "  --tool-call-parser: qwen25\n")
     (line,) = _check(repo_copy)
     assert line.endswith("(write --tool-call-parser qwen)"), line

@@ -93,7 +93,9 @@ def test_a_variable_the_template_adds_becomes_gen_s(repo_copy: Path) -> None:
 
 def test_reported_with_the_other_findings_of_the_service(repo_copy: Path) -> None:
     path = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
-    path.write_text(path.read_text() + "args:\n  --no-such-flag: 1\n")
+    text = path.read_text()
+    assert text.endswith("args:\n  --attention-backend: triton\n")  # the example's own args: (G015)
+    path.write_text(text + "  --no-such-flag: 1\n")
     _with_env(repo_copy, "llm-two", "qwen", {"TRITON_CACHE_DIR": "/tmp/t"})
     result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
     assert "error[F001]" in result.stderr and "error[E004]" in result.stderr, result.stderr

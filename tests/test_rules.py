@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from rule_tables import all_rows
-from rule_tables.gpu_facts import GPU_ROWS
+from rule_tables.gpu_facts import GPU_MODEL_ROWS, GPU_ROWS
 from rule_tables.model_facts import MODEL_ROWS
 from generator.checkpoint.facts import CheckpointFacts
 from generator.sglang.architectures import load_architectures
@@ -202,7 +202,8 @@ def test_every_rule_of_the_file_has_a_predicate_and_a_table_row() -> None:
     rules = load_rules(ROOT / "catalogs" / "rules.yaml")
     assert sorted(r.id for r in rules if r.when is None) == sorted(PREDICATES)
     covered = ({code for row in TABLE for code in row[3]} | {code for row in GPU_ROWS for code in row[4]}
-               | {code for row in MODEL_ROWS for code in row[4]})
+               | {code for row in MODEL_ROWS for code in row[4]}
+               | {"G015" for row in GPU_MODEL_ROWS if row[4]})  # tests/test_gpu_picks.py runs these
     # X023 is the 0.5.15 gRPC port quirk: no catalog of that pin is committed.
     assert {r.code for r in rules} - covered == {"X023"}
     for r in rules:
@@ -278,7 +279,8 @@ def test_model_card_flags_of_incident_2_warn_and_still_render(repo_copy: Path) -
     model = repo_copy / "models" / "qwen3.5-122b-a10b.yaml"
     text = model.read_text().split("speculative:")[0].rstrip() + (
         "\nparsers: {reasoning: qwen3, tool_call: qwen3_coder}\nargs:\n  --speculative-algo: NEXTN\n"
-        "  --speculative-num-steps: 3\n  --speculative-eagle-topk: 1\n  --speculative-num-draft-tokens: 4\n")
+        "  --speculative-num-steps: 3\n  --speculative-eagle-topk: 1\n  --speculative-num-draft-tokens: 4\n"
+        "  --attention-backend: triton\n")  # the backend 0.5.9 allows for it on llm-two's Blackwell (G015)
     model.write_text(text)
     result = run(repo_copy, ["llm-two"])
     assert [(d.code, d.pos.line) for d in result.diagnostics] == [("F101", 18), ("X103", 18)]
