@@ -198,6 +198,23 @@ def test_the_broken_check_is_named_in_the_message(pin: str, argv: list[str], cod
         [(f.rule.code, f.message) for f in findings]
 
 
+def test_a_unified_memory_refusal_is_at_the_flag_not_at_the_setting_it_meets() -> None:
+    """X090 is about --enable-unified-memory: it is positioned there, also when what breaks it is an
+    environment variable (SGLANG_DISABLE_LAZY_COMPACTION) or another flag (--pp-size)."""
+    from generator.errors import Position
+    from generator.sglang.rules.settings import settings_from_words
+
+    catalog = load_catalog(ROOT, "0.5.23")
+    for flags, env in ([[("--disaggregation-mode", "prefill")], {"SGLANG_DISABLE_LAZY_COMPACTION": "1"}],
+                       [[("--disaggregation-mode", "prefill"), ("--pp-size", "2")], {}]):
+        written = [("--attention-backend", "triton"), ("--enable-unified-memory", None), *flags]
+        groups = [(catalog.by_option(flag), [flag] if value is None else [flag, value], Position("m.yaml", line, 3))
+                  for line, (flag, value) in enumerate(written, start=1)]  # --enable-unified-memory on line 2
+        settings = settings_from_words(catalog, groups, env, {n: Position("m.yaml", 40, 3) for n in env})
+        found = [f.pos for f in evaluate(settings, load_rules(rules_path(catalog))) if f.rule.code == "X090"]
+        assert found == [Position("m.yaml", 2, 3)], (flags, env, found)
+
+
 def test_every_rule_of_the_file_has_a_predicate_and_a_table_row() -> None:
     rules = load_rules(ROOT / "catalogs" / "rules.yaml")
     assert sorted(r.id for r in rules if r.when is None) == sorted(PREDICATES)
