@@ -77,3 +77,15 @@ def test_gen_sglang_diff_between_history_releases() -> None:
     assert "  - --enable-flashmla  (SGLang said: use --attention-backend flashmla)" in result.output
     unknown = CliRunner().invoke(main, ["sglang", "diff", "0.3.0", "0.5.9", "--root", str(ROOT)])
     assert unknown.exit_code == 2 and "no SGLang flag catalog for pin '0.3.0'" in unknown.output
+
+
+def test_gen_sglang_diff_names_a_renamed_flag_in_its_own_section() -> None:
+    """A flag whose option string moved to a new name (0.5.16 renamed the gRPC sidecar's port)."""
+    from click.testing import CliRunner
+
+    from generator.cli.main import main
+
+    result = CliRunner().invoke(main, ["sglang", "diff", "0.5.15.post1", "0.5.16", "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert "; 25 added, 2 removed, 1 renamed, 12 changed" in result.output.splitlines()[0]
+    assert "\nRenamed (1):\n  ~ --grpc-http-sidecar-port -> --smg-http-sidecar-port\n\nAdded (25):\n" in result.output

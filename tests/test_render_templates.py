@@ -102,6 +102,22 @@ def test_the_unit_context_carries_what_the_template_used_to_assemble() -> None:
     assert "numa_node" not in _context(host_render.host, host_render.catalog, bare, [])
 
 
+def test_the_pin_line_names_the_commit_of_a_source_build() -> None:
+    """A catalog captured from a git checkout of SGLang carries its commit: every generated file
+    says which one, as the version alone does not tell two builds of one release apart."""
+    import dataclasses
+
+    from generator.emit.render import header
+    from generator.pipeline.fleet import run
+
+    [host_render] = run(Path(__file__).resolve().parent.parent, ["llm-two"]).renders
+    host, catalog = host_render.host, host_render.catalog
+    built = dataclasses.replace(catalog, commit="4f1e2d3")
+    pin = f"against catalogs/sglang/{catalog.pin}.json"
+    assert f"# SGLang: {catalog.version} (commit 4f1e2d3), flags checked {pin}\n" in header(host, ["m"], built)
+    assert f"# SGLang: {catalog.version}, flags checked {pin}\n" in header(host, ["m"], dataclasses.replace(catalog, commit=None))
+
+
 def test_the_runs_renders_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each file's 5 s is not the bound of the run: 3,000 files of 4.9 s each were hours of CI."""
     from generator.emit import render

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from generator.cli.main import main
 from generator.sglang.rules import PREDICATES, load_rules
 from generator.sglang.rules import message as message_module
-from generator.sglang.rules.fields import predicate_fields
+from generator.sglang.rules.fields import predicate_fields, resolved_item_fields
 from test_rules_prose import RULES, _settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +73,9 @@ def test_a_text_naming_a_field_nobody_passes_is_c019_at_its_line(case: str, repo
     found = [ln for ln in result.stderr.splitlines() if "error[C019]" in ln]
     assert len(found) == 1 and f"rules.yaml:{line}:" in found[0] and words in found[0], result.stderr
     assert hint in result.stderr, result.stderr
+    if case == "item-text-names-a-hit-field":  # the hint lists every field the text may name, in order
+        given = sorted(predicate_fields(PREDICATES["mis-flashinfer"]).item | resolved_item_fields())
+        assert len(given) > 1 and f"own fields ({', '.join(given)}), and the readers" in result.stderr, result.stderr
 
 
 def test_the_committed_rules_name_only_fields_they_are_given() -> None:

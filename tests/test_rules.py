@@ -136,6 +136,9 @@ TABLE: list[tuple[str, list[str], dict[str, str], list[str]]] = [
     ("0.5.9", ["--chunked-prefill-size", "1000", "--page-size", "64"], {}, ["X027"]),
     ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "64"], {}, ["X027"]),
     ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "64"], {}, []),
+    # no --page-size: SGLang's page is 1 (the catalog's default is None), so any chunk divides
+    ("0.5.9", ["--chunked-prefill-size", "4097"], {}, []),
+    ("0.5.23", ["--chunked-prefill-size", "4097"], {}, []),
     ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "16", "--disaggregation-mode", "decode"], {}, []),
     ("0.5.23", ["--chunked-prefill-size", "1000", "--page-size", "16", "--attention-backend", "flashmla"], {}, ["X027"]),
     ("0.5.23", ["--chunked-prefill-size", "1024", "--page-size", "16", "--attention-backend", "flashmla"], {}, []),
@@ -172,6 +175,44 @@ TABLE += all_rows()  # tests/rule_tables/*.py: one module per rule group
                          ids=[f"{t[0]}:{' '.join(t[1])}:{t[2]}" for t in TABLE])
 def test_rule_table(pin: str, argv: list[str], env: dict[str, str], expected: list[str]) -> None:
     assert _codes(pin, argv, env) == expected
+
+
+# (pin, argv, code, the start of its message): a rule of many checks prints the broken one's own words
+MESSAGES = [
+    ("0.5.23", ["--enable-hierarchical-cache", "--dcp-size", "2", "--tp-size", "2", "--enable-lmcache"], "X092",
+     "--enable-lmcache with --dcp-size > 1 is not supported: "),
+    ("0.5.23", ["--enable-unified-memory", "--attention-backend", "triton", "--prefill-attention-backend",
+                "torch_native"], "X090",
+     "--enable-page-major-kv-layout (implied by --enable-unified-memory): the attention backends "
+     "['torch_native', 'triton'] are not in any allowed set ("),
+    ("0.5.23", ["--enable-unified-memory", "--attention-backend", "triton", "--enable-lmcache"], "X090",
+     "--enable-unified-memory is not yet compatible with --enable-lmcache: "),
+]
+
+
+@pytest.mark.parametrize(("pin", "argv", "code", "start"), MESSAGES, ids=[f"{m[0]}:{' '.join(m[1])}" for m in MESSAGES])
+def test_the_broken_check_is_named_in_the_message(pin: str, argv: list[str], code: str, start: str) -> None:
+    catalog = load_catalog(ROOT, pin)
+    findings = evaluate(settings_from_argv(catalog, argv, {}), load_rules(rules_path(catalog)))
+    assert [f.message for f in findings if f.rule.code == code and f.message.startswith(start)], \
+        [(f.rule.code, f.message) for f in findings]
+
+
+def test_a_unified_memory_refusal_is_at_the_flag_not_at_the_setting_it_meets() -> None:
+    """X090 is about --enable-unified-memory: it is positioned there, also when what breaks it is an
+    environment variable (SGLANG_DISABLE_LAZY_COMPACTION) or another flag (--pp-size)."""
+    from generator.errors import Position
+    from generator.sglang.rules.settings import settings_from_words
+
+    catalog = load_catalog(ROOT, "0.5.23")
+    for flags, env in ([[("--disaggregation-mode", "prefill")], {"SGLANG_DISABLE_LAZY_COMPACTION": "1"}],
+                       [[("--disaggregation-mode", "prefill"), ("--pp-size", "2")], {}]):
+        written = [("--attention-backend", "triton"), ("--enable-unified-memory", None), *flags]
+        groups = [(catalog.by_option(flag), [flag] if value is None else [flag, value], Position("m.yaml", line, 3))
+                  for line, (flag, value) in enumerate(written, start=1)]  # --enable-unified-memory on line 2
+        settings = settings_from_words(catalog, groups, env, {n: Position("m.yaml", 40, 3) for n in env})
+        found = [f.pos for f in evaluate(settings, load_rules(rules_path(catalog))) if f.rule.code == "X090"]
+        assert found == [Position("m.yaml", 2, 3)], (flags, env, found)
 
 
 def test_every_rule_of_the_file_has_a_predicate_and_a_table_row() -> None:

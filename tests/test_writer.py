@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,15 @@ def test_apply_writes_each_file_with_its_rendered_mode(tmp_path: Path) -> None:
         os.umask(old)
 
 
+def test_atomic_write_refuses_a_symlinked_folder_by_its_own_name(tmp_path: Path) -> None:
+    """The folder is opened without following a link; the refusal names it as the caller gave it."""
+    (tmp_path / "real").mkdir()
+    os.symlink("real", tmp_path / "link")
+    with pytest.raises(WriteError, match=rf"^{re.escape(str(tmp_path))}/link is a symlink \(-> real\)"):
+        atomic_write(tmp_path / "link" / "f", "x\n")
+    assert os.listdir(tmp_path / "real") == []
+
+
 def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "f"
     target.write_text("old\n")
@@ -115,6 +125,39 @@ def test_unified_diff_shows_one_changed_line(tmp_path: Path) -> None:
     text = unified_diff(plan(out, _tree(u="a\nB\nc\n")))
     assert text.splitlines() == [
         "--- a/output/h/u", "+++ b/output/h/u", "@@ -1,4 +1,4 @@", f" {HEAD.strip()}", " a", "-b", "+B", " c"]
+
+
+def test_unified_diff_of_a_new_and_a_removed_file_names_dev_null(tmp_path: Path) -> None:
+    """git's spelling for the missing side, which `git apply` and patch read: "/dev/null"."""
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(gone="x\n")))
+    text = unified_diff([*plan(out, _tree(new="y\n")), *plan_orphans(out, [])])
+    heads = [line for line in text.splitlines() if line.startswith(("--- ", "+++ "))]
+    assert "--- /dev/null" in heads and "+++ b/output/h/new" in heads
+    assert "--- a/output/h/gone" in heads and "+++ /dev/null" in heads
+
+
+def test_each_stray_is_named_by_what_it_is(tmp_path: Path) -> None:
+    """O002 says what the entry gen did not render is: each kind in its own words."""
+    import stat
+
+    from generator.emit.writer import Stray, plan_trees
+
+    out = tmp_path / "output"
+    apply(out, plan(out, _tree(a="1\n")))
+    host = out / "h"
+    (host / "f").write_text("x\n")
+    (host / "d").mkdir()
+    os.mkfifo(host / "p")
+    os.mknod(host / "s", 0o600 | stat.S_IFSOCK)
+    os.mknod(host / "c", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(host / "b", 0o600 | stat.S_IFBLK, os.makedev(7, 0))
+    os.symlink("../t\x1b", host / "l")
+    strays: list[Stray] = []
+    plan_trees(out, [_tree(a="1\n")], strays)
+    assert {s.path: s.kind for s in strays} == {
+        "h/f": "a file", "h/d": "a folder", "h/p": "a FIFO", "h/s": "a socket",
+        "h/c": "a character device", "h/b": "a block device", "h/l": "a symlink (-> ../t\\x1b)"}
 
 
 def test_a_same_size_edit_with_the_old_mtime_is_still_seen(tmp_path: Path) -> None:

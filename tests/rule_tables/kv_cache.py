@@ -67,6 +67,12 @@ ROWS: list[Row] = [
     # unified-memory-pool (X090)
     ("0.5.23", ["--enable-page-major-kv-layout"], {}, ["X090"]),
     ("0.5.23", [*UNIFIED, "--enable-two-batch-overlap"], {}, ["X029", "X090"]),
+    ("0.5.23", [*UNIFIED, "--enable-lmcache"], {}, ["X090"]),
+    # a draft tree (top-k > 1) is refused; a linear chain (top-k 1) is not
+    ("0.5.23", [*UNIFIED, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"], {}, ["X090"]),
+    ("0.5.23", [*UNIFIED, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"], {}, []),
     ("0.5.23", [*UNIFIED, "--speculative-algorithm", "DFLASH", "--attention-backend", "fa4"], {}, ["X010", "X090"]),
     ("0.5.23", [*UNIFIED, "--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl"], {},
      ["X090"]),

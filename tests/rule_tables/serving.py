@@ -108,6 +108,8 @@ ROWS: list[Row] = [
     (NEW, ["--disaggregation-decode-allocation-policy", "prefill_complete"], {}, ["X288"]),
     (NEW, ["--disaggregation-decode-allocation-policy", "prefill_complete", "--disaggregation-mode", "prefill"],
      {}, []),
+    (NEW, ["--disaggregation-decode-allocation-policy", "prefill_complete", "--disaggregation-mode", "prefill",
+           "--tp-size", "2"], {}, ["X288"]),  # attention TP > 1 alone
     (NEW, ["--disaggregation-decode-allocation-policy", "prefill_complete", "--disaggregation-mode", "decode"],
      {"SGLANG_RUST_SERVER": "1"}, ["X288"]),
     (NEW, ["--disaggregation-decode-allocation-policy", "prefill_complete", "--disaggregation-mode", "prefill",
