@@ -37,8 +37,9 @@ def test_companion_file_is_no_pin() -> None:
     assert not any(p.endswith(".architectures") for p in known_pins(ROOT))
 
 
-def test_a_broken_file_is_a_catalog_error(tmp_path: Path) -> None:
-    (tmp_path / "0.5.9.architectures.json").write_text('{"format": 1}')
+@pytest.mark.parametrize("text", ['{"format": 1}', "[]"])  # a list was an AttributeError: exit 4
+def test_a_broken_file_is_a_catalog_error(tmp_path: Path, text: str) -> None:
+    (tmp_path / "0.5.9.architectures.json").write_text(text)
     with pytest.raises(CatalogFormatError, match="re-capture it"):
         load_architectures(tmp_path / "0.5.9.json")
     assert load_architectures(tmp_path / "0.5.23.json") is None
