@@ -39,17 +39,7 @@ import sys
 import tempfile
 from typing import Any
 
-
-def _folder(root: str, name: str, config: dict[str, Any], files: dict[str, str] | None = None) -> str:
-    """A checkpoint folder: config.json, and the case's other files (a remote-code module)."""
-    path = os.path.join(root, name)
-    os.makedirs(path)
-    with open(os.path.join(path, "config.json"), "w", encoding="utf-8") as fh:
-        json.dump(config, fh)
-    for file_name, text in (files or {}).items():
-        with open(os.path.join(path, file_name), "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return path
+from sglang_cases import case_environment, config_folder  # tests/, beside this runner
 
 
 def _server_args(model: str, draft: str | None, argv: list[str]) -> Any:
@@ -244,39 +234,35 @@ def _fp8_blocks(mc: Any, args: Any) -> None:
 
 
 def _one(root: str, case: dict[str, Any]) -> dict[str, Any]:
-    saved = dict(os.environ)
-    os.environ.update(case.get("env") or {})
     out: dict[str, Any] = {"id": case["id"], "ok": False, "stage": None, "error": None}
     sink = io.StringIO()
     stage = "server_args"
-    try:
-        folder = tempfile.mkdtemp(dir=root)
-        model = _folder(folder, "model", case["config"], case.get("files"))
-        draft = _folder(folder, "draft", case["draft_config"]) if case.get("draft_config") else None
-        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
-            args = _server_args(model, draft, case["argv"])
-            stage = "model_config"
-            target, drafted = _model_configs(args, draft)
-            stage = "architecture"
-            _architecture(target, drafted)
-            stage = "attention"
-            _attention(target, args)
-            stage = "fp8_blocks"
-            _fp8_blocks(target, args)
-        out["ok"] = True
-    except SystemExit as exc:
-        out.update(stage=stage, error=f"SystemExit({exc.code})")
-    except ModuleNotFoundError as exc:
-        # A CUDA-only package this CPU venv cannot have (0.5.9's FP8 MoE method reaches
-        # sgl_kernel through its MoE imports): SGLang's decision is unknown here, not a refusal.
-        if exc.name != "sgl_kernel":
-            raise
-        out.update(ok=None, stage=stage, error=f"unverifiable here: {exc}")
-    except Exception as exc:  # noqa: BLE001 - SGLang's own refusals, whatever their class
-        out.update(stage=stage, error=f"{type(exc).__name__}: {str(exc)[:400]}")
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with case_environment(case.get("env")):
+        try:
+            folder = tempfile.mkdtemp(dir=root)
+            model = config_folder(folder, "model", case["config"], case.get("files"))
+            draft = config_folder(folder, "draft", case["draft_config"]) if case.get("draft_config") else None
+            with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+                args = _server_args(model, draft, case["argv"])
+                stage = "model_config"
+                target, drafted = _model_configs(args, draft)
+                stage = "architecture"
+                _architecture(target, drafted)
+                stage = "attention"
+                _attention(target, args)
+                stage = "fp8_blocks"
+                _fp8_blocks(target, args)
+            out["ok"] = True
+        except SystemExit as exc:
+            out.update(stage=stage, error=f"SystemExit({exc.code})")
+        except ModuleNotFoundError as exc:
+            # A CUDA-only package this CPU venv cannot have (0.5.9's FP8 MoE method reaches
+            # sgl_kernel through its MoE imports): SGLang's decision is unknown here, not a refusal.
+            if exc.name != "sgl_kernel":
+                raise
+            out.update(ok=None, stage=stage, error=f"unverifiable here: {exc}")
+        except Exception as exc:  # noqa: BLE001 - SGLang's own refusals, whatever their class
+            out.update(stage=stage, error=f"{type(exc).__name__}: {str(exc)[:400]}")
     return out
 
 

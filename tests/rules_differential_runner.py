@@ -38,14 +38,6 @@ FAKE_CONFIG = {
 DRAFT_WORD = "fake_draft_model"
 
 
-def _fake_model(folder: str, name: str) -> str:
-    path = os.path.join(folder, name)
-    os.makedirs(path)
-    with open(os.path.join(path, "config.json"), "w", encoding="utf-8") as fh:
-        json.dump(FAKE_CONFIG, fh)
-    return path
-
-
 def _draft_tokens(args: Any) -> Any:
     """num_draft_tokens after SGLang's own adjustments (0.5.23 keeps them in a resolved view)."""
     try:
@@ -66,45 +58,43 @@ def _attention_backend(args: Any) -> Any:
 
 def _one(model: str, draft: str, case: dict[str, Any]) -> dict[str, Any]:
     from sglang.srt.server_args import prepare_server_args
-
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/: the stand-in GPU (the worker restores sys.path)
+    from sglang_cases import case_environment
     from sglang_platform import platform
 
-    saved = dict(os.environ)
-    os.environ.update(case.get("env") or {})
     out: dict[str, Any] = {"id": case["id"], "ok": False, "error": None, "draft_tokens": None,
                            "attention_backend": None}
     sink = io.StringIO()
     facts = case.get("platform")
     device = "cuda" if facts else "cpu"
-    try:
-        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), \
-                (platform(facts) if facts else contextlib.nullcontext()):
-            argv = [draft if w == DRAFT_WORD else w for w in case["argv"]]
-            args = prepare_server_args(["--model-path", model, "--device", device, *argv])
-            if hasattr(args, "resolve_once"):
-                args.resolve_once()
-            args.check_server_args()
-            out["attention_backend"] = _attention_backend(args)
-        out["ok"] = True
-        out["draft_tokens"] = _draft_tokens(args)
-    except SystemExit as exc:  # argparse: usage error
-        out["error"] = f"SystemExit({exc.code}): {sink.getvalue().strip().splitlines()[-1:]}"
-    except Exception as exc:  # SGLang's own checks: AssertionError, ValueError, TypeError
-        out["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with case_environment(case.get("env")):
+        try:
+            with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), \
+                    (platform(facts) if facts else contextlib.nullcontext()):
+                argv = [draft if w == DRAFT_WORD else w for w in case["argv"]]
+                args = prepare_server_args(["--model-path", model, "--device", device, *argv])
+                if hasattr(args, "resolve_once"):
+                    args.resolve_once()
+                args.check_server_args()
+                out["attention_backend"] = _attention_backend(args)
+            out["ok"] = True
+            out["draft_tokens"] = _draft_tokens(args)
+        except SystemExit as exc:  # argparse: usage error
+            out["error"] = f"SystemExit({exc.code}): {sink.getvalue().strip().splitlines()[-1:]}"
+        except Exception as exc:  # SGLang's own checks: AssertionError, ValueError, TypeError
+            out["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
     return out
 
 
 def main() -> None:
     """Validate every case of stdin; print the results as JSON."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/: the helpers (the worker restores sys.path)
+    from sglang_cases import config_folder
+
     cases = json.load(sys.stdin)
     logging.disable(logging.CRITICAL)  # SGLang warns a lot; only outcomes matter here
     with tempfile.TemporaryDirectory(prefix="gen-differential-") as folder:
-        model = _fake_model(folder, "fake_model_llama")
-        draft = _fake_model(folder, "fake_draft_llama")
+        model = config_folder(folder, "fake_model_llama", FAKE_CONFIG)
+        draft = config_folder(folder, "fake_draft_llama", FAKE_CONFIG)
         results = [_one(model, draft, case) for case in cases]
     json.dump(results, sys.stdout)
 

@@ -26,9 +26,9 @@ from standin_checkpoint import LLAMA_CONFIG, llama_tensors, write_checkpoint, wr
 GEN = Path(sys.executable).with_name("gen")
 
 
-def _snapshot(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _snapshot(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(GEN), "model", "snapshot", "--root", str(root), *args], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, env=env)
 
 
 def test_folder_facts(tmp_path: Path) -> None:
@@ -234,9 +234,8 @@ def test_hub_repo_through_huggingface_hub_cache(repo_copy: Path, tmp_path: Path)
     (folder / "generation_config.json").write_text(json.dumps({"temperature": 0.6}))
     commit = "0123456789abcdef0123456789abcdef01234567"
     write_hub_cache(tmp_path / "hf", "org/tiny-llama", folder, commit)
-    out = subprocess.run([str(GEN), "model", "snapshot", "--root", str(repo_copy), "--model", "qwen3.5-122b-a10b",
-                          "org/tiny-llama", "--revision", "main"], capture_output=True, text=True, timeout=60,
-                         env=_hub_env(tmp_path / "hf"))
+    out = _snapshot(repo_copy, "--model", "qwen3.5-122b-a10b", "org/tiny-llama", "--revision", "main",
+                    env=_hub_env(tmp_path / "hf"))
     assert out.returncode == 0, out.stderr
     doc = json.loads(snapshot_path(repo_copy, "qwen3.5-122b-a10b").read_text())
     part = doc["checkpoint"]
@@ -252,8 +251,7 @@ def test_hub_shards_not_cached_are_never_fetched(repo_copy: Path, tmp_path: Path
     repo_dir = write_hub_cache(tmp_path / "hf", "org/tiny-llama", folder)
     for link in (repo_dir / "snapshots").rglob("*.safetensors"):
         link.unlink()
-    out = subprocess.run([str(GEN), "model", "snapshot", "--root", str(repo_copy), "--model", "qwen3.5-122b-a10b",
-                          "org/tiny-llama"], capture_output=True, text=True, timeout=60, env=_hub_env(tmp_path / "hf"))
+    out = _snapshot(repo_copy, "--model", "qwen3.5-122b-a10b", "org/tiny-llama", env=_hub_env(tmp_path / "hf"))
     assert out.returncode == 0, out.stderr
     part = json.loads(snapshot_path(repo_copy, "qwen3.5-122b-a10b").read_text())["checkpoint"]
     assert "headers" in part["source"]["note"]
@@ -265,9 +263,8 @@ def test_hub_shards_not_cached_are_never_fetched(repo_copy: Path, tmp_path: Path
 def test_hub_unknown_revision_is_an_environment_error(repo_copy: Path, tmp_path: Path) -> None:
     folder = write_checkpoint(tmp_path / "ck")
     write_hub_cache(tmp_path / "hf", "org/tiny-llama", folder)
-    out = subprocess.run([str(GEN), "model", "snapshot", "--root", str(repo_copy), "--model", "qwen3.5-122b-a10b",
-                          "org/tiny-llama", "--revision", "v9"], capture_output=True, text=True, timeout=60,
-                         env=_hub_env(tmp_path / "hf"))
+    out = _snapshot(repo_copy, "--model", "qwen3.5-122b-a10b", "org/tiny-llama", "--revision", "v9",
+                    env=_hub_env(tmp_path / "hf"))
     assert out.returncode == 3, out.stderr
     assert "Traceback" not in out.stderr and "org/tiny-llama" in out.stderr
 
@@ -280,7 +277,6 @@ def test_hub_cache_link_outside_blobs_is_refused(repo_copy: Path, tmp_path: Path
     link = next((repo_dir / "snapshots").rglob("model.safetensors.index.json"))
     link.unlink()
     link.symlink_to(secret)
-    out = subprocess.run([str(GEN), "model", "snapshot", "--root", str(repo_copy), "--model", "qwen3.5-122b-a10b",
-                          "org/tiny-llama"], capture_output=True, text=True, timeout=60, env=_hub_env(tmp_path / "hf"))
+    out = _snapshot(repo_copy, "--model", "qwen3.5-122b-a10b", "org/tiny-llama", env=_hub_env(tmp_path / "hf"))
     assert out.returncode == 1
     assert "error[M001]" in out.stderr and "outside the repository's blobs/" in out.stderr

@@ -151,6 +151,10 @@ root_option = click.option(
     "--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
     show_default=True, help="The deployment repository (with hosts/, models/, templates/).")
 
+# --ssh-option of the captures that read a host over SSH (gen sglang snapshot, gen model snapshot).
+ssh_option = click.option("--ssh-option", "ssh_options", multiple=True, metavar="OPT",
+                          help="Extra ssh argument before the destination, e.g. -F CONFIG (repeatable).")
+
 
 def output_options(*formats: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """-q/--quiet, -v/--verbose and (when ``formats`` name more than text) --format, once for all.

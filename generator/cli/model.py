@@ -26,7 +26,7 @@ from generator.checkpoint.capture import (
 )
 from generator.checkpoint.snapshot import render_snapshot, snapshot_path, valid_model_name
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option
+from generator.cli.common import EXIT_CODES_HELP, guard, output_options, report, root_option, ssh_option
 from generator.errors import Diagnostic, ExitCode
 from generator.sglang.envsnapshot import write_env_catalog
 
@@ -71,8 +71,7 @@ def _capture(source: str, host: str | None, revision: str | None, root: Path, ss
 @click.option("--draft-revision", metavar="REV", help="The draft's hub revision.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write here instead of catalogs/models/NAME.json under --root.")
-@click.option("--ssh-option", "ssh_options", multiple=True, metavar="OPT",
-              help="Extra ssh argument before the destination, e.g. -F CONFIG (repeatable).")
+@ssh_option
 @root_option
 @output_options()
 @guard

@@ -24,7 +24,8 @@ import click
 from generator.sglang.catalog import Catalog, known_pins, load_catalog, load_flag_tables
 from generator.sglang.catalog_diff import diff_catalogs, format_diff
 from generator.cli import complete, output
-from generator.cli.common import EXIT_CODES_HELP, NAME, SIZE_GB, RegularFile, guard, output_options, report, report_run, root_option
+from generator.cli.common import (EXIT_CODES_HELP, NAME, SIZE_GB, RegularFile, guard, output_options, report, report_run,
+                                  root_option, ssh_option)
 from generator.cli.output import diagnostic_json
 from generator.errors import CatalogMissingError, ExitCode, InputError
 from generator.load.captured import MAX_CAPTURED_BYTES
@@ -76,26 +77,20 @@ def _same_capture(path: Path, catalog: dict[str, Any]) -> bool:
 def _snapshot_env(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...],
                   catalog: dict[str, Any], path: Path) -> None:
     """Capture the env catalog with the same interpreter and write it beside the flag catalog."""
-    from generator.sglang.envsnapshot import (env_path_for, snapshot_env_python,
-                                              snapshot_env_remote, write_env_catalog)
+    from generator.sglang.envsnapshot import env_path_for, snapshot_env_python, snapshot_env_remote
 
     commit = catalog["sglang"].get("commit")
-    if python:
-        text = snapshot_env_python(python, commit=commit)
-    else:
-        assert inventory is not None
-        # The same ssh command line as the flag catalog's capture (snapshot below).
-        text = snapshot_env_remote(target_for_host(inventory, ssh_args=ssh_options).ssh_argv(),
-                                   inventory.sglang.python, commit=commit)
-    env_path = env_path_for(path)
-    state = "wrote    " if write_env_catalog(text, env_path) else "unchanged"
-    output.current().say(f"{state} {env_path}: SGLang's environment variables")
+    _snapshot_beside(python, inventory, ssh_options, env_path_for(path),
+                     lambda local: snapshot_env_python(local, commit=commit),
+                     lambda prefix, remote: snapshot_env_remote(prefix, remote, commit=commit),
+                     "SGLang's environment variables")
     _snapshot_architectures(python, inventory, ssh_options, path)
 
 
 def _snapshot_beside(python: str | None, inventory: Host | None, ssh_options: tuple[str, ...], path: Path,
                      local: Callable[[str], bytes], remote: Callable[[Sequence[str], str], bytes], what: str) -> None:
-    """Capture one companion file of the pin's flag catalog with the same SGLang (locally or over ssh)."""
+    """Capture one companion file of the pin's flag catalog with the same SGLang (locally or over ssh:
+    the same ssh command line as the flag catalog's capture)."""
     from generator.sglang.envsnapshot import write_env_catalog
 
     if python:
@@ -146,8 +141,7 @@ def _snapshot_devices(python: str | None, inventory: Host | None, ssh_options: t
               help="Write here instead of catalogs/sglang/<pin>.json under --root.")
 @click.option("--commit", metavar="HASH",
               help="With --python: the git commit of a source install (the pin becomes git-HASH).")
-@click.option("--ssh-option", "ssh_options", multiple=True, metavar="OPT",
-              help="Extra ssh argument before the destination, e.g. -F CONFIG (repeatable).")
+@ssh_option
 @root_option
 @output_options()
 @guard

@@ -10,15 +10,13 @@ beside it (SGLang's Transformers fallback).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-from generator.load import json_text
 from generator.load.captured import captured_json
-from generator.sglang.catalog import CatalogFormatError, read_data_text
-from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
+from generator.sglang.catalog import companion_path, load_companion
+from generator.sglang.snapshot import DEFAULT_TIMEOUT, probe_document, run_piped_probe
 
 PROBE = Path(__file__).resolve().parent / "archprobe.py"
 
@@ -53,54 +51,40 @@ class Architectures:
 
 def architectures_path(catalog_file: Path) -> Path:
     """``<pin>.architectures.json`` beside ``<pin>.json``."""
-    return catalog_file.with_name(catalog_file.name.removesuffix(".json") + ".architectures.json")
+    return companion_path(catalog_file, "architectures")
 
 
 def load_architectures(catalog_file: Path) -> Architectures | None:
     """The pin's architectures, or None when no file was captured for it."""
-    path = architectures_path(catalog_file)
-    try:
-        stamp = path.lstat()
-    except OSError:
-        return None
-    return _load(path, stamp.st_mtime_ns, stamp.st_size)
+    return load_companion(catalog_file, "architectures", parse_architectures, "an architectures file (format 1)")
 
 
-@functools.lru_cache(maxsize=8)
-def _load(path: Path, mtime_ns: int, size: int) -> Architectures:
-    try:
-        data = json_text.loads(read_data_text(path))  # any nesting is a format error
-        found = data.get("transformers") or {}
-        incompatible = found.get("backend_incompatible")
-        return Architectures(frozenset(data["registry"]) | frozenset(data["static"]),
-                             frozenset(found.get("classes") or ()), found.get("version"),
-                             None if incompatible is None else frozenset(incompatible),
-                             frozenset(found.get("unresolved") or ()),
-                             None if data.get("model_types") is None else frozenset(data["model_types"]))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CatalogFormatError(f"{path}: not an architectures file (format 1): {exc}; re-capture it "
-                                 "with `gen sglang snapshot`") from exc
+def parse_architectures(data: Any) -> Architectures:
+    """An architectures document as :class:`Architectures`; ValueError/KeyError/TypeError/AttributeError
+    when malformed."""
+    found = data.get("transformers") or {}
+    incompatible = found.get("backend_incompatible")
+    return Architectures(frozenset(data["registry"]) | frozenset(data["static"]),
+                         frozenset(found.get("classes") or ()), found.get("version"),
+                         None if incompatible is None else frozenset(incompatible),
+                         frozenset(found.get("unresolved") or ()),
+                         None if data.get("model_types") is None else frozenset(data["model_types"]))
 
 
 def _checked(stdout: bytes, what: str) -> bytes:
     """The committed text of the probe's document: with its capture header, stamped."""
-    try:
-        data = json_text.loads(stdout)
-    except ValueError as exc:
-        raise SnapshotError(f"{what}: the architectures probe printed no JSON ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
-        raise SnapshotError(f"{what}: the probe's output is not an architectures file (format 1)")
+    data = probe_document(stdout, what, "architectures probe",
+                          "the probe's output is not an architectures file (format 1)")
     return captured_json(data, tool="gen sglang snapshot", probe="archprobe").encode()
 
 
 def snapshot_architectures_python(python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The architectures of the SGLang installed for the local interpreter ``python``."""
-    what = f"SGLang architectures with {python}"
-    return _checked(_run([python, "-"], what, stdin=PROBE.read_bytes(), timeout=timeout, env=probe_env()), what)
+    return _checked(*run_piped_probe(PROBE.read_bytes(), python, f"SGLang architectures with {python}",
+                                     timeout=timeout))
 
 
 def snapshot_architectures_remote(prefix: Sequence[str], python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The architectures of the SGLang on a host, with the probe piped over SSH."""
-    what = f"SGLang architectures with {python} over ssh"
-    return _checked(_run(remote_probe_command(prefix, python), what, stdin=PROBE.read_bytes(),
-                         timeout=timeout, env=None), what)
+    return _checked(*run_piped_probe(PROBE.read_bytes(), python, f"SGLang architectures with {python}",
+                                     prefix=prefix, timeout=timeout))

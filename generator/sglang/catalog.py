@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from generator.errors import CatalogMissingError, GenError
 from generator.load.captured import MAX_CAPTURED_BYTES
@@ -44,6 +44,38 @@ def read_data_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogFormatError(f"{path}: not UTF-8: {exc}") from exc
+
+
+_Companion = TypeVar("_Companion")
+
+
+def companion_path(catalog_file: Path, kind: str) -> Path:
+    """``<pin>.KIND.json`` beside the flag catalog ``<pin>.json`` (env, architectures, devices)."""
+    return catalog_file.with_name(catalog_file.name.removesuffix(".json") + f".{kind}.json")
+
+
+def load_companion(catalog_file: Path, kind: str, parse: Callable[[Any], _Companion],
+                   what: str) -> _Companion | None:
+    """The companion file ``kind`` of a flag catalog as ``parse`` reads its JSON, or None when
+    none was captured. Cached per file content stamp, so a re-captured file is re-read; a file
+    ``parse`` refuses (ValueError, KeyError, TypeError, AttributeError: any other shape than
+    its probe writes) is a CatalogFormatError saying it is not ``what``."""
+    path = companion_path(catalog_file, kind)
+    try:
+        stamp = path.lstat()
+    except OSError:
+        return None
+    found: _Companion = _load_companion(path, stamp.st_mtime_ns, stamp.st_size, parse, what)
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _load_companion(path: Path, mtime_ns: int, size: int, parse: Callable[[Any], Any], what: str) -> Any:
+    """Parse one version of a companion file; the stamp arguments only key the cache."""
+    try:
+        return parse(json_text.loads(read_data_text(path)))  # any nesting is a format error
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CatalogFormatError(f"{path}: not {what}: {exc}; re-capture it with `gen sglang snapshot`") from exc
 
 
 @dataclass(frozen=True)

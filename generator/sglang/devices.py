@@ -17,7 +17,6 @@ read :func:`load_devices`:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,8 @@ from typing import Any
 
 from generator.load import json_text
 from generator.load.captured import captured_json
-from generator.sglang.catalog import CatalogFormatError, read_data_text
-from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, _run, probe_env, remote_probe_command
+from generator.sglang.catalog import companion_path, load_companion
+from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, run_piped_probe
 
 PROBE = Path(__file__).resolve().parent / "deviceprobe.py"
 FORMAT = 1
@@ -81,17 +80,12 @@ class Devices:
 
 def devices_path(catalog_file: Path) -> Path:
     """``<pin>.devices.json`` beside ``<pin>.json``."""
-    return catalog_file.with_name(catalog_file.name.removesuffix(".json") + ".devices.json")
+    return companion_path(catalog_file, "devices")
 
 
 def load_devices(catalog_file: Path) -> Devices | None:
     """The pin's device checks, or None when no file was captured for it."""
-    path = devices_path(catalog_file)
-    try:
-        stamp = path.lstat()
-    except OSError:
-        return None
-    return _load(path, stamp.st_mtime_ns, stamp.st_size)
+    return load_companion(catalog_file, "devices", parse_devices, f"a devices file (format {FORMAT})")
 
 
 def parse_devices(data: Any) -> Devices:
@@ -111,15 +105,6 @@ def parse_devices(data: Any) -> Devices:
     return Devices(probes, quantization, registry, auto, auto_doc.get("cuda"))
 
 
-@functools.lru_cache(maxsize=8)
-def _load(path: Path, mtime_ns: int, size: int) -> Devices:
-    try:
-        return parse_devices(json_text.loads(read_data_text(path)))  # any nesting is a format error
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise CatalogFormatError(f"{path}: not a devices file (format {FORMAT}): {exc}; re-capture it "
-                                 "with `gen sglang snapshot`") from exc
-
-
 def _checked(stdout: bytes, what: str) -> bytes:
     """The file text of the probe's document, stamped with its capture digest."""
     try:
@@ -133,12 +118,11 @@ def _checked(stdout: bytes, what: str) -> bytes:
 
 def snapshot_devices_python(python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The device checks of the SGLang installed for the local interpreter ``python``."""
-    what = f"SGLang device checks with {python}"
-    return _checked(_run([python, "-"], what, stdin=PROBE.read_bytes(), timeout=timeout, env=probe_env()), what)
+    return _checked(*run_piped_probe(PROBE.read_bytes(), python, f"SGLang device checks with {python}",
+                                     timeout=timeout))
 
 
 def snapshot_devices_remote(prefix: Sequence[str], python: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The device checks of the SGLang on a host, with the probe piped over SSH."""
-    what = f"SGLang device checks with {python} over ssh"
-    return _checked(_run(remote_probe_command(prefix, python), what, stdin=PROBE.read_bytes(),
-                         timeout=timeout, env=None), what)
+    return _checked(*run_piped_probe(PROBE.read_bytes(), python, f"SGLang device checks with {python}",
+                                     prefix=prefix, timeout=timeout))

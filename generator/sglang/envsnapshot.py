@@ -16,9 +16,8 @@ from typing import Sequence
 
 from generator.load.captured import captured_json
 from generator.load.files import read_file
-from generator.sglang.snapshot import (DEFAULT_TIMEOUT, SnapshotError, _run, check_commit,
-                                       probe_env, remote_probe_command)
-from generator.load import json_text
+from generator.sglang.catalog import companion_path
+from generator.sglang.snapshot import DEFAULT_TIMEOUT, SnapshotError, probe_document, run_piped_probe
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("envsource.py", "envscan.py", "envprobe.py")
@@ -32,12 +31,7 @@ def env_probe_source() -> bytes:
 def _checked(stdout: bytes, what: str) -> bytes:
     """The file text of the probe's env catalog, with its capture digest; SnapshotError when
     the probe printed none."""
-    try:
-        data = json_text.loads(stdout)
-    except ValueError as exc:
-        raise SnapshotError(f"{what}: the env probe printed no JSON ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
-        raise SnapshotError(f"{what}: the env probe's output is not an env catalog (format 1)")
+    data = probe_document(stdout, what, "env probe", "the env probe's output is not an env catalog (format 1)")
     try:
         return captured_json(data).encode("ascii")
     except ValueError as exc:  # no tool named, NaN: not what the env probe prints
@@ -47,22 +41,20 @@ def _checked(stdout: bytes, what: str) -> bytes:
 def snapshot_env_python(python: str, *, commit: str | None = None,
                         timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The env catalog of the SGLang installed for the local interpreter ``python``."""
-    argv = [python, "-"] + (["--commit", check_commit(commit)] if commit else [])
-    what = f"SGLang env snapshot with {python}"
-    return _checked(_run(argv, what, stdin=env_probe_source(), timeout=timeout, env=probe_env()), what)
+    return _checked(*run_piped_probe(env_probe_source(), python, f"SGLang env snapshot with {python}",
+                                     commit=commit, timeout=timeout))
 
 
 def snapshot_env_remote(prefix: Sequence[str], python: str, *, commit: str | None = None,
                         timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """The env catalog of the SGLang on a host, with the probe piped over SSH."""
-    what = f"SGLang env snapshot with {python} over ssh"
-    return _checked(_run(remote_probe_command(prefix, python, commit), what,
-                         stdin=env_probe_source(), timeout=timeout, env=None), what)
+    return _checked(*run_piped_probe(env_probe_source(), python, f"SGLang env snapshot with {python}",
+                                     prefix=prefix, commit=commit, timeout=timeout))
 
 
 def env_path_for(catalog_file: Path) -> Path:
     """``<pin>.env.json`` beside ``<pin>.json``."""
-    return catalog_file.with_name(catalog_file.name.removesuffix(".json") + ".env.json")
+    return companion_path(catalog_file, "env")
 
 
 def write_env_catalog(text: bytes, path: Path) -> bool:

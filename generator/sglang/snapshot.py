@@ -130,6 +130,30 @@ def _run(
     return proc.stdout
 
 
+def run_piped_probe(script: bytes, python: str, what: str, *, prefix: Sequence[str] | None = None,
+                    commit: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[bytes, str]:
+    """Run a probe script as ``PYTHON -`` with ``script`` on stdin: locally in :func:`probe_env`,
+    or on a host over ssh (``prefix``, :func:`remote_probe_command`). Returns its stdout and what
+    its errors call the run (``what``, with `` over ssh`` for a host)."""
+    if prefix is None:
+        argv = [python, "-"] + (["--commit", check_commit(commit)] if commit else [])
+        return _run(argv, what, stdin=script, timeout=timeout, env=probe_env()), what
+    what = f"{what} over ssh"
+    return _run(remote_probe_command(prefix, python, commit), what, stdin=script, timeout=timeout, env=None), what
+
+
+def probe_document(stdout: bytes, what: str, probe: str, not_it: str) -> dict[str, Any]:
+    """The format-1 document with a ``registry`` that a companion probe (env, architectures)
+    printed; SnapshotError saying the ``probe`` printed no JSON, or ``not_it``."""
+    try:
+        data = json_text.loads(stdout)
+    except ValueError as exc:
+        raise SnapshotError(f"{what}: the {probe} printed no JSON ({exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != 1 or "registry" not in data:
+        raise SnapshotError(f"{what}: {not_it}")
+    return data
+
+
 def parse_catalog(stdout: bytes, what: str) -> dict[str, Any]:
     """The probe's stdout as a catalog dict, after checking the parts gen relies on."""
     try:

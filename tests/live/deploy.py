@@ -154,6 +154,12 @@ def sh(test_host: TestHost, script: str, check: bool = True) -> subprocess.Compl
     return proc
 
 
+def stop_units(test_host: TestHost, plan: HostPlan) -> None:
+    """Stop and disable PLAN's units and clear their failed state: a module fixture's teardown."""
+    units = " ".join(s.unit for s in plan.services)
+    sh(test_host, f"systemctl disable --now {units}; systemctl reset-failed {units}", check=False)
+
+
 def provision(test_host: TestHost, plan: HostPlan) -> None:
     """Once per host: service user, stand-ins, fake model, a retired /data with a file in it."""
     minor = sh(test_host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip()

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from generator.cli.live import preflight, verify
 from generator.cli.main import main
 
-from .deploy import DRAFT_DIR, HOST, MODEL_DIR, deploy, fixture_repo, provision, render_plan, sh, write_ssh_config
+from .deploy import (DRAFT_DIR, HOST, MODEL_DIR, deploy, fixture_repo, provision, render_plan, sh, stop_units,
+                     write_ssh_config)
 from .host import TestHost, free_port
 
 pytestmark = pytest.mark.live
@@ -53,8 +54,7 @@ def repo(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> Itera
     try:
         yield root, ssh_config
     finally:
-        units = " ".join(s.unit for s in plan.services)
-        sh(test_host, f"systemctl disable --now {units}; systemctl reset-failed {units}", check=False)
+        stop_units(test_host, plan)
 
 
 def _lines(output: str, word: str, check: str) -> list[str]:

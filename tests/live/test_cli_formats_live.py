@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from generator.cli.main import main
 
-from .deploy import HOST, deploy, fixture_repo, provision, render_plan, sh, write_ssh_config
+from .deploy import HOST, deploy, fixture_repo, provision, render_plan, stop_units, write_ssh_config
 from .host import TestHost, free_port
 
 pytestmark = pytest.mark.live
@@ -33,8 +33,7 @@ def deployed(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) -> I
     try:
         yield root, ssh_config
     finally:
-        units = " ".join(s.unit for s in plan.services)
-        sh(test_host, f"systemctl disable --now {units}; systemctl reset-failed {units}", check=False)
+        stop_units(test_host, plan)
 
 
 def _run(*args: str) -> tuple[int, dict, str]:

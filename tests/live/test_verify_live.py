@@ -35,6 +35,7 @@ from .deploy import (
     machine,
     provision,
     standin_sysfs,
+    stop_units,
     push,
     render_plan,
     server_info,
@@ -74,8 +75,7 @@ def deployment(test_host: TestHost, tmp_path_factory: pytest.TempPathFactory) ->
     try:
         yield dep
     finally:
-        units = " ".join(s.unit for s in plan.services)
-        sh(test_host, f"systemctl disable --now {units}; systemctl reset-failed {units}", check=False)
+        stop_units(test_host, plan)
 
 
 @pytest.fixture
