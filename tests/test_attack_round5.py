@@ -1,0 +1,127 @@
+"""Attacks of round 5 (issue 22, session 6), each with the class it stands for.
+
+- gen import checks what it prints with gen check's own pipeline, but skipped that check when
+  the repository had no templates/ (`gen import --root R` for a repository of catalogs/ only):
+  ``--model-path $'/x\\n/y'`` and a 23-digit ``--tp`` printed a manifest gen check refuses, exit 0.
+  Now the manifest is loaded, planned and checked without a render.
+- Its YAML writer wrote keys raw: a unit's ``Environment="NCCL_DEBUG: \\"INFO\\" #=1"`` printed
+  the line ``NCCL_DEBUG: "INFO" #: "1"``, a variable the command never set (exit 0); the valid
+  names ``TRUE`` and ``null`` read back as a boolean and a null key (a good command refused).
+  The class: every key and value it writes reads back as itself (a property test over any text).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_budget import examples
+
+from generator.errors import Diagnostics
+from generator.importer.build import import_command
+from generator.importer.yaml_text import Entry, emit
+from generator.load.manifests import load_bytes
+from generator.sglang.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _catalogs_only(tmp_path: Path) -> Path:
+    """A repository of catalogs/ alone: no templates/, hosts/ or models/."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "catalogs", repo / "catalogs")
+    return repo
+
+
+@pytest.mark.parametrize("words, code", [
+    (["--model-path", "/x\n/y"], "S008"),
+    (["--model-path", "/srv/x", "--tp", "9" * 23], "S011"),
+    (["--model-path", "/srv/x", "--tp", "9" * 5000], "S011"),
+])
+def test_import_checks_what_it_prints_without_templates(tmp_path: Path, words: list[str], code: str) -> None:
+    repo = _catalogs_only(tmp_path)
+    catalog = load_catalog(repo, "0.5.9")
+    command = " ".join(["python", "-m", "sglang.launch_server", *(f"$'{w}'" if "\n" in w else w for w in words)])
+    command = command.replace("\n", "\\n")
+    result = import_command(command, "<command>", catalog, root=repo)
+    assert result.manifest is None
+    assert code in {d.code for d in result.diagnostics if d.is_error}
+
+
+def test_import_without_templates_still_prints_a_good_manifest(tmp_path: Path) -> None:
+    repo = _catalogs_only(tmp_path)
+    catalog = load_catalog(repo, "0.5.9")
+    result = import_command("python -m sglang.launch_server --model-path /srv/x --tp 2", "<command>",
+                            catalog, root=repo, size_gb=1)
+    assert result.manifest is not None and "tp: 2" in result.manifest
+
+
+@pytest.mark.parametrize("assignment, code", [
+    ('"NCCL_DEBUG: \\"INFO\\" #=1"', "S009"),  # was: env NCCL_DEBUG=INFO, exit 0
+    ('"A: b=1"', "S009"),
+])
+def test_a_unit_variable_that_is_no_name_is_refused_not_rewritten(assignment: str, code: str) -> None:
+    catalog = load_catalog(ROOT, "0.5.9")
+    unit = (f"[Service]\nEnvironment={assignment}\n"
+            "ExecStart=/opt/py -m sglang.launch_server --model-path /srv/x\n")
+    result = import_command(unit, "old.service", catalog, root=ROOT, size_gb=1)
+    assert result.manifest is None
+    assert [d.code for d in result.diagnostics if d.is_error] == [code]
+
+
+def test_valid_names_that_yaml_reads_as_other_types_import() -> None:
+    catalog = load_catalog(ROOT, "0.5.9")
+    unit = ('[Service]\nEnvironment="TRUE=1" "null=2" "Y=3" "ON=4" "NO=5" "_1=6"\n'
+            "ExecStart=/opt/py -m sglang.launch_server --model-path /srv/x\n")
+    result = import_command(unit, "old.service", catalog, root=ROOT, size_gb=1)
+    assert result.manifest is not None, [str(d) for d in result.diagnostics]
+    diags = Diagnostics()
+    doc = load_bytes(result.manifest.encode(), "models/x.yaml", diags)
+    assert doc is not None
+    assert dict(doc.data["env"]) == {"TRUE": "1", "null": "2", "Y": "3", "ON": "4", "NO": "5", "_1": "6"}
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), _TEXT,
+                    st.floats(allow_nan=False, allow_infinity=False),
+                    st.lists(st.one_of(st.integers(), _TEXT), max_size=3))
+
+
+def _plain(node: Any) -> Any:
+    """Loaded YAML as built-in types, keys as loaded (a bool or None key stays one)."""
+    if isinstance(node, dict):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.dictionaries(_TEXT.filter(bool), st.one_of(
+    _SCALAR, st.dictionaries(_TEXT.filter(bool), _SCALAR, min_size=1, max_size=3)), min_size=1, max_size=4),
+    st.lists(_TEXT, max_size=2))
+def test_every_key_and_value_the_import_writer_writes_reads_back_as_itself(doc: dict[str, Any],
+                                                                          notes: list[str]) -> None:
+    lines: list[str] = []
+    for name, node in doc.items():
+        entries = ({k: Entry(v, list(notes)) for k, v in node.items()} if isinstance(node, dict)
+                   else Entry(node, list(notes)))
+        emit(lines, name, entries, 0)
+    diags = Diagnostics()
+    loaded = load_bytes(("\n".join(lines) + "\n").encode(), "models/x.yaml", diags)
+    if loaded is None:  # the loader's own bounds (a control character is S008 later, not here)
+        pytest.fail(f"{lines!r}: {[str(d) for d in diags.items]}")
+    assert _plain(loaded.data) == doc
+
+
+def test_a_character_beyond_the_basic_plane_imports() -> None:
+    """json.dumps wrote 'qwen😀' as a surrogate pair, which YAML refuses (Y001: a good command refused)."""
+    catalog = load_catalog(ROOT, "0.5.9")
+    result = import_command("python -m sglang.launch_server --model-path /srv/x --served-model-name 'qwen😀'",
+                            "<command>", catalog, root=ROOT, size_gb=1)
+    assert result.manifest is not None, [str(d) for d in result.diagnostics]
+    assert 'served_model_name: "qwen😀"' in result.manifest
