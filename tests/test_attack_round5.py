@@ -125,3 +125,13 @@ def test_a_character_beyond_the_basic_plane_imports() -> None:
                             "<command>", catalog, root=ROOT, size_gb=1)
     assert result.manifest is not None, [str(d) for d in result.diagnostics]
     assert 'served_model_name: "qwen😀"' in result.manifest
+
+
+def test_a_value_ending_in_a_line_break_is_not_written_plain() -> None:
+    """re.match's '$' matched before a final newline: 'abc\\n' was written plain and read back as
+    'abc', so gen check's pipeline never saw the line break (exit 0, a manifest that says otherwise)."""
+    catalog = load_catalog(ROOT, "0.5.9")
+    result = import_command("python -m sglang.launch_server --model-path /srv/x --served-model-name $'abc\\n'",
+                            "<command>", catalog, root=ROOT, size_gb=1)
+    assert result.manifest is None
+    assert [d.code for d in result.diagnostics if d.is_error] == ["S008"]

@@ -62,7 +62,7 @@ def scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if _SAFE_PLAIN.match(text) and not _YAML_SPECIAL.match(text):
+    if _SAFE_PLAIN.fullmatch(text) and not _YAML_SPECIAL.fullmatch(text):  # match() lets "x\n" through "$"
         return text
     return quoted(text)
 
@@ -75,7 +75,7 @@ def key(text: str) -> str:
     name, else double-quoted JSON. A unit's ``Environment="A: b #=1"`` names the variable
     ``A: b #``; written plain, the line read as ``A: "b"`` (a variable the command never set),
     and ``TRUE``/``null`` read as a boolean and a null key."""
-    return text if _PLAIN_KEY.match(text) and not _YAML_SPECIAL.match(text) else quoted(text)
+    return text if _PLAIN_KEY.fullmatch(text) and not _YAML_SPECIAL.fullmatch(text) else quoted(text)
 
 
 def yaml_value(value: Any) -> str:
