@@ -4,6 +4,11 @@
   the repository had no templates/ (`gen import --root R` for a repository of catalogs/ only):
   ``--model-path $'/x\\n/y'`` and a 23-digit ``--tp`` printed a manifest gen check refuses, exit 0.
   Now the manifest is loaded, planned and checked without a render.
+- Validators written ``re.compile(r"^...$").match(x)``: '$' also matches before a final newline,
+  so ``gen model snapshot --model $'x\\n'`` wrote catalogs/models/"x\\n.json" (exit 0, the name
+  printed raw); the class (a shard name, a repo id, a commit, a template name, a GPU fact, a
+  foreign flag, a rule's field...) now uses fullmatch (argparse's own negative-number test keeps
+  match, as argparse does).
 - Its YAML writer wrote keys raw: a unit's ``Environment="NCCL_DEBUG: \\"INFO\\" #=1"`` printed
   the line ``NCCL_DEBUG: "INFO" #: "1"``, a variable the command never set (exit 0); the valid
   names ``TRUE`` and ``null`` read back as a boolean and a null key (a good command refused).
@@ -21,6 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
 
+from click.testing import CliRunner
+
+from generator.cli.main import main
 from generator.errors import Diagnostics
 from generator.importer.build import import_command
 from generator.importer.yaml_text import Entry, emit
@@ -135,3 +143,26 @@ def test_a_value_ending_in_a_line_break_is_not_written_plain() -> None:
                             "<command>", catalog, root=ROOT, size_gb=1)
     assert result.manifest is None
     assert [d.code for d in result.diagnostics if d.is_error] == ["S008"]
+
+
+@pytest.mark.parametrize("name", ["x\n", "qwen\n"])
+def test_a_model_name_ending_in_a_line_break_names_no_snapshot(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}')
+    result = CliRunner().invoke(main, ["model", "snapshot", "--root", str(tmp_path), "--model", name, str(folder),
+                                       "--out", str(tmp_path / "out.json")])
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("check, text", [
+    ("generator.checkpoint.snapshot:valid_model_name", "x\n"),
+    ("generator.checkpoint.capture:looks_like_repo_id", "Qwen/Qwen3\n"),
+])
+def test_validators_refuse_a_trailing_line_break(check: str, text: str) -> None:
+    import importlib
+
+    module, func = check.split(":")
+    assert not getattr(importlib.import_module(module), func)(text)
+    assert getattr(importlib.import_module(module), func)(text.rstrip("\n"))

@@ -170,7 +170,7 @@ def _required_path(value: Any, model_root: str | None, what: str) -> tuple[str, 
         return (f"REQUIRED: '{value}' holds '..', which gen check refuses (the folder before it may be a "
                 f"symlink on the host); write the real folder it means, under the host's model_root ({root})",
                 f"{what} '{value}' holds '..': fill in the real absolute folder")
-    if isinstance(value, str) and _HF_REPO.match(value) and not value.startswith(("./", "../")):
+    if isinstance(value, str) and _HF_REPO.fullmatch(value) and not value.startswith(("./", "../")):
         local = f"{root}/{value.rsplit('/', 1)[1]}"
         return (f"REQUIRED: '{value}' is a Hugging Face repo id, not a local folder; download it under "
                 f"the host's model_root (`huggingface-cli download {value} --local-dir {local}`) and "
