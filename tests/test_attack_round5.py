@@ -9,6 +9,10 @@
   printed raw); the class (a shard name, a repo id, a commit, a template name, a GPU fact, a
   foreign flag, a rule's field...) now uses fullmatch (argparse's own negative-number test keeps
   match, as argparse does).
+- Entries of hosts/ and models/ gen does not read were skipped without a word:
+  ``hosts/.gpu-c.yaml``, ``models/qwen.YAML``, ``hosts/gpu-a.yaml~``, ``hosts/old/``. Terraform
+  skips such files silently; helm lint reports a template it would not render. An operator (and
+  the reviewer of a pull request) expects to be told: Y018, a warning naming each one.
 - Its YAML writer wrote keys raw: a unit's ``Environment="NCCL_DEBUG: \\"INFO\\" #=1"`` printed
   the line ``NCCL_DEBUG: "INFO" #: "1"``, a variable the command never set (exit 0); the valid
   names ``TRUE`` and ``null`` read back as a boolean and a null key (a good command refused).
@@ -166,3 +170,37 @@ def test_validators_refuse_a_trailing_line_break(check: str, text: str) -> None:
     module, func = check.split(":")
     assert not getattr(importlib.import_module(module), func)(text)
     assert getattr(importlib.import_module(module), func)(text.rstrip("\n"))
+
+
+UNREAD = {
+    "hosts/.gpu-c.yaml": "a hidden entry",
+    "hosts/gpu-a.yaml~": "an editor's backup or swap file",
+    "hosts/.gpu-a.yaml.swp": "a hidden entry",
+    "hosts/gpu-a.yaml.bak": "not named *.yaml or *.yml",
+    "models/qwen.YAML": "not named *.yaml or *.yml",
+    "models/#qwen.yaml#": "an editor's backup or swap file",
+    "models/qwen.json": "not named *.yaml or *.yml",
+}
+
+
+def test_every_entry_gen_does_not_read_is_named(repo_copy: Path) -> None:
+    for relpath in UNREAD:
+        (repo_copy / relpath).write_text("name: x\n")
+    (repo_copy / "hosts" / "old").mkdir()
+    (repo_copy / "hosts" / ".gitkeep").write_text("")  # git's own: nothing to say
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert result.exit_code == 0, result.stderr
+    printed = [ln for ln in result.stderr.splitlines() if "[Y018]" in ln]
+    expected = {**UNREAD, "hosts/old/": "a folder (gen reads no subfolders here)"}
+    assert len(printed) == len(expected), result.stderr
+    for relpath, reason in expected.items():
+        folder = relpath.split("/")[0]
+        assert (f"{relpath}: warning[Y018]: not read: {reason}; gen reads the files {folder}/*.yaml and "
+                f"{folder}/*.yml that are not hidden") in result.stderr, result.stderr
+    assert ".gitkeep" not in result.stderr
+
+
+def test_an_unread_name_is_printed_escaped(repo_copy: Path) -> None:
+    (repo_copy / "hosts" / ".x\n::error file=a::forged.yaml").write_text("")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo_copy)])
+    assert "\n::error" not in result.stderr and "[Y018]" in result.stderr
