@@ -94,6 +94,8 @@ _CODES: tuple[Code, ...] = (
     Code("Y014", E, "\"and K more\": the findings of a file past the first 50"),
     Code("Y015", E, "a file name that is not printable text (control characters, not UTF-8)"),
     Code("Y017", E, "a file name no Windows checkout can hold: a device name such as `CON` or `nul.x` (templates/)"),
+    Code("Y018", W, "an entry of hosts/ or models/ gen does not read: hidden, an editor's backup, a folder, "
+         "not named *.yaml or *.yml"),
     Code("Y016", E, "a template include, import or extends that is not a constant name of `templates/`, "
          "is circular, or nests deeper than 8"),
     Code("Y020", E, "a tab in a line's indentation (YAML indents with spaces only)"),

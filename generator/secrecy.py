@@ -198,7 +198,7 @@ def scrub(text: str) -> str:
 
     def shown(value: str) -> bool:  # a fix's own placeholder ("put HF_TOKEN=VALUE in ...") is no secret
         bare = value.rstrip("?.!;:`'\"")
-        return bool(bare) and not _PLACEHOLDER.match(bare)
+        return bool(bare) and not _PLACEHOLDER.fullmatch(bare)
 
     def flag(m: re.Match[str]) -> str:
         value = m.group("value")

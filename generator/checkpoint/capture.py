@@ -46,7 +46,7 @@ class CaptureError(GenError, OSError):
 
 def looks_like_repo_id(text: str) -> bool:
     """True for ``org/name`` (a hub repo id), which a local path is not unless it exists."""
-    return bool(_REPO_ID.match(text)) and not Path(text).exists()
+    return bool(_REPO_ID.fullmatch(text)) and not Path(text).exists()
 
 
 def problems_as_diagnostics(facts: dict[str, Any], where: str) -> list[Diagnostic]:
@@ -171,7 +171,7 @@ class HubFiles:
                                f"{_first_line(exc)}") from None
         self.snapshot_dir = Path(config).parent
         self.commit = self.snapshot_dir.name
-        if not _COMMIT.match(self.commit):
+        if not _COMMIT.fullmatch(self.commit):
             raise CaptureError(f"huggingface_hub put config.json of {repo} at {config}, not under a commit folder")
         self.blobs = (self.snapshot_dir.parent.parent / "blobs").resolve()
         if self.offline:

@@ -58,8 +58,8 @@ def compact_names(names: Iterable[str]) -> dict[str, str]:
     by_template: dict[str, set[tuple[int, ...]]] = {}
     for name in names:
         parts = name.split(".")
-        numbers = tuple(int(p) for p in parts if _NUMBER.match(p))
-        template = ".".join("*" if _NUMBER.match(p) else p.replace("*", "**") for p in parts)
+        numbers = tuple(int(p) for p in parts if _NUMBER.fullmatch(p))
+        template = ".".join("*" if _NUMBER.fullmatch(p) else p.replace("*", "**") for p in parts)
         by_template.setdefault(template, set()).add(numbers)
     return {t: _encode(nums) if nums != {()} else "" for t, nums in sorted(by_template.items())}
 

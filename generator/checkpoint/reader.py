@@ -280,7 +280,7 @@ def check_index(data: object, name: str = INDEX) -> dict[str, Any]:
         raise Problem(name, "has no \"weight_map\" object of tensor -> shard file: not a safetensors index")
     shards = set()
     for tensor, shard in data["weight_map"].items():
-        if not isinstance(shard, str) or not _SHARD_NAME.match(shard):
+        if not isinstance(shard, str) or not _SHARD_NAME.fullmatch(shard):
             raise Problem(name, f"maps {tensor!r} to {shard!r}, not a .safetensors file of this folder")
         shards.add(shard)
     if len(shards) > MAX_SHARDS:

@@ -215,5 +215,5 @@ def snapshot_from_bytes(data: bytes, display: str, model: str, diags: Diagnostic
 
 def valid_model_name(name: str) -> bool:
     """True for a name a manifest may carry (and so a snapshot file may be named after)."""
-    return bool(_NAME_RE.match(name))
+    return bool(_NAME_RE.fullmatch(name))
 

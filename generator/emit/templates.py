@@ -90,7 +90,7 @@ def _read_folder(root: Path) -> tuple[dict[str, str], list[Diagnostic]]:
                               f"{MAX_TEMPLATES} templates are read")]
         for name in names:
             display = f"{FOLDER}/{name}"
-            if not name.isprintable() or not _NAME_RE.match(name):
+            if not name.isprintable() or not _NAME_RE.fullmatch(name):
                 out.append(_fail(display, "Y015", "a template name is letters, digits, '_', '.' and '-', "
                                  "printable text: rename it"))
                 continue

@@ -170,7 +170,7 @@ def _required_path(value: Any, model_root: str | None, what: str) -> tuple[str, 
         return (f"REQUIRED: '{value}' holds '..', which gen check refuses (the folder before it may be a "
                 f"symlink on the host); write the real folder it means, under the host's model_root ({root})",
                 f"{what} '{value}' holds '..': fill in the real absolute folder")
-    if isinstance(value, str) and _HF_REPO.match(value) and not value.startswith(("./", "../")):
+    if isinstance(value, str) and _HF_REPO.fullmatch(value) and not value.startswith(("./", "../")):
         local = f"{root}/{value.rsplit('/', 1)[1]}"
         return (f"REQUIRED: '{value}' is a Hugging Face repo id, not a local folder; download it under "
                 f"the host's model_root (`huggingface-cli download {value} --local-dir {local}`) and "
@@ -396,12 +396,14 @@ def _self_check(root: Path, catalog: Catalog, printed: Printed, diags: Diagnosti
         diags.error(where, d.code, text, d.hint)
 
 
-def _repo_root(catalog: Catalog, root: Path | None) -> Path | None:
-    """The repository whose templates render the imported service (the catalog's), if it has them."""
-    for found in (root, catalog.source_file.resolve().parents[2]):
-        if found is not None and (found / "templates").is_dir():
-            return found
-    return None
+def _repo_root(catalog: Catalog, root: Path | None) -> Path:
+    """The repository whose pipeline checks the imported manifest: ``root``, else the catalog's.
+
+    Its templates need not exist: the manifest is then checked without a render (loader,
+    schema, flags, rules), never left unchecked (a repository of catalogs/ alone printed
+    ``path: "/x\\n/y"`` and a 5,000-digit ``tp`` with exit 0).
+    """
+    return root if root is not None else catalog.source_file.resolve().parents[2]
 
 
 def _check_credentials(groups: Sequence[CheckedArg], diags: Diagnostics) -> None:
@@ -477,14 +479,14 @@ def import_command(text: str, source: str, catalog: Catalog, others: Sequence[Ca
         return ImportResult(tuple(diags.sorted()), None)
     warnings = list(diags.items)
     repo = _repo_root(catalog, root)
-    owned = gen_variables(repo, catalog.pin, catalog.by_option("--config") is not None) if repo else {}
+    owned = gen_variables(repo, catalog.pin, catalog.by_option("--config") is not None)
     in_file = ", ".join(sorted(n for n, why in owned.items() if why.startswith("gen, in the environment file")))
     notes[:0] = [f"the unit also reads EnvironmentFile={path} (on its host, not here): add its variables to env:, "
                  f"but not gen's own ({in_file})" for path in command.env_files]
     printed = build_manifest(catalog, groups, [*command.unit_env, *env], warnings, diags,
                              source=source, header_notes=notes, name=name, size_gb=size_gb,
                              written={a.pos: a.name for a in args}, model_root=model_root, owned=owned)
-    if not diags.has_errors and repo is not None:
+    if not diags.has_errors:
         _self_check(repo, catalog, printed, diags, source)
     # K001/K002/K005 (a secret), and what gen check would refuse: then no manifest either
     return ImportResult(tuple(diags.sorted()), None if diags.has_errors else printed.text)

@@ -90,7 +90,7 @@ def find_program(words: Sequence[Word], diags: Diagnostics,
         notes.append(f"'{' '.join(w.text for w in words[i:after])}' dropped: the service "
                      "runs the host's own sglang.python")
         return after, env
-    if _PYTHON.match(first.text):
+    if _PYTHON.fullmatch(first.text):
         diags.error(first.pos, "I005",
                     f"'{first.text}' does not run `-m sglang.launch_server`; gen imports SGLang "
                     "server commands only")

@@ -61,6 +61,8 @@ def _run(root: Path, pin: str, model_name: str, model_text: str, model_root: str
     model_set = ModelSet(models, frozenset() if doc is not None else frozenset({model_name}), tuple(diags.items))
     host = _source(f"hosts/{STANDIN_HOST}.yaml", _host_text(pin, model_name, model_root, extra))
     templates, _ = load_templates(root)  # their problems are gen check's to report; None renders nothing
+    if templates is not None and not templates.texts:
+        templates = None  # no templates/: the manifest is still loaded, planned and checked, not rendered
     return process_host(root, host, model_set, {}, render=True, detail=True, templates=templates), model_set
 
 

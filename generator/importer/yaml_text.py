@@ -4,12 +4,11 @@ A note quotes what the command said (a program word, a flag as written, SGLang's
 text), and a line break in it would end the comment and start YAML of its own: every
 comment goes through :func:`comment`, which writes every character that is not printable
 (line breaks YAML knows, control, format, surrogate, private-use, unassigned) as an escape.
-Values are JSON-quoted when they would not read back as the same plain string.
+Values are double-quoted (:func:`quoted`) when they would not read back as the same plain string.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +32,29 @@ class Entry:
     required: bool = False  # a null the operator must fill in (its note says what to write)
 
 
+def quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that reads back as ``text``.
+
+    Not JSON: ``json.dumps`` writes a character beyond U+FFFF as a surrogate pair
+    (``"\\ud83d\\ude00"``), which YAML refuses (an emoji in a served name made the manifest
+    malformed). Printable characters stay as they are; every other one (line breaks YAML
+    knows, control, format, unassigned) is YAML's ``\\x``/``\\u``/``\\U`` escape.
+    """
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable() and ch not in "\u2028\u2029":
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF
+                       else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
 def scalar(value: Any) -> str:
-    """One YAML scalar: plain when it reads back as the same string, else double-quoted JSON."""
+    """One YAML scalar: plain when it reads back as the same string, else double-quoted (:func:`quoted`)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -42,9 +62,20 @@ def scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if _SAFE_PLAIN.match(text) and not _YAML_SPECIAL.match(text):
+    if _SAFE_PLAIN.fullmatch(text) and not _YAML_SPECIAL.fullmatch(text):  # match() lets "x\n" through "$"
         return text
-    return json.dumps(text)
+    return quoted(text)
+
+
+_PLAIN_KEY = re.compile(r"^-*[A-Za-z0-9_][A-Za-z0-9_./@+-]*$")
+
+
+def key(text: str) -> str:
+    """A mapping key that reads back as the string ``text``: plain for a field, flag or variable
+    name, else double-quoted JSON. A unit's ``Environment="A: b #=1"`` names the variable
+    ``A: b #``; written plain, the line read as ``A: "b"`` (a variable the command never set),
+    and ``TRUE``/``null`` read as a boolean and a null key."""
+    return text if _PLAIN_KEY.fullmatch(text) and not _YAML_SPECIAL.fullmatch(text) else quoted(text)
 
 
 def yaml_value(value: Any) -> str:
@@ -66,22 +97,23 @@ def comment(note: str, pad: str = "") -> str:
     return f"{pad}# {printable(note)}"
 
 
-def emit(lines: list[str], key: str, node: Any, depth: int, quote_values: bool = False,
+def emit(lines: list[str], name: str, node: Any, depth: int, quote_values: bool = False,
          written: dict[int, tuple[tuple[str, ...], Entry]] | None = None, path: tuple[str, ...] = ()) -> None:
-    """Append ``key: value`` (or a nested block) with its notes as comments above it.
+    """Append ``name: value`` (or a nested block) with its notes as comments above it.
 
     ``written`` records, by line number (1-based), the path and Entry of every value line,
     so a finding about the printed manifest can be traced to the command word it came from.
     """
     pad = "  " * depth
+    key_text = key(name)
     if isinstance(node, dict):
-        lines.append(f"{pad}{key}:")
+        lines.append(f"{pad}{key_text}:")
         for sub, child in node.items():
-            emit(lines, sub, child, depth + 1, quote_values, written, (*path, key))
+            emit(lines, sub, child, depth + 1, quote_values, written, (*path, name))
         return
     for note in node.notes:
         lines.append(comment(note, pad))
-    value = json.dumps(str(node.value)) if quote_values else yaml_value(node.value)
-    lines.append(f"{pad}{key}: {value}")  # keys are field names, flags or env names: plain
+    value = quoted(str(node.value)) if quote_values else yaml_value(node.value)
+    lines.append(f"{pad}{key_text}: {value}")
     if written is not None:
-        written[len(lines)] = ((*path, key), node)
+        written[len(lines)] = ((*path, name), node)

@@ -131,7 +131,7 @@ class LiveFacts:
 
 def normalize_bus(text: str) -> str:
     """A PCI bus id as the inventory writes it: ``00000000:01:00.0`` (upper case, 8-digit domain)."""
-    m = _PCI.match(text.strip())
+    m = _PCI.fullmatch(text.strip())
     if not m:
         raise FactsError(f"not a PCI bus id: {text.strip()!r}")
     domain, bus, dev, fn = m.groups()
@@ -167,7 +167,7 @@ def parse_query(text: str) -> tuple[tuple[LiveGpu, ...], str | None]:
         memory = memory.removesuffix(" MiB").strip()
         if not _unknown(memory) and (not _DIGITS.fullmatch(memory) or memory.startswith("-")):
             raise FactsError(f"nvidia-smi --query-gpu printed {shown}: memory.total is not MiB")
-        if not _unknown(cap) and not _CAP.match(cap):
+        if not _unknown(cap) and not _CAP.fullmatch(cap):
             raise FactsError(f"nvidia-smi --query-gpu printed {shown}: compute_cap is not like 12.0")
         gpu = LiveGpu(_number(index, "the index of a GPU nvidia-smi lists", *_INDEX),
                       _text(name, f"the name of GPU {index}", r".+"), normalize_bus(bus),
@@ -213,7 +213,7 @@ def parse_topology(text: str) -> dict[int, dict[int, str]]:
         row: dict[int, str] = {}
         for column, cell in zip(devices, cells, strict=True):
             if re.fullmatch(r"GPU[0-9]+", column):
-                if not _LINK.match(cell):
+                if not _LINK.fullmatch(cell):
                     raise FactsError(f"nvidia-smi topo -m: {_shown(words[0])} to {_shown(column)} is {_shown(cell)}, "
                                      "not a link of its legend")
                 row[_topology_index(column)] = cell

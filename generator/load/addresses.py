@@ -46,7 +46,7 @@ def inet_aton(text: str) -> ipaddress.IPv4Address | None:
     filling the remaining bytes. ``10.1`` is 10.0.0.1, ``012.0.0.1`` is 10.0.0.1,
     ``0x0a000001`` and ``167772161`` are too."""
     parts = text.split(".")
-    if not 1 <= len(parts) <= 4 or not all(_INET_ATON_PART.match(p) for p in parts):
+    if not 1 <= len(parts) <= 4 or not all(_INET_ATON_PART.fullmatch(p) for p in parts):
         return None
     values = [int(p, 16) if p[:2].lower() == "0x" else int(p, 8) if p.startswith("0") else int(p)
               for p in (q if q.lower() != "0x" else "0x0" for q in parts)]

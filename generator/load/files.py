@@ -24,7 +24,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import Diagnostic, Position
+from generator.errors import Diagnostic, Position, Severity
 
 # 256 KiB: the largest example inventory is under 2 KB; a 300-host fleet keeps one small file
 # per host. Bigger files are refused before parsing (see also limits.py).
@@ -212,6 +212,60 @@ def source_files(root: Path, folder: str) -> list[SourceFile]:
             data, error = read_at(dir_fd, directory / name, display)
             total += len(data or b"")
             out.append(SourceFile(directory / name, display, data, error))
+        return out
+    finally:
+        os.close(dir_fd)
+
+
+# Git's own files say nothing to gen (an empty folder is kept with .gitkeep).
+_GIT_FILES = frozenset({".gitkeep", ".gitignore", ".gitattributes"})
+
+
+def _unread_reason(name: str, is_folder: bool) -> str | None:
+    """Why gen does not read the entry ``name`` of hosts/ or models/, or None when it reads it."""
+    if name in _GIT_FILES:
+        return None
+    if name.startswith("."):
+        return "a hidden entry"
+    if name.endswith("~") or (name.startswith("#") and name.endswith("#")) or name.endswith((".swp", ".swo")):
+        return "an editor's backup or swap file"
+    if name.endswith(SUFFIXES):
+        return None  # read (source_files names what a '.yaml' that is no regular file is)
+    if is_folder:
+        return "a folder (gen reads no subfolders here)"
+    return f"not named *{' or *'.join(SUFFIXES)}"
+
+
+def unread_entries(root: Path, folder: str) -> list[Diagnostic]:
+    """Y018, a warning at each entry of ``root/folder`` that gen does not read.
+
+    Terraform skips hidden files, ``x~`` and ``#x#`` without a word, and files of other
+    suffixes; helm lint reports a template it would not render. gen says so: an operator (or
+    a reviewer of a pull request) who adds ``hosts/.gpu-c.yaml``, ``models/qwen.YAML`` or
+    ``hosts/gpu-a.yaml.bak`` expects it to be checked, and is told it is not. A warning, not
+    an error: an editor's swap file in a working tree is no mistake. Names are printed escaped
+    (``Diagnostic`` does it).
+    """
+    directory = root / folder
+    try:
+        dir_fd = os.open(directory, _DIR_FLAGS)
+    except OSError:
+        return []  # source_files reports a folder it cannot read
+    try:
+        names = sorted(os.listdir(dir_fd))
+        out: list[Diagnostic] = []
+        for name in names[:MAX_FILES]:
+            try:
+                mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            reason = _unread_reason(name, stat.S_ISDIR(mode))
+            if reason is not None:
+                shown = f"{folder}/{name}" + ("/" if stat.S_ISDIR(mode) else "")
+                out.append(Diagnostic(Position(shown, 0, 0), "Y018",
+                                      f"not read: {reason}; gen reads the files {folder}/*.yaml and "
+                                      f"{folder}/*.yml that are not hidden (rename it to have it checked, "
+                                      f"or move it out of {folder}/)", Severity.WARNING))
         return out
     finally:
         os.close(dir_fd)

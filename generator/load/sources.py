@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import Diagnostic, Diagnostics
-from generator.load.files import SUFFIXES, SourceFile, case_collisions_of, source_files
+from generator.load.files import SUFFIXES, SourceFile, case_collisions_of, source_files, unread_entries
 from generator.load.names import group_collisions
 from generator.secrecy import secret_values
 from generator.load.limits import cap
@@ -98,6 +98,7 @@ def load_models(root: Path) -> ModelSet:
         models[model.name] = model
     # Names derived from model names stay distinct: files, Ansible groups (load/names.py).
     diags.items.extend(case_collisions_of(files))
+    diags.items.extend(unread_entries(root, "models"))
     diags.items.extend(group_collisions([(m.name, m.pos("name")) for m in models.values() if m.multinode]))
     return ModelSet(dict(sorted(models.items())), frozenset(broken), tuple(diags.items))
 
@@ -205,6 +206,7 @@ def load_sources(root: Path, diags: Diagnostics) -> Sources:
     hosts: dict[str, Host] = {}
     files = source_files(root, "hosts")
     diags.items.extend(case_collisions_of(files))
+    diags.items.extend(unread_entries(root, "hosts"))
     for sf in files:
         doc = load_document(sf, HOST_SCHEMA, "host", diags)
         if doc is not None:

@@ -23,7 +23,7 @@ from generator.emit.writer import Action, Change, HostTree, Stray, plan_orphans,
 from generator.errors import Diagnostic, GenError, Position
 from generator.load.acks import Ack, acks_of
 from generator.load.addresses import Reach, documents, reach, reach_errors
-from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files
+from generator.load.files import SourceFile, case_collisions_of, host_file_index, source_files, unread_entries
 from generator.load.limits import MAX_JOBS
 from generator.pipeline.acks import Acknowledged, apply_acks
 from generator.pipeline.outcome import HostOutcome
@@ -302,7 +302,7 @@ def _run_fleet(root: Path, host_names: list[str] | None, pin: str | None, jobs: 
     wanted = _select(host_file_index(files), host_names)
     templates, template_problems = load_templates(root)  # once per run: every render reads these texts
     outcomes, models = _outcomes(root, files, wanted, pin, jobs, detail, templates)
-    diagnostics = [*models.diagnostics, *template_problems, *case_collisions_of(files)]
+    diagnostics = [*models.diagnostics, *template_problems, *case_collisions_of(files), *unread_entries(root, "hosts")]
     if detail:
         result.models = dict(models.loaded.models)
     for outcome in outcomes:

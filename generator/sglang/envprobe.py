@@ -194,7 +194,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     cli.add_argument("--ast-only", action="store_true", help="do not import SGLang; read its source only")
     cli.add_argument("--root", help="an unpacked sglang package folder to read instead (implies --ast-only)")
     args = cli.parse_args(argv)
-    if args.commit is not None and not re.match(r"^[0-9a-f]{40}$", args.commit):
+    if args.commit is not None and not re.fullmatch(r"[0-9a-f]{40}", args.commit):
         cli.error(f"--commit must be 40 lowercase hex digits, got {args.commit!r}")
     root = _package_root(args.root)
     if root is None:

@@ -162,7 +162,7 @@ def deprecations_from_ast(tree: ast.Module) -> tuple[list[dict[str, Any]], list[
                     continue
                 if isinstance(value, ast.Call) and ast.unparse(value.func) == "_DeprecatedEnv":
                     entries.append(_deprecated_env_entry(key.value, value, key.lineno))
-                elif isinstance(value, ast.Constant) and ENV_NAME.match(str(value.value)):
+                elif isinstance(value, ast.Constant) and ENV_NAME.fullmatch(str(value.value)):
                     entries.append({"name": key.value, "kind": "renamed", "replacement": value.value,
                                     "replacement_flag": None, "message": None, "transform": table,
                                     "via": table, "line": key.lineno})
@@ -254,7 +254,7 @@ def unclassified(tree: ast.Module, known: set[str]) -> list[dict[str, Any]]:
     Non-empty means SGLang added a deprecation shape this probe does not read yet.
     """
     out = [{"name": n.value, "line": n.lineno} for n in ast.walk(tree)
-           if isinstance(n, ast.Constant) and isinstance(n.value, str) and ENV_NAME.match(n.value)
+           if isinstance(n, ast.Constant) and isinstance(n.value, str) and ENV_NAME.fullmatch(n.value)
            and n.value not in known]
     return sorted(out, key=lambda e: (e["name"], e["line"]))
 

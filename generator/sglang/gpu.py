@@ -62,7 +62,7 @@ def kernel_image(arch_list: Sequence[str], capability: tuple[int, int]) -> str |
     major, minor = capability
     runs: list[tuple[bool, int, str]] = []  # (a cubin, its arch, entry): the nearest cubin is named
     for entry in arch_list:
-        m = _ARCH.match(entry)
+        m = _ARCH.fullmatch(entry)
         if not m:
             continue
         kind, digits, suffix = m.groups()

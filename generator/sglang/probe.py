@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     cli.add_argument("--commit", help="git commit of a source install (40 hex digits)")
     args = cli.parse_args(argv)
-    if args.commit is not None and not _COMMIT.match(args.commit):
+    if args.commit is not None and not _COMMIT.fullmatch(args.commit):
         cli.error(f"--commit must be 40 lowercase hex digits, got {args.commit!r}")
     try:
         with stdout_to_stderr():

@@ -145,7 +145,7 @@ def _foreign(path: Path, diags: Diagnostics) -> dict[str, ForeignSpelling]:
         return {}
     out: dict[str, ForeignSpelling] = {}
     for spelling, entry in doc.data.items():
-        if not isinstance(spelling, str) or not _FOREIGN_FLAG.match(spelling):
+        if not isinstance(spelling, str) or not _FOREIGN_FLAG.fullmatch(spelling):
             diags.error(doc.pos((spelling,), key=True), "S009",
                         f"key {spelling!r} is not a flag ('-x' or '--name')")
             continue

@@ -81,7 +81,7 @@ def glued_value(ctx: Context, name: str) -> tuple[str, str, Action] | None:
         if action.choices is not None:
             if value in action.choices:
                 return option, value, action
-        elif _numeric(action) and _NUMBER.match(value) and (_numeric(action) == "float" or "." not in value):
+        elif _numeric(action) and _NUMBER.fullmatch(value) and (_numeric(action) == "float" or "." not in value):
             return option, value, action
     return None
 

@@ -33,7 +33,7 @@ class VersionRange:
             return cls(text, ())
         bounds = []
         for part in text.split(","):
-            match = _BOUND.match(part.strip())
+            match = _BOUND.fullmatch(part.strip())
             if not match:
                 raise RulesFormatError(f"bad version range {text!r} (part {part!r})")
             bounds.append((match.group(1) or "==", tuple(int(x) for x in match.group(2).split("."))))

@@ -37,7 +37,7 @@ def template_problem(text: str) -> str | None:
         if field is None:
             continue
         shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-        if not _FIELD.match(field):
+        if not _FIELD.fullmatch(field):
             return (f"{shown}: a placeholder is a name or reader.NAME (letters, digits, '_'; not "
                     "starting with '_'; no index)")
         if conversion and conversion != "r":

@@ -280,7 +280,7 @@ _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]
 
 def dist_init_addr_ok(value: str) -> bool:
     """``host:port`` or ``[v6]:port`` with a port in 1-65535 (what SGLang and NCCL split)."""
-    match = _HOST_PORT.match(value)
+    match = _HOST_PORT.fullmatch(value)
     return match is not None and 1 <= int(match.group("port")) <= 65535
 
 
