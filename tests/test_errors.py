@@ -23,11 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _error_classes() -> list[type[BaseException]]:
+    modules = [importlib.import_module(info.name)
+               for info in pkgutil.walk_packages(generator.__path__, "generator.")
+               if not info.name.endswith("__main__")]
+    # A probe (a module's PROBE file) runs inside the host's SGLang venv, where generator cannot be
+    # imported: its own exceptions stay inside it and never reach gen's error handling.
+    probes = {Path(m.PROBE).resolve() for m in modules if isinstance(getattr(m, "PROBE", None), (str, Path))}
+    assert probes, "no module names a PROBE: the exclusion below would be dead"
     found = []
-    for info in pkgutil.walk_packages(generator.__path__, "generator."):
-        if info.name.endswith("__main__"):
+    for module in modules:
+        if module.__file__ is not None and Path(module.__file__).resolve() in probes:
             continue
-        module = importlib.import_module(info.name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, BaseException) and obj.__module__ == module.__name__:
                 found.append(obj)
